@@ -1,0 +1,54 @@
+# Thin wrapper over CMake: the build logic lives in CMakeLists.txt.
+#   make build   install missing Debian packages (as root), configure, build into build/
+#   make test    build, run the test suite, then again under ASan+UBSan and TSan
+#   make check   build and run the test suite once (the quick loop while developing)
+#   make bench   build, then run `build/uringkit bench` with its defaults
+BUILD   ?= build
+JOBS    ?= $(shell nproc)
+CMAKE_FLAGS ?=
+DEB_PACKAGES := build-essential cmake pkg-config googletest libgtest-dev libgmock-dev \
+	libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev liburing-dev libaio-dev \
+	libxxhash-dev xxhash strace fio wrk nginx-light nodejs curl
+
+.PHONY: build deps test check test-asan test-tsan bench install clean
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j $(JOBS)
+
+# apt-get only when something is missing, and only as root; otherwise say what to install.
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing: $$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	  else \
+	    echo "missing Debian packages: $$missing (run 'make deps' as root, or apt-get install them)"; exit 1; \
+	  fi; \
+	fi
+
+check: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+test-asan: deps
+	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DURINGKIT_BENCH=OFF -DURINGKIT_SANITIZE=address,undefined
+	cmake --build $(BUILD)-asan -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1 ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS) -LE no-sanitize
+
+# Thread code only: the tests labelled `threads`.
+test-tsan: deps
+	cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=Debug -DURINGKIT_BENCH=OFF -DURINGKIT_SANITIZE=thread
+	cmake --build $(BUILD)-tsan -j $(JOBS)
+	ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS) -L threads
+
+test: check test-asan test-tsan
+
+bench: build
+	$(BUILD)/uringkit bench
+
+install: build
+	cmake --install $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan

@@ -1,0 +1,38 @@
+// Each subcommand lives in its own file and registers itself here with a
+// static Command object; main.cpp builds the CLI from the registry.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <vector>
+
+namespace uringkit::cli {
+
+// Exit statuses shared by every subcommand (documented in the README).
+enum Exit : int {
+    kOk = 0,
+    kFailure = 1,      // the job ran and something failed (a file, an engine, a write)
+    kUsage = 2,        // bad option or argument: nothing was done
+    kNoUring = 3,      // io_uring is not usable here (probe; a tool that has no fallback)
+    kBadInput = 4,     // an input file or directory is missing, unreadable or unsuitable
+    kNoSpace = 5,      // ENOSPC/EFBIG/EDQUOT while writing
+    kInterrupted = 130  // SIGINT/SIGTERM; what was done so far was reported
+};
+
+// A subcommand: `setup` adds its options to `app` and returns the action to run
+// when the subcommand is chosen (the action returns an exit status).
+struct Command {
+    const char* name;
+    const char* summary;
+    int order;  // position in `uringkit --help`
+    std::function<std::function<int()>(CLI::App& app)> setup;
+};
+
+std::vector<Command>& registry();
+
+struct Register {
+    explicit Register(Command c) { registry().push_back(std::move(c)); }
+};
+
+}  // namespace uringkit::cli

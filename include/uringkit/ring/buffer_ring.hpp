@@ -1,0 +1,61 @@
+// A provided buffer ring (IORING_REGISTER_PBUF_RING, 5.19): a group of equal
+// buffers the kernel picks from when data arrives (recv with buffer_select,
+// multishot recv).  The completion names the buffer it used; the application
+// hands it back with recycle() once it is done with the data.  When the ring
+// runs dry, multishot recv ends with -ENOBUFS and must be re-armed.
+#pragma once
+
+#include "uringkit/ring/ring.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace uringkit {
+
+class BufferRing {
+public:
+    // Registers group `group` on `ring` with `count` buffers (a power of two,
+    // at most 32768) of `buffer_size` bytes, all handed to the kernel.  Throws
+    // RingError.  The Ring must outlive this object.
+    BufferRing(Ring& ring, std::uint16_t group, unsigned count, std::uint32_t buffer_size);
+    BufferRing(BufferRing&& other) noexcept;
+    BufferRing& operator=(BufferRing&&) = delete;
+    BufferRing(const BufferRing&) = delete;
+    ~BufferRing();
+
+    std::uint16_t group() const noexcept { return group_; }
+    unsigned count() const noexcept { return count_; }
+    std::uint32_t buffer_size() const noexcept { return buffer_size_; }
+
+    // The bytes of buffer `id`.
+    std::span<std::byte> buffer(std::uint16_t id) const noexcept {
+        return {data_ + static_cast<std::size_t>(id) * buffer_size_, buffer_size_};
+    }
+    // The first `len` bytes of the buffer a completion names.
+    std::span<const std::byte> data(std::uint16_t id, std::size_t len) const noexcept {
+        return {data_ + static_cast<std::size_t>(id) * buffer_size_, len};
+    }
+
+    // Stages buffer `id` to go back to the kernel; publish() makes staged
+    // buffers visible with one release store.  recycle() does both.
+    void stage(std::uint16_t id) noexcept;
+    void publish() noexcept;
+    void recycle(std::uint16_t id) noexcept {
+        stage(id);
+        publish();
+    }
+
+private:
+    Ring* ring_;
+    std::uint16_t group_;
+    unsigned count_;
+    std::uint32_t buffer_size_;
+    io_uring_buf_ring* entries_ = nullptr;  // shared with the kernel
+    std::size_t entries_size_ = 0;
+    std::byte* data_ = nullptr;
+    std::size_t data_size_ = 0;
+    std::uint16_t tail_ = 0;  // our tail, ahead of the published one while staging
+};
+
+}  // namespace uringkit

@@ -1,0 +1,217 @@
+// One io_uring instance: setup, the shared SQ and CQ, submission, reaping and
+// registration.  Single-threaded by design (like a liburing `struct io_uring`):
+// one thread prepares, submits and reaps; use one Ring per thread.
+//
+// The hot path (prepare, submit, reap) allocates nothing and takes no lock.
+#pragma once
+
+#include "uringkit/ring/barrier.hpp"
+#include "uringkit/ring/sqe.hpp"
+#include "uringkit/sys/uapi.hpp"
+
+#include <sys/uio.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <span>
+
+namespace uringkit {
+
+struct RingOptions {
+    // CQ size; 0 lets the kernel pick (twice the SQ size).  Rounded up to a power of two.
+    unsigned cq_entries = 0;
+    // A kernel thread polls the SQ, so submission needs no system call while it is awake.
+    bool sqpoll = false;
+    unsigned sq_thread_idle_ms = 0;  // 0: kernel default (1 s)
+    int sq_thread_cpu = -1;          // pin the SQPOLL thread; -1: anywhere
+    // Poll for completions instead of interrupts (O_DIRECT on devices with poll queues).
+    bool iopoll = false;
+    bool single_issuer = false;   // 6.0: only the creating thread submits
+    bool defer_taskrun = false;   // 6.1: run completion work only when we wait (needs single_issuer)
+    bool coop_taskrun = false;    // 5.19: no IPI to interrupt us for completion work
+    bool taskrun_flag = false;    // 5.19: set IORING_SQ_TASKRUN when work is pending
+    bool submit_all = false;      // 5.18: keep submitting past a failed SQE
+    bool clamp = false;           // clamp oversized entries instead of failing
+    int attach_wq = -1;           // share the io-wq of this ring fd
+    // Register the ring fd itself (5.18) so each io_uring_enter skips the fd
+    // table lookup; stays off where the kernel lacks it.  The registration
+    // belongs to the creating thread: enter the ring only from that thread.
+    bool register_ring_fd = false;
+    // Raw IORING_SETUP_* bits OR-ed in, for flags this struct does not name.
+    std::uint32_t extra_flags = 0;
+};
+
+// The opcodes the running kernel reports (IORING_REGISTER_PROBE, 5.6).
+class OpcodeSupport {
+public:
+    bool supported(unsigned op) const noexcept { return op < 256 && (bits_[op / 64] >> (op % 64)) & 1; }
+    unsigned last_op() const noexcept { return last_op_; }
+
+private:
+    friend class Ring;
+    std::uint64_t bits_[4] = {};
+    unsigned last_op_ = 0;
+};
+
+class Ring {
+public:
+    // Throws RingError naming io_uring_setup or mmap and what the errno usually means.
+    explicit Ring(unsigned entries, const RingOptions& options = {});
+    Ring(Ring&& other) noexcept;
+    Ring& operator=(Ring&& other) noexcept;
+    Ring(const Ring&) = delete;
+    Ring& operator=(const Ring&) = delete;
+    ~Ring();
+
+    int fd() const noexcept { return fd_; }
+    std::uint32_t features() const noexcept { return features_; }
+    bool has_feature(std::uint32_t f) const noexcept { return (features_ & f) == f; }
+    std::uint32_t setup_flags() const noexcept { return setup_flags_; }
+    unsigned sq_entries() const noexcept { return sq_.entries; }
+    unsigned cq_entries() const noexcept { return cq_.entries; }
+    bool ring_fd_registered() const noexcept { return enter_flags_ & IORING_ENTER_REGISTERED_RING; }
+
+    // ---- submission --------------------------------------------------------
+
+    // The next free SQE, zeroed, or nullptr when the SQ is full (nothing is
+    // ever overwritten).  Prefer prepare().
+    io_uring_sqe* get_sqe() noexcept {
+        const unsigned head = barrier::load_acquire(sq_.khead);
+        if (sq_.tail - head >= sq_.entries) return nullptr;
+        io_uring_sqe* s = &sq_.sqes[sq_.tail & sq_.mask];
+        ++sq_.tail;
+        std::memset(s, 0, sizeof *s);  // no stale field from the slot's last use
+        return s;
+    }
+
+    // Writes a whole SQE from a typed operation (see ops/ops.hpp).  Empty when
+    // the SQ is full: submit() and reap, then try again.
+    template <class Op>
+    Sqe prepare(const Op& op) noexcept {
+        io_uring_sqe* s = get_sqe();
+        if (s) op.prepare(*s);
+        return Sqe(s);
+    }
+
+    // Free SQEs.  A linked chain must fit whole before its first SQE is
+    // prepared: the chain ends at the submit boundary, so a chain split across
+    // two submits silently loses its link.
+    unsigned sq_space_left() const noexcept {
+        return sq_.entries - (sq_.tail - barrier::load_acquire(sq_.khead));
+    }
+    // Prepared SQEs the kernel has not consumed yet.
+    unsigned sq_pending() const noexcept { return sq_.tail - barrier::load_acquire(sq_.khead); }
+
+    // Publishes the prepared SQEs and tells the kernel.  Returns how many were
+    // submitted, or -errno (EBUSY/EAGAIN: reap completions, then retry).  EINTR
+    // is retried.  With SQPOLL no system call is made unless the poll thread
+    // sleeps.
+    int submit() noexcept { return enter(0, 0); }
+    // Also waits until at least `wait_nr` completions are ready (or a signal).
+    int submit_and_wait(unsigned wait_nr) noexcept {
+        return enter(wait_nr, wait_nr ? IORING_ENTER_GETEVENTS : 0);
+    }
+    // As submit_and_wait, giving up after `timeout` with -ETIME (IORING_FEAT_EXT_ARG, 5.11).
+    int submit_and_wait_for(unsigned wait_nr, std::chrono::nanoseconds timeout) noexcept;
+
+    // ---- completion --------------------------------------------------------
+
+    unsigned cq_ready() const noexcept { return barrier::load_acquire(cq_.ktail) - *cq_.khead; }
+
+    // Calls f(const Completion&) for every completion available now and hands
+    // the slots back to the kernel.  Completions parked in the kernel's
+    // overflow list (IORING_SQ_CQ_OVERFLOW) are flushed in and delivered too,
+    // so none is lost however far the CQ was overrun.  f may prepare and
+    // submit, but must not reap from this ring.  Returns the number delivered.
+    template <class F>
+    unsigned for_each_completion(F&& f) {
+        unsigned total = 0;
+        for (;;) {
+            unsigned head = *cq_.khead;
+            const unsigned tail = barrier::load_acquire(cq_.ktail);
+            for (; head != tail; ++head) {
+                const io_uring_cqe& c = cq_.cqes[head & cq_.mask];
+                const Completion done{c.user_data, c.res, c.flags};
+                barrier::store_release(cq_.khead, head + 1);
+                f(done);
+                ++total;
+            }
+            if (!needs_flush()) return total;
+            if (flush_overflow() < 0) return total;
+            if (cq_ready() == 0) return total;
+        }
+    }
+
+    // Copies up to out.size() completions and advances past them.
+    unsigned copy_completions(std::span<Completion> out) noexcept;
+
+    // Completion work the kernel holds until we enter the ring: overflowed CQEs
+    // (these come back only through io_uring_enter(GETEVENTS)) or deferred task work.
+    bool needs_flush() const noexcept {
+        return barrier::load_relaxed(sq_.kflags) & (IORING_SQ_CQ_OVERFLOW | IORING_SQ_TASKRUN);
+    }
+    int flush_overflow() noexcept;
+
+    // ---- registration (each throws RingError on failure) --------------------
+
+    void register_files(std::span<const int> fds);
+    // A table of `count` empty slots, for direct opens and accepts (5.19).
+    void register_files_sparse(unsigned count);
+    // Replaces slots [offset, offset+fds.size()); -1 empties a slot.  Returns the kernel's result.
+    int update_files(unsigned offset, std::span<const int> fds) noexcept;
+    void unregister_files();
+    void register_buffers(std::span<const iovec> buffers);
+    void unregister_buffers();
+    void register_eventfd(int eventfd);
+    void unregister_eventfd();
+    OpcodeSupport probe_opcodes() const;
+    // Any IORING_REGISTER_* call; returns the kernel's result (-errno).
+    int register_raw(unsigned opcode, const void* arg, unsigned nr_args) const noexcept;
+
+    // ---- counters ------------------------------------------------------------
+
+    // io_uring_enter calls this ring made (EINTR retries included): the real
+    // system-call count of the submit and reap paths.
+    std::uint64_t enter_calls() const noexcept { return enter_calls_; }
+
+private:
+    struct SubmissionQueue {
+        unsigned* khead = nullptr;
+        unsigned* ktail = nullptr;
+        unsigned* kflags = nullptr;
+        unsigned* kdropped = nullptr;
+        unsigned mask = 0;
+        unsigned entries = 0;
+        unsigned tail = 0;  // our next SQE to hand out; published on submit
+        io_uring_sqe* sqes = nullptr;
+        void* ring_ptr = nullptr;
+        std::size_t ring_size = 0;
+        std::size_t sqes_size = 0;
+    };
+    struct CompletionQueue {
+        unsigned* khead = nullptr;
+        unsigned* ktail = nullptr;
+        unsigned* koverflow = nullptr;
+        unsigned mask = 0;
+        unsigned entries = 0;
+        io_uring_cqe* cqes = nullptr;
+        void* ring_ptr = nullptr;  // == sq.ring_ptr with IORING_FEAT_SINGLE_MMAP
+        std::size_t ring_size = 0;
+    };
+
+    int enter(unsigned wait_nr, unsigned flags, const void* arg = nullptr,
+              std::size_t argsz = 0) noexcept;
+    void release() noexcept;
+
+    int fd_ = -1;
+    int enter_fd_ = -1;        // the registered index when the ring fd is registered
+    unsigned enter_flags_ = 0;  // IORING_ENTER_REGISTERED_RING when it is
+    std::uint32_t features_ = 0;
+    std::uint32_t setup_flags_ = 0;
+    std::uint64_t enter_calls_ = 0;
+    SubmissionQueue sq_;
+    CompletionQueue cq_;
+};
+
+}  // namespace uringkit

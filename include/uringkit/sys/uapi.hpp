@@ -1,0 +1,94 @@
+// Kernel ABI for io_uring: the installed <linux/io_uring.h> (Debian 12 ships
+// the 6.1 header) plus the constants that newer kernels added.  Each one is
+// guarded so a newer header wins, and carries the release that introduced it.
+// A constant defined here does not mean the running kernel has the feature:
+// `uringkit probe` and the tests find that out by trying.
+#pragma once
+
+#include <linux/io_uring.h>
+
+#include <cstdint>
+
+// ---- setup flags ---------------------------------------------------------
+#ifndef IORING_SETUP_NO_MMAP
+#define IORING_SETUP_NO_MMAP (1U << 14)  // 6.5
+#endif
+#ifndef IORING_SETUP_REGISTERED_FD_ONLY
+#define IORING_SETUP_REGISTERED_FD_ONLY (1U << 15)  // 6.5
+#endif
+#ifndef IORING_SETUP_NO_SQARRAY
+#define IORING_SETUP_NO_SQARRAY (1U << 16)  // 6.6
+#endif
+
+// ---- features ------------------------------------------------------------
+#ifndef IORING_FEAT_RSRC_TAGS
+#define IORING_FEAT_RSRC_TAGS (1U << 10)  // 5.13
+#endif
+#ifndef IORING_FEAT_CQE_SKIP
+#define IORING_FEAT_CQE_SKIP (1U << 11)  // 5.17
+#endif
+#ifndef IORING_FEAT_LINKED_FILE
+#define IORING_FEAT_LINKED_FILE (1U << 12)  // 5.17
+#endif
+#ifndef IORING_FEAT_REG_REG_RING
+#define IORING_FEAT_REG_REG_RING (1U << 13)  // 6.3
+#endif
+#ifndef IORING_FEAT_RECVSEND_BUNDLE
+#define IORING_FEAT_RECVSEND_BUNDLE (1U << 14)  // 6.10
+#endif
+#ifndef IORING_FEAT_MIN_TIMEOUT
+#define IORING_FEAT_MIN_TIMEOUT (1U << 15)  // 6.12
+#endif
+#ifndef IORING_FEAT_RW_ATTR
+#define IORING_FEAT_RW_ATTR (1U << 16)  // 6.14
+#endif
+#ifndef IORING_FEAT_NO_IOWAIT
+#define IORING_FEAT_NO_IOWAIT (1U << 17)  // 6.15
+#endif
+
+namespace uringkit::sys {
+
+// Opcodes after IORING_OP_SENDMSG_ZC (the last one in the 6.1 header).  They
+// are plain numbers in the kernel's enum, so they are spelled out here rather
+// than #defined over the header's enumerators.
+namespace opcode {
+inline constexpr std::uint8_t read_multishot = 49;  // 6.7
+inline constexpr std::uint8_t waitid = 50;          // 6.7
+inline constexpr std::uint8_t futex_wait = 51;      // 6.7
+inline constexpr std::uint8_t futex_wake = 52;      // 6.7
+inline constexpr std::uint8_t futex_waitv = 53;     // 6.7
+inline constexpr std::uint8_t fixed_fd_install = 54;  // 6.8
+inline constexpr std::uint8_t ftruncate = 55;       // 6.9
+inline constexpr std::uint8_t bind = 56;            // 6.11
+inline constexpr std::uint8_t listen = 57;          // 6.11
+inline constexpr std::uint8_t recv_zc = 58;         // 6.15
+inline constexpr std::uint8_t epoll_wait = 59;      // 6.15
+inline constexpr std::uint8_t readv_fixed = 60;     // 6.15
+inline constexpr std::uint8_t writev_fixed = 61;    // 6.15
+inline constexpr std::uint8_t pipe = 62;            // 6.16
+// One past the highest opcode this build knows a name for.
+inline constexpr std::uint8_t known_count = 63;
+}  // namespace opcode
+
+// Register opcodes after IORING_REGISTER_FILE_ALLOC_RANGE (6.1's last).
+namespace register_op {
+inline constexpr unsigned pbuf_status = 26;        // 6.8
+inline constexpr unsigned napi = 27;               // 6.9
+inline constexpr unsigned unregister_napi = 28;    // 6.9
+inline constexpr unsigned clock = 29;              // 6.12
+inline constexpr unsigned clone_buffers = 30;      // 6.12
+inline constexpr unsigned send_msg_ring = 31;      // 6.13
+inline constexpr unsigned zcrx_ifq = 32;           // 6.15
+inline constexpr unsigned resize_rings = 33;       // 6.13
+inline constexpr unsigned mem_region = 34;         // 6.13
+// Flag OR-ed into the register opcode when the "fd" is a registered ring index.
+inline constexpr unsigned use_registered_ring = 1U << 31;  // 6.3
+}  // namespace register_op
+
+// Name of an opcode for people ("read_fixed"), or nullptr when unknown.
+const char* opcode_name(unsigned op) noexcept;
+
+// Names of IORING_FEAT_* bits, in bit order; nullptr for unknown bits.
+const char* feature_name(unsigned bit) noexcept;
+
+}  // namespace uringkit::sys

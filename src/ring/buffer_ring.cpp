@@ -1,0 +1,78 @@
+#include "uringkit/ring/buffer_ring.hpp"
+
+#include "uringkit/sys/error.hpp"
+
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <utility>
+
+namespace uringkit {
+namespace {
+void* map_anonymous(std::size_t size, const char* what) {
+    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw RingError(what, errno);
+    return p;
+}
+}  // namespace
+
+BufferRing::BufferRing(Ring& ring, std::uint16_t group, unsigned count, std::uint32_t buffer_size)
+    : ring_(&ring), group_(group), count_(count), buffer_size_(buffer_size) {
+    if (count == 0 || count > 32768 || (count & (count - 1)) != 0 || buffer_size == 0)
+        throw RingError("BufferRing (count must be a power of two up to 32768)", EINVAL);
+    // The entry array must be page-aligned: mmap gives that.
+    entries_size_ = count * sizeof(io_uring_buf);
+    entries_ = static_cast<io_uring_buf_ring*>(map_anonymous(entries_size_, "mmap of a buffer ring"));
+    data_size_ = static_cast<std::size_t>(count) * buffer_size;
+    try {
+        data_ = static_cast<std::byte*>(map_anonymous(data_size_, "mmap of provided buffers"));
+        io_uring_buf_reg reg{};
+        reg.ring_addr = reinterpret_cast<std::uintptr_t>(entries_);
+        reg.ring_entries = count;
+        reg.bgid = group;
+        const int r = ring.register_raw(IORING_REGISTER_PBUF_RING, &reg, 1);
+        if (r < 0) throw RingError("io_uring_register(REGISTER_PBUF_RING)", -r);
+    } catch (...) {
+        if (data_) ::munmap(data_, data_size_);
+        ::munmap(entries_, entries_size_);
+        throw;
+    }
+    for (unsigned i = 0; i < count; ++i) stage(static_cast<std::uint16_t>(i));
+    publish();
+}
+
+BufferRing::BufferRing(BufferRing&& o) noexcept
+    : ring_(o.ring_),
+      group_(o.group_),
+      count_(o.count_),
+      buffer_size_(o.buffer_size_),
+      entries_(std::exchange(o.entries_, nullptr)),
+      entries_size_(o.entries_size_),
+      data_(std::exchange(o.data_, nullptr)),
+      data_size_(o.data_size_),
+      tail_(o.tail_) {}
+
+BufferRing::~BufferRing() {
+    if (!entries_) return;
+    io_uring_buf_reg reg{};
+    reg.bgid = group_;
+    ring_->register_raw(IORING_UNREGISTER_PBUF_RING, &reg, 1);
+    ::munmap(data_, data_size_);
+    ::munmap(entries_, entries_size_);
+}
+
+void BufferRing::stage(std::uint16_t id) noexcept {
+    io_uring_buf& b = entries_->bufs[tail_ & (count_ - 1)];
+    b.addr = reinterpret_cast<std::uintptr_t>(data_ + static_cast<std::size_t>(id) * buffer_size_);
+    b.len = buffer_size_;
+    b.bid = id;
+    ++tail_;
+}
+
+void BufferRing::publish() noexcept {
+    // The tail shares the first entry's reserved field; the kernel reads it
+    // with an acquire load, so the entries written above are complete.
+    barrier::store_release(&entries_->tail, tail_);
+}
+
+}  // namespace uringkit

@@ -1,0 +1,300 @@
+#include "uringkit/ring/ring.hpp"
+
+#include "uringkit/sys/error.hpp"
+#include "uringkit/sys/syscall.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <utility>
+
+namespace uringkit {
+namespace {
+
+template <class T>
+T* at(void* base, std::uint32_t offset) noexcept {
+    return reinterpret_cast<T*>(static_cast<char*>(base) + offset);
+}
+
+void* map_ring(int fd, std::size_t size, off_t offset) {
+    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, offset);
+    if (p == MAP_FAILED) {
+        const int err = errno;
+        throw RingError("mmap of the io_uring rings", err);
+    }
+    return p;
+}
+
+std::uint32_t setup_flags_of(const RingOptions& o) noexcept {
+    std::uint32_t f = o.extra_flags;
+    if (o.cq_entries) f |= IORING_SETUP_CQSIZE;
+    if (o.sqpoll) f |= IORING_SETUP_SQPOLL;
+    if (o.sqpoll && o.sq_thread_cpu >= 0) f |= IORING_SETUP_SQ_AFF;
+    if (o.iopoll) f |= IORING_SETUP_IOPOLL;
+    if (o.single_issuer) f |= IORING_SETUP_SINGLE_ISSUER;
+    if (o.defer_taskrun) f |= IORING_SETUP_DEFER_TASKRUN;
+    if (o.coop_taskrun) f |= IORING_SETUP_COOP_TASKRUN;
+    if (o.taskrun_flag) f |= IORING_SETUP_TASKRUN_FLAG;
+    if (o.submit_all) f |= IORING_SETUP_SUBMIT_ALL;
+    if (o.clamp) f |= IORING_SETUP_CLAMP;
+    if (o.attach_wq >= 0) f |= IORING_SETUP_ATTACH_WQ;
+    return f;
+}
+
+}  // namespace
+
+Ring::Ring(unsigned entries, const RingOptions& options) {
+    io_uring_params p{};
+    p.flags = setup_flags_of(options);
+    p.cq_entries = options.cq_entries;
+    p.sq_thread_idle = options.sq_thread_idle_ms;
+    p.sq_thread_cpu = options.sq_thread_cpu >= 0 ? static_cast<unsigned>(options.sq_thread_cpu) : 0;
+    p.wq_fd = options.attach_wq >= 0 ? static_cast<unsigned>(options.attach_wq) : 0;
+
+    const int fd = sys::io_uring_setup(entries, &p);
+    if (fd < 0) throw RingError("io_uring_setup", -fd);
+    fd_ = enter_fd_ = fd;
+    features_ = p.features;
+    setup_flags_ = p.flags;
+
+    try {
+        sq_.ring_size = p.sq_off.array + p.sq_entries * sizeof(unsigned);
+        cq_.ring_size = p.cq_off.cqes + p.cq_entries * sizeof(io_uring_cqe);
+        if (features_ & IORING_FEAT_SINGLE_MMAP) {
+            sq_.ring_size = cq_.ring_size = std::max(sq_.ring_size, cq_.ring_size);
+            sq_.ring_ptr = cq_.ring_ptr = map_ring(fd, sq_.ring_size, IORING_OFF_SQ_RING);
+        } else {
+            sq_.ring_ptr = map_ring(fd, sq_.ring_size, IORING_OFF_SQ_RING);
+            cq_.ring_ptr = map_ring(fd, cq_.ring_size, IORING_OFF_CQ_RING);
+        }
+        sq_.sqes_size = p.sq_entries * sizeof(io_uring_sqe);
+        sq_.sqes = static_cast<io_uring_sqe*>(map_ring(fd, sq_.sqes_size, IORING_OFF_SQES));
+    } catch (...) {
+        release();
+        throw;
+    }
+
+    sq_.khead = at<unsigned>(sq_.ring_ptr, p.sq_off.head);
+    sq_.ktail = at<unsigned>(sq_.ring_ptr, p.sq_off.tail);
+    sq_.kflags = at<unsigned>(sq_.ring_ptr, p.sq_off.flags);
+    sq_.kdropped = at<unsigned>(sq_.ring_ptr, p.sq_off.dropped);
+    sq_.mask = *at<unsigned>(sq_.ring_ptr, p.sq_off.ring_mask);
+    sq_.entries = *at<unsigned>(sq_.ring_ptr, p.sq_off.ring_entries);
+    sq_.tail = *sq_.ktail;
+    // The SQ index array maps ring slots to SQE slots.  We always use slot i
+    // for SQE i, so fill it once here and never touch it on the hot path.
+    unsigned* array = at<unsigned>(sq_.ring_ptr, p.sq_off.array);
+    for (unsigned i = 0; i < sq_.entries; ++i) array[i] = i;
+
+    cq_.khead = at<unsigned>(cq_.ring_ptr, p.cq_off.head);
+    cq_.ktail = at<unsigned>(cq_.ring_ptr, p.cq_off.tail);
+    cq_.koverflow = at<unsigned>(cq_.ring_ptr, p.cq_off.overflow);
+    cq_.mask = *at<unsigned>(cq_.ring_ptr, p.cq_off.ring_mask);
+    cq_.entries = *at<unsigned>(cq_.ring_ptr, p.cq_off.ring_entries);
+    cq_.cqes = at<io_uring_cqe>(cq_.ring_ptr, p.cq_off.cqes);
+
+    if (options.register_ring_fd) {
+        // The registration belongs to this thread's io_uring context: entering
+        // from another thread with the index would fail, which is why it is an
+        // option.  Kernels before 5.18 say EINVAL; then we keep the plain fd.
+        io_uring_rsrc_update up{};
+        up.offset = ~0U;  // let the kernel pick a slot
+        up.data = static_cast<__u64>(fd);
+        if (sys::io_uring_register(fd, IORING_REGISTER_RING_FDS, &up, 1) == 1) {
+            enter_fd_ = static_cast<int>(up.offset);
+            enter_flags_ = IORING_ENTER_REGISTERED_RING;
+        }
+    }
+}
+
+Ring::Ring(Ring&& other) noexcept { *this = std::move(other); }
+
+Ring& Ring::operator=(Ring&& other) noexcept {
+    if (this != &other) {
+        release();
+        fd_ = std::exchange(other.fd_, -1);
+        enter_fd_ = std::exchange(other.enter_fd_, -1);
+        enter_flags_ = std::exchange(other.enter_flags_, 0);
+        features_ = other.features_;
+        setup_flags_ = other.setup_flags_;
+        enter_calls_ = other.enter_calls_;
+        sq_ = std::exchange(other.sq_, SubmissionQueue{});
+        cq_ = std::exchange(other.cq_, CompletionQueue{});
+    }
+    return *this;
+}
+
+Ring::~Ring() { release(); }
+
+void Ring::release() noexcept {
+    if (enter_flags_ & IORING_ENTER_REGISTERED_RING) {
+        // A registered ring fd holds a reference to the ring until unregistered
+        // or until the thread exits; drop it so close() really frees the ring.
+        io_uring_rsrc_update up{};
+        up.offset = static_cast<__u32>(enter_fd_);
+        sys::io_uring_register(fd_, IORING_UNREGISTER_RING_FDS, &up, 1);
+        enter_flags_ = 0;
+    }
+    if (sq_.sqes) ::munmap(sq_.sqes, sq_.sqes_size);
+    if (cq_.ring_ptr && cq_.ring_ptr != sq_.ring_ptr) ::munmap(cq_.ring_ptr, cq_.ring_size);
+    if (sq_.ring_ptr) ::munmap(sq_.ring_ptr, sq_.ring_size);
+    sq_ = SubmissionQueue{};
+    cq_ = CompletionQueue{};
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = enter_fd_ = -1;
+}
+
+int Ring::enter(unsigned wait_nr, unsigned flags, const void* arg, std::size_t argsz) noexcept {
+    // Publish everything prepared since the last call with one release store:
+    // the kernel's acquire load of the tail then sees whole SQEs.
+    if (barrier::load_relaxed(sq_.ktail) != sq_.tail) barrier::store_release(sq_.ktail, sq_.tail);
+    unsigned to_submit = sq_.tail - barrier::load_acquire(sq_.khead);
+
+    bool need_enter = (flags & IORING_ENTER_GETEVENTS) != 0;
+    const bool sqpoll = setup_flags_ & IORING_SETUP_SQPOLL;
+    if (sqpoll) {
+        // The poll thread consumes the SQ by itself; enter only to wake it.
+        // The full fence orders our tail store before the NEED_WAKEUP load
+        // (see barrier.hpp): without it the thread can sleep unseen.
+        if (to_submit) {
+            barrier::full_fence();
+            if (barrier::load_relaxed(sq_.kflags) & IORING_SQ_NEED_WAKEUP) {
+                flags |= IORING_ENTER_SQ_WAKEUP;
+                need_enter = true;
+            }
+        }
+    } else if (to_submit) {
+        need_enter = true;
+    }
+    if (!(flags & IORING_ENTER_GETEVENTS) && needs_flush()) {
+        flags |= IORING_ENTER_GETEVENTS;
+        need_enter = true;
+    }
+    if (!need_enter) return static_cast<int>(to_submit);
+
+    int r;
+    for (;;) {
+        ++enter_calls_;
+        r = sys::io_uring_enter(enter_fd_, to_submit, wait_nr, flags | enter_flags_, arg, argsz);
+        // EINTR means nothing was submitted by this call (the kernel reports a
+        // partial submit as a count); recompute what is left and go again.
+        if (r != -EINTR) break;
+        to_submit = sq_.tail - barrier::load_acquire(sq_.khead);
+    }
+    if (r < 0) return r;
+    return sqpoll ? static_cast<int>(to_submit) : r;
+}
+
+int Ring::submit_and_wait_for(unsigned wait_nr, std::chrono::nanoseconds timeout) noexcept {
+    if (!(features_ & IORING_FEAT_EXT_ARG)) return -EOPNOTSUPP;
+    __kernel_timespec ts{};
+    ts.tv_sec = static_cast<long long>(timeout.count() / 1'000'000'000);
+    ts.tv_nsec = static_cast<long long>(timeout.count() % 1'000'000'000);
+    io_uring_getevents_arg arg{};
+    arg.sigmask = 0;
+    arg.sigmask_sz = _NSIG / 8;
+    arg.ts = reinterpret_cast<std::uintptr_t>(&ts);
+    return enter(wait_nr, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &arg, sizeof arg);
+}
+
+unsigned Ring::copy_completions(std::span<Completion> out) noexcept {
+    unsigned n = 0;
+    for (;;) {
+        unsigned head = *cq_.khead;
+        const unsigned tail = barrier::load_acquire(cq_.ktail);
+        for (; head != tail && n < out.size(); ++head, ++n) {
+            const io_uring_cqe& c = cq_.cqes[head & cq_.mask];
+            out[n] = Completion{c.user_data, c.res, c.flags};
+        }
+        barrier::store_release(cq_.khead, head);
+        if (n == out.size() || !needs_flush()) return n;
+        if (flush_overflow() < 0 || cq_ready() == 0) return n;
+    }
+}
+
+int Ring::flush_overflow() noexcept {
+    // Overflowed CQEs come back only through io_uring_enter(GETEVENTS); submit
+    // nothing here, so a chain being prepared is not cut in two.
+    int r;
+    do {
+        ++enter_calls_;
+        r = sys::io_uring_enter(enter_fd_, 0, 0, IORING_ENTER_GETEVENTS | enter_flags_, nullptr, 0);
+    } while (r == -EINTR);
+    return r;
+}
+
+int Ring::register_raw(unsigned opcode, const void* arg, unsigned nr_args) const noexcept {
+    int r;
+    do {
+        r = sys::io_uring_register(fd_, opcode, arg, nr_args);
+    } while (r == -EINTR);
+    return r;
+}
+
+namespace {
+void check(int r, const char* call) {
+    if (r < 0) throw RingError(call, -r);
+}
+}  // namespace
+
+void Ring::register_files(std::span<const int> fds) {
+    check(register_raw(IORING_REGISTER_FILES, fds.data(), static_cast<unsigned>(fds.size())),
+          "io_uring_register(REGISTER_FILES)");
+}
+
+void Ring::register_files_sparse(unsigned count) {
+    io_uring_rsrc_register reg{};
+    reg.nr = count;
+    reg.flags = IORING_RSRC_REGISTER_SPARSE;
+    check(register_raw(IORING_REGISTER_FILES2, &reg, sizeof reg),
+          "io_uring_register(REGISTER_FILES2, sparse)");
+}
+
+int Ring::update_files(unsigned offset, std::span<const int> fds) noexcept {
+    io_uring_files_update up{};
+    up.offset = offset;
+    up.fds = reinterpret_cast<std::uintptr_t>(fds.data());
+    return register_raw(IORING_REGISTER_FILES_UPDATE, &up, static_cast<unsigned>(fds.size()));
+}
+
+void Ring::unregister_files() {
+    check(register_raw(IORING_UNREGISTER_FILES, nullptr, 0), "io_uring_register(UNREGISTER_FILES)");
+}
+
+void Ring::register_buffers(std::span<const iovec> buffers) {
+    check(register_raw(IORING_REGISTER_BUFFERS, buffers.data(), static_cast<unsigned>(buffers.size())),
+          "io_uring_register(REGISTER_BUFFERS)");
+}
+
+void Ring::unregister_buffers() {
+    check(register_raw(IORING_UNREGISTER_BUFFERS, nullptr, 0),
+          "io_uring_register(UNREGISTER_BUFFERS)");
+}
+
+void Ring::register_eventfd(int eventfd) {
+    check(register_raw(IORING_REGISTER_EVENTFD, &eventfd, 1), "io_uring_register(REGISTER_EVENTFD)");
+}
+
+void Ring::unregister_eventfd() {
+    check(register_raw(IORING_UNREGISTER_EVENTFD, nullptr, 0),
+          "io_uring_register(UNREGISTER_EVENTFD)");
+}
+
+OpcodeSupport Ring::probe_opcodes() const {
+    // io_uring_probe ends in a flexible array; room for every 8-bit opcode.
+    alignas(io_uring_probe) unsigned char storage[sizeof(io_uring_probe) + 256 * sizeof(io_uring_probe_op)] = {};
+    auto* probe = reinterpret_cast<io_uring_probe*>(storage);
+    check(register_raw(IORING_REGISTER_PROBE, probe, 256), "io_uring_register(REGISTER_PROBE)");
+    OpcodeSupport out;
+    out.last_op_ = probe->last_op;
+    for (unsigned i = 0; i < probe->ops_len && i < 256; ++i) {
+        const io_uring_probe_op& op = probe->ops[i];
+        if (op.flags & IO_URING_OP_SUPPORTED) out.bits_[op.op / 64] |= std::uint64_t{1} << (op.op % 64);
+    }
+    return out;
+}
+
+}  // namespace uringkit

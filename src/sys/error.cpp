@@ -1,0 +1,61 @@
+#include "uringkit/sys/error.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <string_view>
+
+namespace uringkit {
+namespace {
+std::string message(const char* call, int err) {
+    std::string m = call;
+    m += ": ";
+    m += std::strerror(err);
+    const std::string why = explain(call, err);
+    if (!why.empty()) {
+        m += " (";
+        m += why;
+        m += ")";
+    }
+    return m;
+}
+}  // namespace
+
+RingError::RingError(const char* call, int err)
+    : std::system_error(errno_code(err)), call_(call), message_(message(call, err < 0 ? -err : err)) {}
+
+std::string explain(const char* call, int err) {
+    if (err < 0) err = -err;
+    const std::string_view c = call;
+    const bool setup = c == "io_uring_setup";
+    const bool buffers = c.find("buffer") != std::string_view::npos;
+    switch (err) {
+    case ENOSYS:
+        return "this kernel was built without io_uring (CONFIG_IO_URING=n)";
+    case EPERM:
+        if (setup)
+            return "io_uring is disabled: see /proc/sys/kernel/io_uring_disabled, or a seccomp "
+                   "profile (container runtime, systemd unit) forbids it";
+        return "not permitted here (io_uring_disabled sysctl, seccomp, or missing capability)";
+    case ENOMEM:
+        if (buffers)
+            return "registered buffers are pinned and count against RLIMIT_MEMLOCK; raise it "
+                   "with `ulimit -l` or register less memory";
+        return "out of memory, or the ring's memory exceeds RLIMIT_MEMLOCK on kernels before 5.12";
+    case EINVAL:
+        if (setup) return "a setup flag or size this kernel does not know; try fewer flags";
+        return "an argument or flag this kernel does not accept";
+    case EOPNOTSUPP:
+        return "this kernel or file does not support the operation";
+    case EMFILE:
+    case ENFILE:
+        return "too many open files; raise `ulimit -n`";
+    case EBUSY:
+        return "the resource is already registered, or the ring is busy";
+    case EFAULT:
+        return "a buffer address is not valid user memory";
+    default:
+        return {};
+    }
+}
+
+}  // namespace uringkit
