@@ -62,7 +62,11 @@ BufferRing::~BufferRing() {
 }
 
 void BufferRing::stage(std::uint16_t id) noexcept {
-    io_uring_buf& b = entries_->bufs[tail_ & (count_ - 1)];
+    // Index from the start of the ring, not through `entries_->bufs`: the 6.1
+    // uapi header declares bufs with __DECLARE_FLEX_ARRAY, whose empty struct
+    // has size 1 in C++, which moves `bufs` to offset 8 while the kernel reads
+    // entry 0 at offset 0 (every entry would be written 8 bytes off).
+    io_uring_buf& b = reinterpret_cast<io_uring_buf*>(entries_)[tail_ & (count_ - 1)];
     b.addr = reinterpret_cast<std::uintptr_t>(data_ + static_cast<std::size_t>(id) * buffer_size_);
     b.len = buffer_size_;
     b.bid = id;
