@@ -499,6 +499,84 @@ private:
     std::uint64_t target_;
 };
 
+// mkdirat(2) (5.15).
+class MkdirAt {
+public:
+    static constexpr std::uint8_t code = IORING_OP_MKDIRAT;
+    MkdirAt(int dirfd, const char* path, mode_t mode) noexcept : dirfd_(dirfd), path_(path), mode_(mode) {}
+    void prepare(io_uring_sqe& s) const noexcept {
+        s.opcode = code;
+        s.fd = dirfd_;
+        s.addr = reinterpret_cast<std::uintptr_t>(path_);
+        s.len = mode_;
+    }
+
+private:
+    int dirfd_;
+    const char* path_;
+    mode_t mode_;
+};
+
+// symlinkat(2) (5.15): a link at (newdirfd, linkpath) pointing to `target`.
+class SymlinkAt {
+public:
+    static constexpr std::uint8_t code = IORING_OP_SYMLINKAT;
+    SymlinkAt(const char* target, int newdirfd, const char* linkpath) noexcept
+        : target_(target), dirfd_(newdirfd), path_(linkpath) {}
+    void prepare(io_uring_sqe& s) const noexcept {
+        s.opcode = code;
+        s.fd = dirfd_;
+        s.addr = reinterpret_cast<std::uintptr_t>(target_);
+        s.addr2 = reinterpret_cast<std::uintptr_t>(path_);
+    }
+
+private:
+    const char* target_;
+    int dirfd_;
+    const char* path_;
+};
+
+// renameat2(2) (5.11); flags: RENAME_NOREPLACE, RENAME_EXCHANGE.
+class RenameAt {
+public:
+    static constexpr std::uint8_t code = IORING_OP_RENAMEAT;
+    RenameAt(int olddirfd, const char* oldpath, int newdirfd, const char* newpath, unsigned flags = 0) noexcept
+        : olddir_(olddirfd), old_(oldpath), newdir_(newdirfd), new_(newpath), flags_(flags) {}
+    void prepare(io_uring_sqe& s) const noexcept {
+        s.opcode = code;
+        s.fd = olddir_;
+        s.addr = reinterpret_cast<std::uintptr_t>(old_);
+        s.len = static_cast<std::uint32_t>(newdir_);
+        s.addr2 = reinterpret_cast<std::uintptr_t>(new_);
+        s.rename_flags = flags_;
+    }
+
+private:
+    int olddir_;
+    const char* old_;
+    int newdir_;
+    const char* new_;
+    unsigned flags_;
+};
+
+// unlinkat(2) (5.11); flags: AT_REMOVEDIR.
+class UnlinkAt {
+public:
+    static constexpr std::uint8_t code = IORING_OP_UNLINKAT;
+    UnlinkAt(int dirfd, const char* path, int flags = 0) noexcept : dirfd_(dirfd), path_(path), flags_(flags) {}
+    void prepare(io_uring_sqe& s) const noexcept {
+        s.opcode = code;
+        s.fd = dirfd_;
+        s.addr = reinterpret_cast<std::uintptr_t>(path_);
+        s.unlink_flags = static_cast<std::uint32_t>(flags_);
+    }
+
+private:
+    int dirfd_;
+    const char* path_;
+    int flags_;
+};
+
 class Shutdown {
 public:
     static constexpr std::uint8_t code = IORING_OP_SHUTDOWN;

@@ -1,0 +1,42 @@
+// A list of paths kept in one character arena: tens of thousands of names cost
+// two allocations, not one per name, and each name is a stable NUL-terminated
+// C string an SQE can point to until its completion (the arena is only read
+// once the list is built).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace uringkit::fs {
+
+class PathList {
+public:
+    void reserve(std::size_t paths, std::size_t chars) {
+        offsets_.reserve(paths);
+        chars_.reserve(chars);
+    }
+    // Appends `dir` + "/" + `name` (or just `name` when dir is empty).
+    void push(std::string_view dir, std::string_view name) {
+        offsets_.push_back(chars_.size());
+        chars_.insert(chars_.end(), dir.begin(), dir.end());
+        if (!dir.empty() && dir.back() != '/') chars_.push_back('/');
+        chars_.insert(chars_.end(), name.begin(), name.end());
+        chars_.push_back('\0');
+    }
+    void push(std::string_view path) { push({}, path); }
+    std::size_t size() const noexcept { return offsets_.size(); }
+    bool empty() const noexcept { return offsets_.empty(); }
+    // Valid while the list is not appended to (appending may move the arena).
+    const char* c_str(std::size_t i) const noexcept { return chars_.data() + offsets_[i]; }
+    std::string_view operator[](std::size_t i) const noexcept {
+        const std::size_t end = i + 1 < offsets_.size() ? offsets_[i + 1] - 1 : chars_.size() - 1;
+        return {chars_.data() + offsets_[i], end - offsets_[i]};
+    }
+
+private:
+    std::vector<std::size_t> offsets_;
+    std::vector<char> chars_;
+};
+
+}  // namespace uringkit::fs

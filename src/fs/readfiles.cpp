@@ -1,0 +1,605 @@
+#include "uringkit/fs/readfiles.hpp"
+
+#include "uringkit/fs/walk.hpp"
+#include "uringkit/ops/ops.hpp"
+#include "uringkit/ring/ring.hpp"
+#include "uringkit/sys/error.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace uringkit::fs {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+bool retryable(int res) noexcept { return res == -EINTR || res == -EAGAIN; }
+
+struct AlignedFree {
+    void operator()(void* p) const noexcept { std::free(p); }
+};
+using Buffer = std::unique_ptr<char, AlignedFree>;
+
+Buffer aligned_buffer(std::size_t size) {
+    void* p = std::aligned_alloc(4096, (size + 4095) / 4096 * 4096);
+    if (!p) throw std::bad_alloc();
+    return Buffer(static_cast<char*>(p));
+}
+
+// ---- collecting the files --------------------------------------------------
+
+struct Candidate {
+    bool needs_stat;  // a symlink or DT_UNKNOWN entry: its target decides
+};
+
+class Collector {
+public:
+    Collector(const ReadFilesSink& sink, ReadFilesStats& stats) : sink_(sink), stats_(stats) {}
+
+    PathList collect(std::span<const std::string> inputs, Ring* ring) {
+        // Explicit inputs: stat them all (following links) in one batch.
+        std::vector<const char*> ptrs;
+        for (const std::string& in : inputs) ptrs.push_back(in.c_str());
+        std::vector<struct statx> st(inputs.size());
+        std::vector<int> res(inputs.size());
+        stat_batch(ring, ptrs, 0, STATX_TYPE, st, res, stats_.syscalls);
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+            if (res[i] < 0) {
+                fail(inputs[i], -res[i]);
+            } else if (S_ISDIR(st[i].stx_mode)) {
+                walk(inputs[i]);
+            } else if (S_ISREG(st[i].stx_mode)) {
+                add(inputs[i], false);
+            } else {
+                skip(inputs[i], st[i].stx_mode);
+            }
+        }
+        return resolve(ring);
+    }
+
+private:
+    void add(std::string_view path, bool needs_stat) {
+        candidates_.push(path);
+        kinds_.push_back({needs_stat});
+        pending_ += needs_stat;
+    }
+    void fail(std::string_view path, int err) {
+        ++stats_.failed;
+        if (sink_.note) sink_.note(path, err, "");
+    }
+    void skip(std::string_view path, mode_t mode) {
+        ++stats_.skipped;
+        if (sink_.note) sink_.note(path, 0, std::string("skipped: ") + kind_name(mode) + ", not read");
+    }
+
+    void walk(const std::string& dir) {
+        std::vector<DirEntry> entries;
+        const int r = read_directory(dir.c_str(), entries, stats_.syscalls);
+        if (r < 0) fail(dir, -r);
+        std::string path;
+        for (const DirEntry& e : entries) {
+            path = dir;
+            if (path.empty() || path.back() != '/') path += '/';
+            path += e.name;
+            switch (e.type) {
+            case EntryType::regular: add(path, false); break;
+            case EntryType::directory: walk(path); break;
+            case EntryType::symlink:
+            case EntryType::unknown: add(path, true); break;
+            case EntryType::other: {
+                struct stat sb{};
+                ++stats_.syscalls;
+                skip(path, ::lstat(path.c_str(), &sb) == 0 ? sb.st_mode : S_IFSOCK);
+                break;
+            }
+            }
+        }
+    }
+
+    // Symlinks and entries of unknown type: stat the targets in one batch,
+    // keep the regular files in their place in the order.
+    PathList resolve(Ring* ring) {
+        if (pending_ == 0) return std::move(candidates_);
+        std::vector<const char*> ptrs;
+        std::vector<std::size_t> which;
+        for (std::size_t i = 0; i < candidates_.size(); ++i)
+            if (kinds_[i].needs_stat) {
+                ptrs.push_back(candidates_.c_str(i));
+                which.push_back(i);
+            }
+        std::vector<struct statx> st(ptrs.size());
+        std::vector<int> res(ptrs.size());
+        stat_batch(ring, ptrs, 0, STATX_TYPE, st, res, stats_.syscalls);
+        PathList out;
+        std::size_t k = 0;
+        for (std::size_t i = 0; i < candidates_.size(); ++i) {
+            if (!kinds_[i].needs_stat) {
+                out.push(candidates_[i]);
+                continue;
+            }
+            const std::size_t j = k++;
+            if (res[j] < 0)
+                fail(candidates_[i], -res[j]);
+            else if (S_ISREG(st[j].stx_mode))
+                out.push(candidates_[i]);
+            else if (S_ISDIR(st[j].stx_mode)) {
+                ++stats_.skipped;
+                if (sink_.note) sink_.note(candidates_[i], 0, "skipped: symbolic link to a directory, not followed");
+            } else
+                skip(candidates_[i], st[j].stx_mode);
+        }
+        return out;
+    }
+
+    const ReadFilesSink& sink_;
+    ReadFilesStats& stats_;
+    PathList candidates_;
+    std::vector<Candidate> kinds_;
+    std::size_t pending_ = 0;
+};
+
+// ---- results in order --------------------------------------------------------
+
+struct Slot_result {
+    std::uint64_t hash = 0;
+    std::uint64_t bytes = 0;
+    int error = 0;
+    const char* stage = nullptr;
+};
+
+// Hands results to the sink, in input order when asked: a finished file waits
+// until every file before it is out.  The table is sized before reading
+// starts, so recording a result allocates nothing.
+class Emitter {
+public:
+    Emitter(const PathList& files, const ReadFilesOptions& o, const ReadFilesSink& sink, ReadFilesStats& stats)
+        : files_(files), ordered_(o.ordered), sink_(sink), stats_(stats) {
+        if (ordered_) {
+            results_.resize(files.size());
+            done_ = std::make_unique<std::atomic<bool>[]>(files.size());
+        }
+    }
+    // Ring and sync engines: called from one thread.
+    void finish(std::size_t i, const Slot_result& r) {
+        if (!ordered_) {
+            emit(i, r);
+            return;
+        }
+        results_[i] = r;
+        done_[i].store(true, std::memory_order_release);
+        while (next_ < files_.size() && done_[next_].load(std::memory_order_acquire)) {
+            emit(next_, results_[next_]);
+            ++next_;
+        }
+    }
+    // Threadpool: workers record, the calling thread emits.
+    void record(std::size_t i, const Slot_result& r) {
+        if (!ordered_) {
+            std::lock_guard lock(mutex_);
+            emit(i, r);
+            return;
+        }
+        results_[i] = r;
+        done_[i].store(true, std::memory_order_release);
+        done_[i].notify_one();
+    }
+    void drain_in_order() {
+        if (!ordered_) return;
+        for (; next_ < files_.size(); ++next_) {
+            done_[next_].wait(false, std::memory_order_acquire);
+            emit(next_, results_[next_]);
+        }
+    }
+
+private:
+    void emit(std::size_t i, const Slot_result& r) {
+        if (r.error) {
+            ++stats_.failed;
+        } else {
+            ++stats_.files;
+            stats_.bytes += r.bytes;
+        }
+        if (sink_.file) sink_.file(FileResult{files_[i], r.hash, r.bytes, r.error, r.stage});
+    }
+
+    const PathList& files_;
+    bool ordered_;
+    const ReadFilesSink& sink_;
+    ReadFilesStats& stats_;
+    std::vector<Slot_result> results_;
+    std::unique_ptr<std::atomic<bool>[]> done_;
+    std::size_t next_ = 0;
+    std::mutex mutex_;
+};
+
+// ---- sync and threadpool engines ------------------------------------------------
+
+// open, read to end of file (st_size is not trusted: /proc files say 0), close.
+Slot_result read_blocking(const char* path, char* buf, std::size_t bs, bool hash, std::uint64_t& syscalls,
+                          XXH64_state_t* st) {
+    Slot_result r;
+    ++syscalls;
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        r.error = errno;
+        r.stage = "open";
+        return r;
+    }
+    if (hash) XXH64_reset(st, 0);
+    for (;;) {
+        ++syscalls;
+        const ssize_t n = ::read(fd, buf, bs);
+        if (n < 0) {
+            if (errno == EINTR || errno == EAGAIN) continue;
+            r.error = errno;
+            r.stage = "read";
+            break;
+        }
+        if (n == 0) break;
+        if (hash) XXH64_update(st, buf, static_cast<std::size_t>(n));
+        r.bytes += static_cast<std::uint64_t>(n);
+    }
+    ++syscalls;
+    ::close(fd);
+    if (hash && !r.error) r.hash = XXH64_digest(st);
+    return r;
+}
+
+void run_sync(const PathList& files, const ReadFilesOptions& o, Emitter& out, ReadFilesStats& stats) {
+    Buffer buf = aligned_buffer(o.block_size);
+    XXH64_state_t* st = XXH64_createState();
+    for (std::size_t i = 0; i < files.size(); ++i)
+        out.finish(i, read_blocking(files.c_str(i), buf.get(), o.block_size, o.hash, stats.syscalls, st));
+    XXH64_freeState(st);
+}
+
+void run_threadpool(const PathList& files, const ReadFilesOptions& o, Emitter& out, ReadFilesStats& stats) {
+    const unsigned nthreads = std::max(1u, std::min<unsigned>(o.threads, static_cast<unsigned>(files.size())));
+    std::atomic<std::size_t> next{0};
+    std::vector<std::uint64_t> syscalls(nthreads, 0);
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < nthreads; ++t)
+        pool.emplace_back([&, t] {
+            Buffer buf = aligned_buffer(o.block_size);
+            XXH64_state_t* st = XXH64_createState();
+            std::uint64_t calls = 0;
+            for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < files.size();)
+                out.record(i, read_blocking(files.c_str(i), buf.get(), o.block_size, o.hash, calls, st));
+            XXH64_freeState(st);
+            syscalls[t] = calls;
+        });
+    out.drain_in_order();
+    for (std::thread& th : pool) th.join();
+    for (std::uint64_t c : syscalls) stats.syscalls += c;
+}
+
+// ---- the ring engine ---------------------------------------------------------
+
+// user_data: slot << 3 | step.
+enum Step : std::uint64_t { kOpen, kRead1, kRead2, kClose, kContOpen, kContRead, kContClose };
+
+class RingReader {
+public:
+    RingReader(Ring& ring, const PathList& files, const ReadFilesOptions& o, Emitter& out)
+        : ring_(ring), files_(files), o_(o), out_(out),
+          nslots_(static_cast<unsigned>(std::min<std::size_t>(o.inflight, files.size()))),
+          slots_(nslots_), bufs_(aligned_buffer(std::size_t{nslots_} * 2 * o.block_size)) {
+        ring_.register_files_sparse(nslots_);
+        const iovec iov{bufs_.get(), std::size_t{nslots_} * 2 * o.block_size};
+        try {
+            ring_.register_buffers({&iov, 1});
+            fixed_buffers_ = true;
+        } catch (const RingError&) {
+            fixed_buffers_ = false;  // e.g. RLIMIT_MEMLOCK on an old kernel: plain reads still work
+        }
+        for (unsigned s = 0; s < nslots_; ++s) {
+            slots_[s].state = XXH64_createState();
+            free_.push_back(nslots_ - 1 - s);
+        }
+    }
+    ~RingReader() {
+        for (Slot& s : slots_) XXH64_freeState(s.state);
+    }
+    RingReader(const RingReader&) = delete;
+    RingReader& operator=(const RingReader&) = delete;
+
+    // Returns the register calls made (for the system-call count).
+    unsigned register_calls() const noexcept { return 2; }
+
+    void run() {
+        std::size_t next = 0;
+        while (next < files_.size() || active_ > 0) {
+            while (next < files_.size() && !free_.empty()) {
+                if (ring_.sq_space_left() < 4) break;
+                start(free_.back(), next++);
+                free_.pop_back();
+            }
+            // Wait for a good share of what is outstanding, not for one CQE:
+            // with DEFER_TASKRUN the kernel runs the chains' next steps while
+            // we wait, so one io_uring_enter moves many files along instead
+            // of returning after the first completion.
+            const unsigned want = std::max(1u, outstanding_ * wait_share_ / 4);
+            const int r = ring_.submit_and_wait(want);
+            if (r < 0 && r != -EBUSY && r != -EAGAIN && r != -EINTR)
+                throw std::system_error(errno_code(r), "io_uring_enter");
+            ring_.for_each_completion([this](const Completion& c) { complete(c); });
+        }
+    }
+
+private:
+    struct Slot {
+        std::size_t file = 0;
+        XXH64_state_t* state = nullptr;
+        std::uint64_t total = 0;
+        int open_res = 0, r1 = 0, r2 = 0;
+        int pending = 0;
+        int error = 0;
+        const char* stage = nullptr;
+    };
+
+    char* buf(unsigned slot, int half) const noexcept {
+        return bufs_.get() + (std::size_t{slot} * 2 + static_cast<std::size_t>(half)) * o_.block_size;
+    }
+    std::uint64_t ud(unsigned slot, Step step) const noexcept { return std::uint64_t{slot} << 3 | step; }
+
+    template <class Off>
+    Sqe read_op(unsigned slot, int half, Off off) noexcept {
+        const auto len = static_cast<std::uint32_t>(o_.block_size);
+        if (fixed_buffers_) return ring_.prepare(op::ReadFixed(Fixed{slot}, buf(slot, half), len, off, 0));
+        return ring_.prepare(op::Read(Fixed{slot}, buf(slot, half), len, off));
+    }
+
+    // open -> read (A) -> read (B) -> close.  Both reads use the file position
+    // (offset -1), so B continues wherever A stopped; A is hard-linked so that
+    // a short read, which is the normal end of a small file, does not cancel
+    // B; B hard-links the close, which therefore runs whatever the reads did.
+    // A failed open cancels all three (the slot stays empty).
+    void start(unsigned slot, std::size_t file) {
+        Slot& s = slots_[slot];
+        s = Slot{file, s.state, 0, 0, 0, 0, 4, 0, nullptr};
+        if (o_.hash) XXH64_reset(s.state, 0);
+        ring_.prepare(op::OpenAt(AT_FDCWD, files_.c_str(file), O_RDONLY | O_NOCTTY).into_slot(slot))
+            .user_data(ud(slot, kOpen))
+            .link();
+        read_op(slot, 0, ~std::uint64_t{0}).user_data(ud(slot, kRead1)).hardlink();
+        read_op(slot, 1, ~std::uint64_t{0}).user_data(ud(slot, kRead2)).hardlink();
+        ring_.prepare(op::Close(Fixed{slot})).user_data(ud(slot, kClose));
+        outstanding_ += 4;
+        ++active_;
+    }
+
+    void consume(Slot& s, unsigned slot, int half, int n) noexcept {
+        if (o_.hash) XXH64_update(s.state, buf(slot, half), static_cast<std::size_t>(n));
+        s.total += static_cast<std::uint64_t>(n);
+    }
+    void fail(Slot& s, int res, const char* stage) noexcept {
+        if (!s.error) {
+            s.error = -res;
+            s.stage = stage;
+        }
+    }
+
+    // The file is still short of its end: open it again and read on from
+    // `total` with one read at a time (pread semantics, explicit offsets).
+    void reopen(unsigned slot) {
+        Slot& s = slots_[slot];
+        reserve(2);
+        ring_.prepare(op::OpenAt(AT_FDCWD, files_.c_str(s.file), O_RDONLY | O_NOCTTY).into_slot(slot))
+            .user_data(ud(slot, kContOpen))
+            .link();
+        read_op(slot, 0, s.total).user_data(ud(slot, kContRead));
+        s.pending = 2;
+        outstanding_ += 2;
+    }
+    void next_read(unsigned slot) {
+        reserve(1);
+        read_op(slot, 0, slots_[slot].total).user_data(ud(slot, kContRead));
+        ++slots_[slot].pending;
+        ++outstanding_;
+    }
+    void close(unsigned slot) {
+        reserve(1);
+        ring_.prepare(op::Close(Fixed{slot})).user_data(ud(slot, kContClose));
+        ++slots_[slot].pending;
+        ++outstanding_;
+    }
+    void reserve(unsigned n) {
+        while (ring_.sq_space_left() < n) ring_.submit();
+    }
+
+    void complete(const Completion& c) {
+        --outstanding_;
+        const auto slot = static_cast<unsigned>(c.user_data >> 3);
+        const auto step = static_cast<Step>(c.user_data & 7);
+        Slot& s = slots_[slot];
+        --s.pending;
+        switch (step) {
+        case kOpen: s.open_res = c.res; break;
+        case kRead1: s.r1 = c.res; break;
+        case kRead2: s.r2 = c.res; break;
+        case kClose: break;  // removing a direct descriptor cannot fail once the open worked
+        case kContOpen:
+            if (c.res < 0) fail(s, c.res, "open");
+            break;
+        case kContRead:
+            if (c.res == -ECANCELED) break;  // the reopen failed
+            if (c.res > 0) {
+                consume(s, slot, 0, c.res);
+                next_read(slot);
+            } else if (retryable(c.res)) {
+                next_read(slot);
+            } else {
+                if (c.res < 0) fail(s, c.res, "read");
+                close(slot);
+            }
+            break;
+        case kContClose: break;
+        }
+        if (s.pending > 0) return;
+        if (step <= kClose)
+            end_of_chain(slot);
+        else
+            finish(slot);
+    }
+
+    // All four CQEs of the first chain are in: hash what the two reads got, in
+    // order, and decide whether the file is complete.
+    void end_of_chain(unsigned slot) {
+        Slot& s = slots_[slot];
+        if (s.open_res < 0) {
+            fail(s, s.open_res, "open");
+            return finish(slot);
+        }
+        if (retryable(s.r1)) return reopen(slot);
+        if (s.r1 < 0) {
+            fail(s, s.r1, "read");
+            return finish(slot);
+        }
+        consume(s, slot, 0, s.r1);
+        if (retryable(s.r2)) return reopen(slot);
+        if (s.r2 < 0) {
+            fail(s, s.r2, "read");
+            return finish(slot);
+        }
+        if (s.r2 == 0) return finish(slot);  // end of file confirmed
+        consume(s, slot, 1, s.r2);
+        reopen(slot);
+    }
+
+    void finish(unsigned slot) {
+        Slot& s = slots_[slot];
+        Slot_result r;
+        r.bytes = s.total;
+        r.error = s.error;
+        r.stage = s.stage;
+        if (o_.hash && !s.error) r.hash = XXH64_digest(s.state);
+        out_.finish(s.file, r);
+        free_.push_back(slot);
+        --active_;
+    }
+
+    Ring& ring_;
+    const PathList& files_;
+    const ReadFilesOptions& o_;
+    Emitter& out_;
+    unsigned nslots_;
+    std::vector<Slot> slots_;
+    std::vector<unsigned> free_;
+    Buffer bufs_;
+    bool fixed_buffers_ = false;
+    std::size_t active_ = 0;
+    unsigned outstanding_ = 0;  // SQEs prepared whose CQE has not been reaped
+    unsigned wait_share_ = std::getenv("UK_WAIT") ? unsigned(std::atoi(std::getenv("UK_WAIT"))) : 2;
+};
+
+std::optional<Ring> make_ring(unsigned entries, std::string& why) {
+    RingOptions ro;
+    ro.cq_entries = entries * 2;
+    ro.single_issuer = true;
+    ro.defer_taskrun = true;
+    ro.register_ring_fd = true;
+    try {
+        return Ring(entries, ro);
+    } catch (const RingError& e) {
+        if (e.code().value() != EINVAL) {
+            why = e.what();
+            return std::nullopt;
+        }
+    }
+    try {  // a kernel before 6.1: no DEFER_TASKRUN
+        RingOptions plain;
+        plain.cq_entries = entries * 2;
+        return Ring(entries, plain);
+    } catch (const RingError& e) {
+        why = e.what();
+        return std::nullopt;
+    }
+}
+
+unsigned pow2_at_least(unsigned n) {
+    unsigned p = 1;
+    while (p < n) p <<= 1;
+    return p;
+}
+
+}  // namespace
+
+const char* engine_name(ReadEngine e) noexcept {
+    switch (e) {
+    case ReadEngine::ring: return "ring";
+    case ReadEngine::threadpool: return "threadpool";
+    case ReadEngine::sync: return "sync";
+    }
+    return "?";
+}
+
+std::string xxhsum_line(std::uint64_t hash, std::string_view path) {
+    char hex[24];
+    std::snprintf(hex, sizeof hex, "%016llx  ", static_cast<unsigned long long>(hash));
+    std::string line(hex);
+    line.append(path);
+    line.push_back('\n');
+    return line;
+}
+
+ReadFilesStats read_files(std::span<const std::string> inputs, const ReadFilesOptions& o,
+                          const ReadFilesSink& sink) {
+    if (o.block_size == 0 || o.block_size > (1u << 30) || o.block_size % 512)
+        throw std::invalid_argument("block size must be a multiple of 512 bytes, at most 1 GiB");
+    if (o.inflight == 0 || o.inflight > 4096) throw std::invalid_argument("inflight must be 1..4096");
+    ReadFilesStats stats;
+    stats.engine = o.engine;
+
+    std::optional<Ring> ring;
+    if (o.engine == ReadEngine::ring) {
+        std::string why;
+        ring = make_ring(pow2_at_least(o.inflight * 4), why);
+        if (!ring) {
+            stats.engine = ReadEngine::sync;
+            if (sink.note) sink.note({}, 0, "io_uring unavailable (" + why + "); reading with the sync engine");
+        }
+    }
+
+    const auto t0 = Clock::now();
+    PathList files = Collector(sink, stats).collect(inputs, ring ? &*ring : nullptr);
+    stats.walk_seconds = seconds_since(t0);
+
+    const auto t1 = Clock::now();
+    Emitter out(files, o, sink, stats);
+    if (!files.empty()) {
+        switch (stats.engine) {
+        case ReadEngine::ring: {
+            RingReader reader(*ring, files, o, out);
+            stats.syscalls += reader.register_calls();
+            reader.run();
+            break;
+        }
+        case ReadEngine::threadpool: run_threadpool(files, o, out, stats); break;
+        case ReadEngine::sync: run_sync(files, o, out, stats); break;
+        }
+    }
+    stats.seconds = seconds_since(t1);
+    if (ring) stats.syscalls += ring->enter_calls();
+    return stats;
+}
+
+}  // namespace uringkit::fs

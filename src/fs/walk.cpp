@@ -1,0 +1,122 @@
+#include "uringkit/fs/walk.hpp"
+
+#include "uringkit/ops/ops.hpp"
+#include "uringkit/ring/ring.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace uringkit::fs {
+namespace {
+
+EntryType type_of_dtype(unsigned char t) noexcept {
+    switch (t) {
+    case DT_REG: return EntryType::regular;
+    case DT_DIR: return EntryType::directory;
+    case DT_LNK: return EntryType::symlink;
+    case DT_UNKNOWN: return EntryType::unknown;
+    default: return EntryType::other;
+    }
+}
+
+}  // namespace
+
+EntryType type_of(mode_t mode) noexcept {
+    if (S_ISREG(mode)) return EntryType::regular;
+    if (S_ISDIR(mode)) return EntryType::directory;
+    if (S_ISLNK(mode)) return EntryType::symlink;
+    return EntryType::other;
+}
+
+const char* type_name(EntryType t) noexcept {
+    switch (t) {
+    case EntryType::regular: return "regular file";
+    case EntryType::directory: return "directory";
+    case EntryType::symlink: return "symbolic link";
+    case EntryType::other: return "special file";
+    case EntryType::unknown: break;
+    }
+    return "unknown";
+}
+
+const char* kind_name(mode_t mode) noexcept {
+    if (S_ISFIFO(mode)) return "fifo";
+    if (S_ISSOCK(mode)) return "socket";
+    if (S_ISCHR(mode)) return "character device";
+    if (S_ISBLK(mode)) return "block device";
+    if (S_ISDIR(mode)) return "directory";
+    if (S_ISLNK(mode)) return "symbolic link";
+    return "regular file";
+}
+
+int read_directory(const char* path, std::vector<DirEntry>& out, std::uint64_t& syscalls) {
+    out.clear();
+    ++syscalls;
+    const int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -errno;
+    alignas(dirent64) static thread_local char buf[64 * 1024];
+    int err = 0;
+    for (;;) {
+        ++syscalls;
+        const long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            err = -errno;
+            break;
+        }
+        if (n == 0) break;
+        for (long pos = 0; pos < n;) {
+            // glibc's dirent64 has the kernel's linux_dirent64 layout.
+            const auto* d = reinterpret_cast<const dirent64*>(buf + pos);
+            pos += d->d_reclen;
+            const char* name = d->d_name;
+            if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) continue;
+            out.push_back({name, type_of_dtype(d->d_type)});
+        }
+    }
+    ++syscalls;
+    ::close(fd);
+    std::sort(out.begin(), out.end(), [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+    return err;
+}
+
+void stat_batch(Ring* ring, std::span<const char* const> paths, int flags, unsigned mask,
+                std::span<struct statx> out, std::span<int> results, std::uint64_t& syscalls) {
+    const std::size_t n = paths.size();
+    if (!ring) {
+        for (std::size_t i = 0; i < n; ++i) {
+            ++syscalls;
+            results[i] = ::statx(AT_FDCWD, paths[i], flags, mask, &out[i]) == 0 ? 0 : -errno;
+        }
+        return;
+    }
+    std::size_t next = 0, done = 0;
+    while (done < n) {
+        while (next < n) {
+            Sqe s = ring->prepare(op::Statx(AT_FDCWD, paths[next], flags, mask, &out[next]));
+            if (!s) break;
+            s.user_data(next);
+            ++next;
+        }
+        ring->submit_and_wait(1);
+        ring->for_each_completion([&](const Completion& c) {
+            const auto i = static_cast<std::size_t>(c.user_data);
+            if (c.res == -EAGAIN || c.res == -EINTR) {
+                // Rare: resubmit synchronously rather than complicate the batch.
+                ++syscalls;
+                results[i] = ::statx(AT_FDCWD, paths[i], flags, mask, &out[i]) == 0 ? 0 : -errno;
+            } else {
+                results[i] = c.res;
+            }
+            ++done;
+        });
+    }
+}
+
+}  // namespace uringkit::fs
