@@ -1,0 +1,118 @@
+// The submission engines `uringkit bench` compares: one interface, one file per
+// engine under src/engines/.  An engine runs whole phases (ramp, measured run)
+// itself, so the timed loop has no virtual call per I/O, allocates nothing and
+// takes no lock; it counts the system calls it makes as it makes them.
+#pragma once
+
+#include "uringkit/engines/histogram.hpp"
+#include "uringkit/engines/workload.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace uringkit::engines {
+
+// Everything one job thread needs to build its engine instance.
+struct JobContext {
+    int fd = -1;              // this job's own descriptor (O_DIRECT when the workload is direct)
+    const Workload* workload = nullptr;
+    unsigned depth = 1;       // I/Os kept in flight
+    unsigned batch = 1;       // I/Os per submit and completions waited for per reap
+    unsigned job = 0;         // index of this job among `jobs`
+    unsigned jobs = 1;
+    std::uint32_t buffer_align = 4096;  // alignment of the I/O buffers (O_DIRECT needs the logical block size)
+};
+
+// One phase of a run: the engine issues I/Os until the deadline, the I/O
+// budget or the stop flag, then drains what is in flight and returns.
+struct Phase {
+    std::uint64_t deadline_ns = UINT64_MAX;   // CLOCK_MONOTONIC
+    std::uint64_t max_ios = UINT64_MAX;       // I/Os to issue at most
+    const std::atomic<bool>* stop = nullptr;  // set by a signal handler: stop issuing
+    LatencyHistogram* latency = nullptr;      // null: do not record (ramp)
+    std::atomic<std::uint64_t>* progress = nullptr;  // completed I/Os, stored once per batch for the progress line
+};
+
+struct PhaseResult {
+    std::uint64_t ios = 0;       // completed I/Os
+    std::uint64_t bytes = 0;
+    std::uint64_t syscalls = 0;  // system calls the engine made for them
+    std::uint64_t submits = 0;   // calls that handed I/O to the kernel or the pool
+    // The first failed I/O: -errno, or 1 for a short transfer, 2 for a verify mismatch.
+    int error = 0;
+    std::uint64_t error_offset = 0;
+    std::int64_t error_res = 0;
+};
+
+// One engine instance on one job thread; created on the thread that runs it
+// (rings made with SINGLE_ISSUER and a registered ring fd belong to it).
+class EngineJob {
+public:
+    virtual ~EngineJob() = default;
+    virtual PhaseResult run(const Phase& phase) = 0;
+    // A note for the results, e.g. which path `auto` took.
+    virtual std::string note() const { return {}; }
+};
+
+// Thrown by start() when the engine cannot run here; the row reads
+// "unavailable: <reason>" and the other engines still run.
+class EngineUnavailable : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+struct EngineInfo {
+    std::string_view name;
+    std::string_view summary;
+    // Builds the engine for one job; throws EngineUnavailable (or std::exception on failure).
+    std::unique_ptr<EngineJob> (*start)(const JobContext& ctx);
+};
+
+// Every engine built into this binary, in the order the table lists them.
+std::span<const EngineInfo> all_engines() noexcept;
+const EngineInfo* find_engine(std::string_view name) noexcept;
+// The default set: everything except uring-iopoll (O_DIRECT only).
+std::span<const std::string_view> default_engines() noexcept;
+
+// Monotonic nanoseconds (CLOCK_MONOTONIC through the vDSO: no system call).
+std::uint64_t now_ns() noexcept;
+
+// Page-aligned I/O buffers, one per slot, touched once at setup so the timed
+// loop takes no page faults.
+class BufferArena {
+public:
+    BufferArena(unsigned slots, std::uint32_t size, std::uint32_t align);
+    ~BufferArena();
+    BufferArena(const BufferArena&) = delete;
+    BufferArena& operator=(const BufferArena&) = delete;
+    unsigned char* slot(unsigned i) const noexcept { return base_ + std::size_t{i} * stride_; }
+    void* data() const noexcept { return base_; }
+    std::size_t bytes() const noexcept { return bytes_; }
+
+private:
+    unsigned char* base_ = nullptr;
+    std::size_t stride_ = 0;
+    std::size_t bytes_ = 0;
+};
+
+// Checks one completed transfer; fills `r` with the first error and returns false on failure.
+inline bool check_transfer(PhaseResult& r, std::int64_t res, std::uint32_t bs, std::uint64_t offset,
+                           const void* buf, bool write, bool verify) noexcept {
+    if (res == bs && !(verify && !write && !stamp_ok(buf, offset))) return true;
+    if (r.error == 0) {
+        r.error = res < 0 ? static_cast<int>(res) : (res != bs ? 1 : 2);
+        r.error_offset = offset;
+        r.error_res = res;
+    }
+    return false;
+}
+
+// "read at offset 4096: Input/output error", "short read at offset 0: 100 of 4096 bytes", ...
+std::string describe_error(const PhaseResult& r, std::uint32_t bs);
+
+}  // namespace uringkit::engines

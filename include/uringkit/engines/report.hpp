@@ -1,0 +1,47 @@
+// What `uringkit bench` prints and writes: the aligned table, the verdict in
+// plain words, JSON (schema in docs/bench.md), CSV, an SVG chart and the live
+// progress line.  Pure formatting: nothing here measures.
+#pragma once
+
+#include "uringkit/engines/host.hpp"
+#include "uringkit/engines/runner.hpp"
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace uringkit::engines {
+
+struct Report {
+    const BenchSpec& spec;
+    const Results& results;
+    const Host& host;
+    std::string filename;      // the benchmarked file (a temporary one is already gone)
+    bool temporary = false;
+    std::uint64_t size = 0;    // bytes used
+};
+
+std::string format_table(const Results& results);
+// One sentence per depth: who won, by what ratio, at what CPU per I/O.
+std::vector<std::string> verdict(const Results& results);
+// What the figures include and how they were taken (SQPOLL CPU, buffered libaio, cache).
+std::vector<std::string> notes(const Report& report);
+std::string to_json(const Report& report);
+std::string to_csv(const Results& results);
+std::string to_svg(const Report& report);
+// "uring      depth 32  run 5/16  1.2/2.0 s  812.3k IOPS  ETA 23 s" (no newline).
+std::string progress_line(const Progress& p);
+
+// An output path that cannot be written.
+class OutputError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+// Checks before the benchmark that `path` can be created (so a long run does
+// not end in a write error), leaving nothing behind.
+void check_output_path(const std::string& path);
+// Writes `content` next to `path` and renames it over, so a failed write
+// leaves no half-written file.
+void write_output(const std::string& path, const std::string& content);
+
+}  // namespace uringkit::engines

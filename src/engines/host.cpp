@@ -1,0 +1,69 @@
+#include "uringkit/engines/host.hpp"
+
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace uringkit::engines {
+
+Host describe_host(const std::string& path) {
+    Host h;
+    utsname u{};
+    if (::uname(&u) == 0) h.kernel = u.release;
+    h.cores = static_cast<unsigned>(::sysconf(_SC_NPROCESSORS_ONLN));
+    {
+        std::ifstream in("/proc/cpuinfo");
+        std::string line;
+        while (std::getline(in, line))
+            if (line.rfind("model name", 0) == 0) {
+                const auto colon = line.find(':');
+                if (colon != std::string::npos) h.cpu_model = line.substr(line.find_first_not_of(' ', colon + 1));
+                break;
+            }
+    }
+    {
+        std::ifstream in("/proc/sys/kernel/io_uring_disabled");
+        int v;
+        if (in >> v) h.io_uring_disabled = v;
+    }
+    struct stat st;
+    if (!path.empty() && ::stat(path.c_str(), &st) == 0) {
+        // A block device is its own device; a file lives on st_dev's mount.
+        const dev_t dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+        if (S_ISBLK(st.st_mode)) {
+            h.device = path;
+            h.filesystem = "(block device)";
+        }
+        std::ifstream in("/proc/self/mountinfo");
+        std::string line;
+        // mountinfo: id parent major:minor root mountpoint options [optional...] - fstype source superopts
+        while (std::getline(in, line)) {
+            std::istringstream f(line);
+            std::string id, parent, majmin, root, mnt;
+            f >> id >> parent >> majmin >> root >> mnt;
+            const auto colon = majmin.find(':');
+            if (colon == std::string::npos) continue;
+            const unsigned maj = static_cast<unsigned>(std::stoul(majmin.substr(0, colon)));
+            const unsigned min = static_cast<unsigned>(std::stoul(majmin.substr(colon + 1)));
+            if (maj != major(dev) || min != minor(dev)) continue;
+            if (S_ISBLK(st.st_mode)) {
+                h.mount_point = mnt;
+                break;
+            }
+            std::string tok;
+            while (f >> tok && tok != "-") {
+            }
+            f >> h.filesystem >> h.device;
+            h.mount_point = mnt;
+            // The longest matching mount wins for bind mounts; the first one is the usual case.
+            break;
+        }
+    }
+    return h;
+}
+
+}  // namespace uringkit::engines

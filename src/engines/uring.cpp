@@ -1,0 +1,60 @@
+// uring: the library's ring with plain IORING_OP_READ/WRITE, a batch per enter.
+#include "uring_loop.hpp"
+
+#include "uringkit/ops/ops.hpp"
+
+namespace uringkit::engines::detail {
+
+RingOptions lean_ring_options() noexcept {
+    RingOptions o;
+    o.single_issuer = true;
+    o.defer_taskrun = true;
+    o.register_ring_fd = true;
+    return o;
+}
+
+Ring make_ring(unsigned entries, RingOptions options) {
+    try {
+        try {
+            return Ring(entries, options);
+        } catch (const RingError& e) {
+            if (e.code().value() != EINVAL || !(options.single_issuer || options.defer_taskrun)) throw;
+            options.single_issuer = options.defer_taskrun = false;  // kernels before 6.0/6.1
+            return Ring(entries, options);
+        }
+    } catch (const RingError& e) {
+        throw EngineUnavailable(e.what());
+    }
+}
+
+namespace {
+
+class UringJob final : public UringJobBase {
+public:
+    explicit UringJob(const JobContext& ctx)
+        : UringJobBase(ctx), fd_(ctx.fd), ring_(make_ring(ctx.depth, lean_ring_options())) {}
+
+    PhaseResult run(const Phase& ph) override {
+        const int fd = fd_;
+        const std::uint32_t bs = w_.bs;
+        return run_loop(ring_, ph, [&](Ring& ring, unsigned s, const Io& io) {
+            void* buf = buffers_.slot(s);
+            io_uring_sqe* sqe = ring.get_sqe();
+            if (io.write)
+                op::Write(Fd{fd}, buf, bs, io.offset).prepare(*sqe);
+            else
+                op::Read(Fd{fd}, buf, bs, io.offset).prepare(*sqe);
+            sqe->user_data = s;
+        });
+    }
+
+private:
+    int fd_;
+    Ring ring_;
+};
+
+}  // namespace
+
+std::unique_ptr<EngineJob> start_uring(const JobContext& ctx) { return std::make_unique<UringJob>(ctx); }
+
+}  // namespace uringkit::engines::detail
