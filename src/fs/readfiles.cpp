@@ -333,11 +333,11 @@ public:
                 start(free_.back(), next++);
                 free_.pop_back();
             }
-            // Wait for a good share of what is outstanding, not for one CQE:
-            // with DEFER_TASKRUN the kernel runs the chains' next steps while
-            // we wait, so one io_uring_enter moves many files along instead
-            // of returning after the first completion.
-            const unsigned want = std::max(1u, outstanding_ * wait_share_ / 4);
+            // Wait for half of what is outstanding, not for one CQE: with
+            // DEFER_TASKRUN the kernel runs the chains' next steps while we
+            // wait, so one io_uring_enter moves many files along.  (Waiting
+            // for all of it stalls the pipeline behind the slowest file.)
+            const unsigned want = std::max(1u, outstanding_ / 2);
             const int r = ring_.submit_and_wait(want);
             if (r < 0 && r != -EBUSY && r != -EAGAIN && r != -EINTR)
                 throw std::system_error(errno_code(r), "io_uring_enter");
@@ -508,7 +508,6 @@ private:
     bool fixed_buffers_ = false;
     std::size_t active_ = 0;
     unsigned outstanding_ = 0;  // SQEs prepared whose CQE has not been reaped
-    unsigned wait_share_ = std::getenv("UK_WAIT") ? unsigned(std::atoi(std::getenv("UK_WAIT"))) : 2;
 };
 
 std::optional<Ring> make_ring(unsigned entries, std::string& why) {

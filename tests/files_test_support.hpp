@@ -1,0 +1,129 @@
+// Helpers for the cp_* and readfiles_* tests: a scratch directory, files with
+// known bytes, and running the CLI as a child process with stdin, stdout,
+// stderr and a hook that runs after fork (setrlimit, unshare, ...).
+#pragma once
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace files_test {
+
+namespace stdfs = std::filesystem;
+
+struct Scratch {
+    Scratch() {
+        char tmpl[] = "/tmp/uringkit-files-XXXXXX";
+        if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp");
+        dir = tmpl;
+    }
+    ~Scratch() {
+        std::error_code ec;
+        stdfs::remove_all(dir, ec);
+    }
+    std::string operator/(const std::string& name) const { return (dir / name).string(); }
+    stdfs::path dir;
+};
+
+inline std::string random_bytes(std::size_t n, unsigned seed) {
+    std::mt19937_64 rng(seed);
+    std::string s(n, '\0');
+    for (char& c : s) c = static_cast<char>(rng());
+    return s;
+}
+
+inline void write_file(const std::string& path, const std::string& data) {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f.write(data.data(), static_cast<std::streamsize>(data.size()));
+    ASSERT_TRUE(f.good()) << path;
+}
+
+inline std::string read_file(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    std::ostringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+// Names in `dir` that start with `.` and contain ".uringkit-": temporaries.
+inline std::vector<std::string> temporaries(const stdfs::path& dir) {
+    std::vector<std::string> out;
+    for (const auto& e : stdfs::recursive_directory_iterator(dir))
+        if (e.path().filename().string().find(".uringkit-") != std::string::npos) out.push_back(e.path().string());
+    return out;
+}
+
+struct Child {
+    int status = -1;
+    std::string out, err;
+};
+
+inline Child run(std::vector<std::string> args, const std::string& input = {},
+                 const std::function<void()>& in_child = {}) {
+    int in[2], out[2], err[2];
+    if (::pipe(in) || ::pipe(out) || ::pipe(err)) throw std::runtime_error("pipe");
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::dup2(in[0], 0);
+        ::dup2(out[1], 1);
+        ::dup2(err[1], 2);
+        for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) ::close(fd);
+        if (in_child) in_child();
+        std::vector<char*> argv;
+        for (std::string& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        ::execvp(argv[0], argv.data());
+        ::_exit(127);
+    }
+    ::close(in[0]);
+    ::close(out[1]);
+    ::close(err[1]);
+    if (!input.empty()) {
+        const ssize_t n = ::write(in[1], input.data(), input.size());
+        (void)n;
+    }
+    ::close(in[1]);
+    Child r;
+    pollfd p[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+    int open = 2;
+    char buf[65536];
+    while (open > 0 && ::poll(p, 2, -1) > 0)
+        for (int i = 0; i < 2; ++i) {
+            if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP))) continue;
+            const ssize_t n = ::read(p[i].fd, buf, sizeof buf);
+            if (n <= 0) {
+                ::close(p[i].fd);
+                p[i].fd = -1;
+                --open;
+            } else {
+                (i == 0 ? r.out : r.err).append(buf, static_cast<std::size_t>(n));
+            }
+        }
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return r;
+}
+
+inline bool have_program(const char* name) {
+    return run({"sh", "-c", std::string("command -v ") + name}).status == 0;
+}
+
+inline std::size_t count(const std::string& text, const std::string& needle) {
+    std::size_t n = 0;
+    for (auto pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
+    return n;
+}
+
+}  // namespace files_test

@@ -1,0 +1,128 @@
+// `uringkit readfiles` as users run it: output byte-identical to
+// `xxhsum -H1` for the same files in the same order (odd names included),
+// accepted by `xxhsum -c`; `-` reads paths from stdin; per-file errors with
+// their errno and exit status 1; io_uring forbidden by seccomp -> the sync
+// engine, said once, same output.
+#include "files_test_support.hpp"
+
+namespace {
+
+using namespace files_test;
+
+struct Fixture {
+    Scratch s;
+    std::vector<std::string> files;  // walk order under s/t
+    Fixture(bool odd_names) {
+        stdfs::create_directories(s.dir / "t" / "deeper");
+        add("t/a", 0);
+        add("t/b b", 4097);
+        add("t/c", 300000);
+        add("t/deeper/d", 1);
+        if (odd_names) add("t/e\nnewline\\back", 77);
+        add("t/z", 4096);
+    }
+    void add(const std::string& rel, std::size_t n) {
+        write_file(s / rel, random_bytes(n, static_cast<unsigned>(files.size() + 7)));
+        files.push_back(s / rel);
+    }
+};
+
+std::vector<std::string> cmd(std::initializer_list<std::string> a, const std::vector<std::string>& more = {}) {
+    std::vector<std::string> v{URINGKIT_CLI, "readfiles"};
+    v.insert(v.end(), a);
+    v.insert(v.end(), more.begin(), more.end());
+    return v;
+}
+
+TEST(ReadFilesCli, ByteIdenticalToXxhsumEveryEngine) {
+    if (!have_program("xxhsum")) GTEST_SKIP() << "xxhsum (Debian package xxhash) is not installed";
+    Fixture f(true);
+    std::vector<std::string> x{"xxhsum", "-H1"};
+    x.insert(x.end(), f.files.begin(), f.files.end());
+    const Child ref = run(x);
+    ASSERT_EQ(ref.status, 0) << ref.err;
+    for (const char* engine : {"ring", "threadpool", "sync"}) {
+        const Child ours = run(cmd({"--engine", engine, f.s / "t"}));
+        EXPECT_EQ(ours.status, 0) << ours.err;
+        EXPECT_EQ(ours.out, ref.out) << engine;
+    }
+    // Explicit files in a chosen order keep that order.
+    std::vector<std::string> rev(f.files.rbegin(), f.files.rend());
+    std::vector<std::string> xr{"xxhsum", "-H1"};
+    xr.insert(xr.end(), rev.begin(), rev.end());
+    EXPECT_EQ(run(cmd({}, rev)).out, run(xr).out);
+}
+
+TEST(ReadFilesCli, XxhsumCheckAcceptsTheOutput) {
+    if (!have_program("xxhsum")) GTEST_SKIP() << "xxhsum (Debian package xxhash) is not installed";
+    Fixture f(false);  // xxhsum -c cannot read names with a newline
+    const Child ours = run(cmd({f.s / "t"}));
+    ASSERT_EQ(ours.status, 0) << ours.err;
+    write_file(f.s / "sums", ours.out);
+    const Child check = run({"xxhsum", "-c", f.s / "sums"});
+    EXPECT_EQ(check.status, 0) << check.out << check.err;
+    EXPECT_EQ(count(check.out, ": OK"), f.files.size()) << check.out;
+    // And it notices a change.
+    write_file(f.files[2], "changed");
+    EXPECT_NE(run({"xxhsum", "-c", f.s / "sums"}).status, 0);
+}
+
+TEST(ReadFilesCli, PathsFromStdinUnorderedHashNoneSummary) {
+    Fixture f(false);
+    std::string list;
+    for (const std::string& p : f.files) list += p + "\n";
+    const Child ordered = run(cmd({"-"}), list);
+    ASSERT_EQ(ordered.status, 0) << ordered.err;
+    const Child direct = run(cmd({}, f.files));
+    EXPECT_EQ(ordered.out, direct.out);
+
+    const Child unordered = run(cmd({"--unordered", f.s / "t"}));
+    auto sorted_lines = [](const std::string& t) {
+        std::vector<std::string> v;
+        std::istringstream in(t);
+        for (std::string l; std::getline(in, l);) v.push_back(l);
+        std::sort(v.begin(), v.end());
+        return v;
+    };
+    EXPECT_EQ(sorted_lines(unordered.out), sorted_lines(direct.out));
+
+    const Child none = run(cmd({"--hash", "none", "--summary", f.s / "t"}));
+    EXPECT_EQ(none.status, 0);
+    std::uint64_t bytes = 0;
+    for (const std::string& p : f.files) bytes += stdfs::file_size(p);
+    EXPECT_EQ(none.out, std::to_string(f.files.size()) + " files, " + std::to_string(bytes) + " bytes\n");
+    EXPECT_NE(none.err.find("files/s"), std::string::npos) << none.err;
+    EXPECT_NE(none.err.find("per file"), std::string::npos) << none.err;
+}
+
+TEST(ReadFilesCli, FailedFilesReportedWithErrnoRestContinueExitOne) {
+    Fixture f(false);
+    const Child r = run(cmd({f.files[0], f.s / "nope", f.files[1]}));
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(count(r.out, "\n"), 2u) << r.out;
+    EXPECT_NE(r.err.find("nope: No such file or directory (errno 2)"), std::string::npos) << r.err;
+    EXPECT_EQ(count(r.err, "\n"), 1u) << r.err;
+}
+
+TEST(ReadFilesCli, BadOptionsOneLineExitTwo) {
+    const Child r = run(cmd({"--bs", "1000", "/tmp"}));
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(count(r.err, "\n"), 1u) << r.err;
+    EXPECT_NE(r.err.find("--bs 1000"), std::string::npos) << r.err;
+}
+
+TEST(ReadFilesCli, WithoutIoUringFallsBackSaysSoOnceSameOutput) {
+    Fixture f(true);
+    const Child ref = run(cmd({f.s / "t"}));
+    ASSERT_EQ(ref.status, 0);
+    for (const char* err : {"1", "38"}) {  // EPERM (seccomp, sysctl) and ENOSYS (no io_uring in the kernel)
+        std::vector<std::string> a{NO_URING, "--errno", err, URINGKIT_CLI, "readfiles", "--summary", f.s / "t"};
+        const Child r = run(a);
+        EXPECT_EQ(r.status, 0) << r.err;
+        EXPECT_EQ(r.out, ref.out);
+        EXPECT_EQ(count(r.err, "io_uring unavailable"), 1u) << r.err;
+        EXPECT_NE(r.err.find("engine sync"), std::string::npos) << r.err;
+    }
+}
+
+}  // namespace

@@ -1,0 +1,187 @@
+// readfiles: every engine hashes every byte of every file (checked against
+// libxxhash's one-shot XXH64 of the same bytes), in walk order or as they
+// complete; files larger than the block need several reads; /proc files that
+// say size 0 are read to their end; FIFOs are skipped, not read forever; a
+// file that fails is reported and the others continue.
+#include "files_test_support.hpp"
+
+#include "uringkit/fs/readfiles.hpp"
+
+#include <sys/stat.h>
+#include <xxhash.h>
+
+#include <map>
+
+namespace {
+
+using namespace files_test;
+using uringkit::fs::ReadEngine;
+
+constexpr std::size_t kBlock = 4096;
+
+struct Tree {
+    Scratch s;
+    std::vector<std::string> order;  // expected walk order of the regular files
+    std::map<std::string, std::string> content;
+
+    Tree() {
+        stdfs::create_directories(s.dir / "d" / "sub");
+        const std::size_t sizes[] = {0, 1, kBlock - 1, kBlock, kBlock + 1, 2 * kBlock, 2 * kBlock + 1, 5 * kBlock + 3};
+        unsigned seed = 1;
+        // Names chosen so byte order differs from a naive listing.
+        for (std::size_t n : sizes) add("d/f" + std::to_string(n), n, seed++);
+        add("d/sub/z", 100, seed++);
+        add("d/A space", 10, seed++);
+        add("d/back\\slash", 3, seed++);
+        std::sort(order.begin(), order.end());  // "d/A.." < "d/b.." < "d/f.." < "d/sub/z"
+    }
+    void add(const std::string& rel, std::size_t n, unsigned seed) {
+        const std::string p = s / rel;
+        content[p] = random_bytes(n, seed);
+        write_file(p, content[p]);
+        order.push_back(p);
+    }
+    std::string root() const { return s / "d"; }
+};
+
+struct Collected {
+    std::vector<uringkit::fs::FileResult> files;
+    std::vector<std::string> paths;
+    std::vector<std::string> notes;
+    uringkit::fs::ReadFilesStats stats;
+};
+
+Collected run_lib(const std::vector<std::string>& inputs, uringkit::fs::ReadFilesOptions o) {
+    Collected c;
+    uringkit::fs::ReadFilesSink sink;
+    sink.file = [&](const uringkit::fs::FileResult& r) {
+        c.files.push_back(r);
+        c.paths.emplace_back(r.path);
+        c.files.back().path = {};
+    };
+    sink.note = [&](std::string_view p, int e, std::string_view m) {
+        c.notes.push_back(std::string(p) + "|" + std::to_string(e) + "|" + std::string(m));
+    };
+    c.stats = uringkit::fs::read_files(inputs, o, sink);
+    return c;
+}
+
+class ReadFilesEngines : public ::testing::TestWithParam<std::tuple<ReadEngine, bool, unsigned>> {};
+
+TEST_P(ReadFilesEngines, EveryByteHashedInWalkOrder) {
+    const auto [engine, ordered, inflight] = GetParam();
+    Tree t;
+    uringkit::fs::ReadFilesOptions o;
+    o.engine = engine;
+    o.ordered = ordered;
+    o.inflight = inflight;
+    o.threads = 3;
+    o.block_size = kBlock;
+    const Collected c = run_lib({t.root()}, o);
+    ASSERT_EQ(c.files.size(), t.order.size());
+    EXPECT_EQ(c.stats.files, t.order.size());
+    EXPECT_EQ(c.stats.failed, 0u);
+    std::uint64_t total = 0;
+    std::map<std::string, int> seen;
+    for (std::size_t i = 0; i < c.files.size(); ++i) {
+        const std::string& p = c.paths[i];
+        ASSERT_TRUE(t.content.count(p)) << p;
+        const std::string& data = t.content.at(p);
+        EXPECT_EQ(c.files[i].error, 0) << p;
+        EXPECT_EQ(c.files[i].bytes, data.size()) << p;
+        EXPECT_EQ(c.files[i].hash, XXH64(data.data(), data.size(), 0)) << p;
+        ++seen[p];
+        total += data.size();
+    }
+    for (const auto& [p, n] : seen) EXPECT_EQ(n, 1) << p << " reported " << n << " times";
+    if (ordered) {
+        EXPECT_EQ(c.paths, t.order);
+    }
+    EXPECT_EQ(c.stats.bytes, total);
+    EXPECT_EQ(c.stats.engine, engine);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, ReadFilesEngines,
+                         ::testing::Combine(::testing::Values(ReadEngine::ring, ReadEngine::threadpool, ReadEngine::sync),
+                                            ::testing::Bool(), ::testing::Values(1u, 3u, 64u)));
+
+TEST(ReadFiles, RingSyscallsPerFileWellUnderOne) {
+    Scratch s;
+    constexpr int kFiles = 300;
+    for (int i = 0; i < kFiles; ++i) write_file(s / ("f" + std::to_string(i)), random_bytes(4096, static_cast<unsigned>(i)));
+    uringkit::fs::ReadFilesOptions o;
+    o.hash = false;
+    const Collected c = run_lib({s.dir.string()}, o);
+    ASSERT_EQ(c.stats.files, static_cast<std::uint64_t>(kFiles));
+    EXPECT_EQ(c.stats.bytes, kFiles * 4096u);
+    // 64 files in flight: a few io_uring_enter calls per 64 files, plus the walk.
+    EXPECT_LT(c.stats.syscalls, kFiles / 4) << c.stats.syscalls << " system calls";
+}
+
+TEST(ReadFiles, ProcFilesThatSayZeroAreReadToTheEnd) {
+    struct stat st {};
+    ASSERT_EQ(::stat("/proc/version", &st), 0);
+    ASSERT_EQ(st.st_size, 0) << "the premise: /proc says size 0";
+    const std::string data = read_file("/proc/version");
+    ASSERT_FALSE(data.empty());
+    for (ReadEngine e : {ReadEngine::ring, ReadEngine::threadpool, ReadEngine::sync}) {
+        uringkit::fs::ReadFilesOptions o;
+        o.engine = e;
+        o.block_size = 512;  // several reads for one /proc file
+        const Collected c = run_lib({"/proc/version"}, o);
+        ASSERT_EQ(c.files.size(), 1u);
+        EXPECT_EQ(c.files[0].bytes, data.size()) << uringkit::fs::engine_name(e);
+        EXPECT_EQ(c.files[0].hash, XXH64(data.data(), data.size(), 0)) << uringkit::fs::engine_name(e);
+    }
+}
+
+TEST(ReadFiles, SpecialFilesSkippedFailuresReportedOthersContinue) {
+    Scratch s;
+    write_file(s / "a", "alpha");
+    write_file(s / "c", "gamma");
+    ASSERT_EQ(::mkfifo((s / "b-fifo").c_str(), 0600), 0);
+    ASSERT_EQ(::symlink("/nonexistent/target", (s / "b-broken").c_str()), 0);
+    ASSERT_EQ(::symlink(".", (s / "b-dirlink").c_str()), 0);
+    ASSERT_EQ(::symlink("a", (s / "b-filelink").c_str()), 0);
+    for (ReadEngine e : {ReadEngine::ring, ReadEngine::threadpool, ReadEngine::sync}) {
+        uringkit::fs::ReadFilesOptions o;
+        o.engine = e;
+        const Collected c = run_lib({s.dir.string(), s / "missing", "/dev/null"}, o);
+        EXPECT_EQ(c.paths, (std::vector<std::string>{s / "a", s / "b-filelink", s / "c"}));
+        EXPECT_EQ(c.stats.failed, 2u);   // the broken link, the missing input
+        EXPECT_EQ(c.stats.skipped, 3u);  // fifo, link to a directory, /dev/null
+        std::string notes;
+        for (const std::string& n : c.notes) notes += n + "\n";
+        EXPECT_NE(notes.find("b-fifo|0|skipped: fifo"), std::string::npos) << notes;
+        EXPECT_NE(notes.find("/dev/null|0|skipped: character device"), std::string::npos) << notes;
+        EXPECT_NE(notes.find("b-broken|" + std::to_string(ENOENT)), std::string::npos) << notes;
+        EXPECT_NE(notes.find("missing|" + std::to_string(ENOENT)), std::string::npos) << notes;
+        ASSERT_EQ(c.files.size(), 3u);
+        EXPECT_EQ(c.files[1].hash, XXH64("alpha", 5, 0));
+    }
+}
+
+TEST(ReadFiles, AReadErrorFailsThatFileAloneAndFreesItsSlot) {
+    // /proc/self/mem opens, then reading offset 0 (an unmapped address) fails
+    // with EIO: the read stage of the chain fails, the close still runs (it
+    // is hard-linked) and the slot serves the next files.
+    Scratch s;
+    write_file(s / "x", "x");
+    for (ReadEngine e : {ReadEngine::ring, ReadEngine::threadpool, ReadEngine::sync}) {
+        uringkit::fs::ReadFilesOptions o;
+        o.engine = e;
+        o.inflight = 1;
+        const Collected c = run_lib({s / "x", "/proc/self/mem", s / "x", s / "x"}, o);
+        ASSERT_EQ(c.files.size(), 4u);
+        EXPECT_EQ(c.files[1].error, EIO) << uringkit::fs::engine_name(e);
+        EXPECT_STREQ(c.files[1].stage, "read");
+        for (std::size_t i : {0u, 2u, 3u}) {
+            EXPECT_EQ(c.files[i].error, 0);
+            EXPECT_EQ(c.files[i].hash, XXH64("x", 1, 0));
+        }
+        EXPECT_EQ(c.stats.failed, 1u);
+        EXPECT_EQ(c.stats.files, 3u);
+    }
+}
+
+}  // namespace
