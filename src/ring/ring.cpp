@@ -147,7 +147,32 @@ void Ring::release() noexcept {
     fd_ = enter_fd_ = -1;
 }
 
-int Ring::enter(unsigned wait_nr, unsigned flags, const void* arg, std::size_t argsz) noexcept {
+// A relative wait timeout carried through IORING_ENTER_EXT_ARG, with the
+// absolute deadline it stands for: when a signal interrupts the wait, the next
+// enter waits only for what is left, so periodic signals cannot extend (or,
+// faster than the timeout, livelock) the wait.
+struct Ring::TimedWait {
+    std::chrono::steady_clock::time_point deadline;
+    __kernel_timespec ts{};
+    io_uring_getevents_arg arg{};
+
+    // Sets the timeout to what is left (zero once the deadline has passed, so
+    // a zero timeout still submits and polls once); false when nothing is left.
+    bool arm() noexcept {
+        auto left = deadline - std::chrono::steady_clock::now();
+        const bool some_left = left > std::chrono::nanoseconds::zero();
+        if (!some_left) left = std::chrono::nanoseconds::zero();
+        const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
+        ts.tv_sec = static_cast<long long>(ns / 1'000'000'000);
+        ts.tv_nsec = static_cast<long long>(ns % 1'000'000'000);
+        arg.sigmask = 0;
+        arg.sigmask_sz = _NSIG / 8;
+        arg.ts = reinterpret_cast<std::uintptr_t>(&ts);
+        return some_left;
+    }
+};
+
+int Ring::enter(unsigned wait_nr, unsigned flags, TimedWait* timed) noexcept {
     // Publish everything prepared since the last call with one release store:
     // the kernel's acquire load of the tail then sees whole SQEs.
     if (barrier::load_relaxed(sq_.ktail) != sq_.tail) barrier::store_release(sq_.ktail, sq_.tail);
@@ -175,29 +200,46 @@ int Ring::enter(unsigned wait_nr, unsigned flags, const void* arg, std::size_t a
     }
     if (!need_enter) return static_cast<int>(to_submit);
 
-    int r;
-    for (;;) {
+    // What "the wait is over" means: the kernel wakes us once wait_nr CQEs
+    // are ready, but never asks for more than the CQ holds.
+    const bool waiting = (flags & IORING_ENTER_GETEVENTS) && wait_nr;
+    const unsigned want = wait_nr < cq_.entries ? wait_nr : cq_.entries;
+    int submitted = 0;  // by this call, over all its enters
+    for (bool first = true;; first = false) {
+        const void* arg = nullptr;
+        std::size_t argsz = 0;
+        if (timed) {
+            if (!timed->arm() && !first) return submitted ? submitted : -ETIME;
+            arg = &timed->arg;
+            argsz = sizeof timed->arg;
+        }
         ++enter_calls_;
-        r = sys::io_uring_enter(enter_fd_, to_submit, wait_nr, flags | enter_flags_, arg, argsz);
-        // EINTR means nothing was submitted by this call (the kernel reports a
-        // partial submit as a count); recompute what is left and go again.
-        if (r != -EINTR) break;
-        to_submit = sq_.tail - barrier::load_acquire(sq_.khead);
+        const int r = sys::io_uring_enter(enter_fd_, to_submit, wait_nr, flags | enter_flags_, arg, argsz);
+        if (r == -EINTR) {
+            // A signal before anything was submitted, or during the wait of a
+            // call with nothing to submit: go again with what is left.
+            if (!sqpoll) to_submit = sq_.tail - barrier::load_acquire(sq_.khead);
+            continue;
+        }
+        if (r < 0) return submitted ? submitted : r;
+        const int now = sqpoll ? static_cast<int>(to_submit) : r;
+        submitted += now;
+        // The kernel skips the wait when it submitted fewer than asked (an
+        // SQE failed early): report that as is, waiting could never end.
+        if (!sqpoll && static_cast<unsigned>(r) != to_submit) return submitted;
+        // A signal during the wait still returns the submitted count, with
+        // fewer than wait_nr completions ready: wait again, submitting nothing.
+        if (!waiting || cq_ready() >= want) return submitted;
+        to_submit = 0;
+        flags &= ~IORING_ENTER_SQ_WAKEUP;
     }
-    if (r < 0) return r;
-    return sqpoll ? static_cast<int>(to_submit) : r;
 }
 
 int Ring::submit_and_wait_for(unsigned wait_nr, std::chrono::nanoseconds timeout) noexcept {
     if (!(features_ & IORING_FEAT_EXT_ARG)) return -EOPNOTSUPP;
-    __kernel_timespec ts{};
-    ts.tv_sec = static_cast<long long>(timeout.count() / 1'000'000'000);
-    ts.tv_nsec = static_cast<long long>(timeout.count() % 1'000'000'000);
-    io_uring_getevents_arg arg{};
-    arg.sigmask = 0;
-    arg.sigmask_sz = _NSIG / 8;
-    arg.ts = reinterpret_cast<std::uintptr_t>(&ts);
-    return enter(wait_nr, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &arg, sizeof arg);
+    TimedWait timed;
+    timed.deadline = std::chrono::steady_clock::now() + timeout;
+    return enter(wait_nr, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &timed);
 }
 
 unsigned Ring::copy_completions(std::span<Completion> out) noexcept {

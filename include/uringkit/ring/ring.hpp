@@ -71,6 +71,9 @@ public:
     unsigned sq_entries() const noexcept { return sq_.entries; }
     unsigned cq_entries() const noexcept { return cq_.entries; }
     bool ring_fd_registered() const noexcept { return enter_flags_ & IORING_ENTER_REGISTERED_RING; }
+    // The kernel's SQ ring flags now (IORING_SQ_NEED_WAKEUP, IORING_SQ_CQ_OVERFLOW,
+    // IORING_SQ_TASKRUN): a snapshot for diagnostics and tests.
+    unsigned sq_flags() const noexcept { return barrier::load_relaxed(sq_.kflags); }
 
     // ---- submission --------------------------------------------------------
 
@@ -108,11 +111,15 @@ public:
     // is retried.  With SQPOLL no system call is made unless the poll thread
     // sleeps.
     int submit() noexcept { return enter(0, 0); }
-    // Also waits until at least `wait_nr` completions are ready (or a signal).
+    // Also waits until at least `wait_nr` completions are ready (capped at the
+    // CQ size).  A signal does not cut the wait short: EINTR, also the one the
+    // kernel hides behind a successful submission count, is waited through.
     int submit_and_wait(unsigned wait_nr) noexcept {
         return enter(wait_nr, wait_nr ? IORING_ENTER_GETEVENTS : 0);
     }
-    // As submit_and_wait, giving up after `timeout` with -ETIME (IORING_FEAT_EXT_ARG, 5.11).
+    // As submit_and_wait, giving up after `timeout` (measured from the call,
+    // signals included) with -ETIME, or with the submitted count when this
+    // call submitted something (IORING_FEAT_EXT_ARG, 5.11; else -EOPNOTSUPP).
     int submit_and_wait_for(unsigned wait_nr, std::chrono::nanoseconds timeout) noexcept;
 
     // ---- completion --------------------------------------------------------
@@ -200,8 +207,8 @@ private:
         std::size_t ring_size = 0;
     };
 
-    int enter(unsigned wait_nr, unsigned flags, const void* arg = nullptr,
-              std::size_t argsz = 0) noexcept;
+    struct TimedWait;  // a deadline and the EXT_ARG block that carries it (ring.cpp)
+    int enter(unsigned wait_nr, unsigned flags, TimedWait* timed = nullptr) noexcept;
     void release() noexcept;
 
     int fd_ = -1;
