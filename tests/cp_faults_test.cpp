@@ -1,0 +1,138 @@
+// `uringkit cp` under injected faults: EFBIG from RLIMIT_FSIZE, ENOSPC on a
+// 1 MiB tmpfs in a private mount namespace, a source truncated by another
+// thread in the middle of the copy, and io_uring forbidden by seccomp.  Each
+// failure is one line naming the file, the offset and the errno, with its
+// exit status; no temporary is left and an existing destination is unchanged.
+#include "files_test_support.hpp"
+
+#include "uringkit/fs/copy.hpp"
+
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+namespace {
+
+using namespace files_test;
+
+void limit_file_size() {
+    ::signal(SIGXFSZ, SIG_IGN);  // the write then fails with EFBIG instead of killing us
+    const rlimit lim{1 << 20, 1 << 20};
+    ::setrlimit(RLIMIT_FSIZE, &lim);
+}
+
+TEST(CpFaults, FileSizeLimitGivesEfbigExitFiveDestinationUnchanged) {
+    Scratch s;
+    write_file(s / "src", random_bytes(3 << 20, 1));
+    write_file(s / "dst", "the old destination");
+    for (bool ring : {true, false}) {
+        std::vector<std::string> a{URINGKIT_CLI, "cp", "--bs", "256k", s / "src", s / "dst"};
+        if (!ring) a.insert(a.begin(), NO_URING);
+        const Child r = run(a, {}, limit_file_size);
+        EXPECT_EQ(r.status, 5) << r.err;
+        const std::string line = r.err.substr(r.err.rfind("uringkit cp: " + s / ""));
+        EXPECT_EQ(count(line, "\n"), 1u) << r.err;
+        // Named by the destination the user gave, not the temporary.
+        EXPECT_NE(line.find(s / "dst" + ": write at offset 1048576: File too large"), std::string::npos) << line;
+        EXPECT_NE(line.find("(errno 27)"), std::string::npos) << line;
+        EXPECT_EQ(read_file(s / "dst"), "the old destination");
+        EXPECT_TRUE(temporaries(s.dir).empty()) << temporaries(s.dir).front();
+    }
+}
+
+TEST(CpFaults, TreeThatHitsTheLimitLeavesNoTreeBehind) {
+    Scratch s;
+    stdfs::create_directories(s.dir / "t" / "sub");
+    for (int i = 0; i < 40; ++i) write_file(s / ("t/f" + std::to_string(i)), random_bytes(3000, static_cast<unsigned>(i)));
+    write_file(s / "t/sub/huge", random_bytes(2 << 20, 9));
+    const Child r = run({URINGKIT_CLI, "cp", "-r", s / "t", s / "copy"}, {}, limit_file_size);
+    EXPECT_EQ(r.status, 5) << r.err;
+    EXPECT_NE(r.err.find("(errno 27)"), std::string::npos) << r.err;
+    EXPECT_FALSE(stdfs::exists(s.dir / "copy"));
+    EXPECT_TRUE(temporaries(s.dir).empty());
+}
+
+TEST(CpFaults, FullFileSystemGivesEnospc) {
+    Scratch s;
+    write_file(s / "src", random_bytes(3 << 20, 2));
+    stdfs::create_directory(s.dir / "mnt");
+    // In a private mount namespace: mount a 1 MiB tmpfs, copy onto it, list
+    // what is left there (the mount goes away with the namespace).
+    const std::string script = std::string(URINGKIT_CLI) + " cp '" + (s / "src") + "' '" + (s / "mnt") +
+                               "/dst'; rc=$?; echo; ls -A '" + (s / "mnt") + "'; exit $rc";
+    const Child r = run({"sh", "-c", script}, {}, [&] {
+        if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+            ::mount("tmpfs", (s / "mnt").c_str(), "tmpfs", 0, "size=1m") != 0)
+            ::_exit(99);
+    });
+    if (r.status == 99) GTEST_SKIP() << "cannot mount a small tmpfs here (needs CAP_SYS_ADMIN and unshare)";
+    EXPECT_EQ(r.status, 5) << r.err;
+    EXPECT_NE(r.err.find("No space left on device (errno 28)"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("write at offset"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "\n") << "left on the full file system: " << r.out;
+}
+
+// The source shrinks while it is copied: a second thread truncates it after
+// the first block is done (the progress hook waits until it has), so the
+// fault lands mid-copy every run.
+TEST(CpFaults, SourceTruncatedWhileCopiedIsAnErrorNotAShortCopy) {
+    for (bool fallback : {false, true}) {
+        Scratch s;
+        write_file(s / "src", random_bytes(8 << 20, 3));
+        write_file(s / "dst", "old");
+        std::mutex m;
+        std::condition_variable cv;
+        bool asked = false, done = false;
+        std::thread truncater([&] {
+            std::unique_lock lock(m);
+            cv.wait(lock, [&] { return asked; });
+            EXPECT_EQ(::truncate((s / "src").c_str(), 1 << 20), 0);
+            done = true;
+            cv.notify_all();
+        });
+        uringkit::fs::CopyOptions o;
+        o.block_size = 256 * 1024;
+        o.qd = 2;
+        o.force_fallback = fallback;
+        o.on_progress = [&](std::uint64_t) {
+            std::unique_lock lock(m);
+            if (asked) return;
+            asked = true;
+            cv.notify_all();
+            cv.wait(lock, [&] { return done; });
+        };
+        const uringkit::fs::CopyResult r = uringkit::fs::copy(std::vector<std::string>{s / "src"}, s / "dst", o);
+        truncater.join();
+        EXPECT_EQ(r.status, uringkit::fs::CopyStatus::failure) << r.message;
+        EXPECT_NE(r.message.find(s / "src"), std::string::npos) << r.message;
+        EXPECT_TRUE(r.message.find("shrank") != std::string::npos || r.message.find("changed size") != std::string::npos)
+            << r.message;
+        EXPECT_EQ(read_file(s / "dst"), "old");
+        EXPECT_TRUE(temporaries(s.dir).empty());
+    }
+}
+
+TEST(CpFaults, WithoutIoUringSameBytesSaidOnce) {
+    Scratch s;
+    stdfs::create_directories(s.dir / "t" / "d");
+    for (int i = 0; i < 30; ++i) write_file(s / ("t/d/f" + std::to_string(i)), random_bytes(static_cast<std::size_t>(i) * 1000, 5));
+    write_file(s / "t/big", random_bytes(1 << 20, 6));
+    for (const char* err : {"1", "38"}) {
+        const std::string dst = s / (std::string("copy") + err);
+        const Child r = run({NO_URING, "--errno", err, URINGKIT_CLI, "cp", "-r", s / "t", dst});
+        ASSERT_EQ(r.status, 0) << r.err;
+        EXPECT_EQ(count(r.err, "io_uring unavailable"), 1u) << r.err;
+        EXPECT_EQ(count(r.err, "\n"), 1u) << r.err;
+        for (const auto& e : stdfs::recursive_directory_iterator(s.dir / "t"))
+            if (e.is_regular_file()) {
+                EXPECT_EQ(read_file(e.path().string()), read_file(dst + "/" + e.path().lexically_relative(s.dir / "t").string()));
+            }
+    }
+}
+
+}  // namespace
