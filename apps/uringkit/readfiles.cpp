@@ -29,6 +29,7 @@ Register readfiles_command{Command{
             std::string hash = "xxh64";
             bool unordered = false;
             bool summary = false;
+            bool async = false;
             unsigned inflight = 64;
             unsigned threads = 8;
             std::string bs = "128k";
@@ -46,6 +47,8 @@ Register readfiles_command{Command{
             ->check(CLI::IsMember({"xxh64", "none"}));
         app.add_flag("--unordered", args->unordered, "Print each file as it completes, not in input order");
         app.add_flag("--summary", args->summary, "Print files/s, MiB/s and system calls per file on stderr");
+        app.add_flag("--async", args->async,
+                     "ring: run the chains on io-wq workers (IOSQE_ASYNC), several files at once on other CPUs");
         app.add_option("--inflight", args->inflight, "Files in flight on the ring (fixed-file slots)")
             ->check(CLI::Range(1u, 4096u));
         app.add_option("--threads", args->threads, "Workers of the threadpool engine")->check(CLI::Range(1u, 1024u));
@@ -66,6 +69,7 @@ Register readfiles_command{Command{
             o.ordered = !args->unordered;
             o.inflight = args->inflight;
             o.threads = args->threads;
+            o.async_open = args->async;
             const auto parsed = util::parse_size(args->bs);
             const std::uint64_t bs = parsed.value_or(0);
             if (!parsed || bs == 0 || bs % 512 || bs > (1u << 30)) {

@@ -48,14 +48,21 @@ Buffer aligned_buffer(std::size_t size) {
 // ---- collecting the files --------------------------------------------------
 
 struct Candidate {
-    bool needs_stat;  // a symlink or DT_UNKNOWN entry: its target decides
+    bool needs_stat;          // a symlink or DT_UNKNOWN entry: its target decides
+    bool short_read_is_eof;   // found in a directory of a disk-like file system
+};
+
+// The files to read, and for each whether a short read already means end of file.
+struct FileList {
+    PathList paths;
+    std::vector<bool> short_read_is_eof;
 };
 
 class Collector {
 public:
     Collector(const ReadFilesSink& sink, ReadFilesStats& stats) : sink_(sink), stats_(stats) {}
 
-    PathList collect(std::span<const std::string> inputs, Ring* ring) {
+    FileList collect(std::span<const std::string> inputs, Ring* ring) {
         // Explicit inputs: stat them all (following links) in one batch.
         std::vector<const char*> ptrs;
         for (const std::string& in : inputs) ptrs.push_back(in.c_str());
@@ -68,7 +75,7 @@ public:
             } else if (S_ISDIR(st[i].stx_mode)) {
                 walk(inputs[i]);
             } else if (S_ISREG(st[i].stx_mode)) {
-                add(inputs[i], false);
+                add(inputs[i], false, false);
             } else {
                 skip(inputs[i], st[i].stx_mode);
             }
@@ -77,9 +84,9 @@ public:
     }
 
 private:
-    void add(std::string_view path, bool needs_stat) {
+    void add(std::string_view path, bool needs_stat, bool eof) {
         candidates_.push(path);
-        kinds_.push_back({needs_stat});
+        kinds_.push_back({needs_stat, eof});
         pending_ += needs_stat;
     }
     void fail(std::string_view path, int err) {
@@ -93,7 +100,8 @@ private:
 
     void walk(const std::string& dir) {
         std::vector<DirEntry> entries;
-        const int r = read_directory(dir.c_str(), entries, stats_.syscalls);
+        bool eof = false;
+        const int r = read_directory(dir.c_str(), entries, stats_.syscalls, &eof);
         if (r < 0) fail(dir, -r);
         std::string path;
         for (const DirEntry& e : entries) {
@@ -101,10 +109,10 @@ private:
             if (path.empty() || path.back() != '/') path += '/';
             path += e.name;
             switch (e.type) {
-            case EntryType::regular: add(path, false); break;
+            case EntryType::regular: add(path, false, eof); break;
             case EntryType::directory: walk(path); break;
             case EntryType::symlink:
-            case EntryType::unknown: add(path, true); break;
+            case EntryType::unknown: add(path, true, false); break;
             case EntryType::other: {
                 struct stat sb{};
                 ++stats_.syscalls;
@@ -117,8 +125,13 @@ private:
 
     // Symlinks and entries of unknown type: stat the targets in one batch,
     // keep the regular files in their place in the order.
-    PathList resolve(Ring* ring) {
-        if (pending_ == 0) return std::move(candidates_);
+    FileList resolve(Ring* ring) {
+        FileList out;
+        if (pending_ == 0) {
+            out.paths = std::move(candidates_);
+            for (const Candidate& k : kinds_) out.short_read_is_eof.push_back(k.short_read_is_eof);
+            return out;
+        }
         std::vector<const char*> ptrs;
         std::vector<std::size_t> which;
         for (std::size_t i = 0; i < candidates_.size(); ++i)
@@ -129,18 +142,20 @@ private:
         std::vector<struct statx> st(ptrs.size());
         std::vector<int> res(ptrs.size());
         stat_batch(ring, ptrs, 0, STATX_TYPE, st, res, stats_.syscalls);
-        PathList out;
         std::size_t k = 0;
         for (std::size_t i = 0; i < candidates_.size(); ++i) {
             if (!kinds_[i].needs_stat) {
-                out.push(candidates_[i]);
+                out.paths.push(candidates_[i]);
+                out.short_read_is_eof.push_back(kinds_[i].short_read_is_eof);
                 continue;
             }
             const std::size_t j = k++;
             if (res[j] < 0)
                 fail(candidates_[i], -res[j]);
-            else if (S_ISREG(st[j].stx_mode))
-                out.push(candidates_[i]);
+            else if (S_ISREG(st[j].stx_mode)) {
+                out.paths.push(candidates_[i]);
+                out.short_read_is_eof.push_back(false);  // the target may be anywhere
+            }
             else if (S_ISDIR(st[j].stx_mode)) {
                 ++stats_.skipped;
                 if (sink_.note) sink_.note(candidates_[i], 0, "skipped: symbolic link to a directory, not followed");
@@ -299,9 +314,9 @@ enum Step : std::uint64_t { kOpen, kRead1, kRead2, kClose, kContOpen, kContRead,
 
 class RingReader {
 public:
-    RingReader(Ring& ring, const PathList& files, const ReadFilesOptions& o, Emitter& out)
-        : ring_(ring), files_(files), o_(o), out_(out),
-          nslots_(static_cast<unsigned>(std::min<std::size_t>(o.inflight, files.size()))),
+    RingReader(Ring& ring, const FileList& list, const ReadFilesOptions& o, Emitter& out)
+        : ring_(ring), files_(list.paths), eof_(list.short_read_is_eof), o_(o), out_(out),
+          nslots_(static_cast<unsigned>(std::min<std::size_t>(o.inflight, list.paths.size()))),
           slots_(nslots_), bufs_(aligned_buffer(std::size_t{nslots_} * 2 * o.block_size)) {
         ring_.register_files_sparse(nslots_);
         const iovec iov{bufs_.get(), std::size_t{nslots_} * 2 * o.block_size};
@@ -354,6 +369,7 @@ private:
         int pending = 0;
         int error = 0;
         const char* stage = nullptr;
+        bool short_read_is_eof = false;
     };
 
     char* buf(unsigned slot, int half) const noexcept {
@@ -373,17 +389,21 @@ private:
     // a short read, which is the normal end of a small file, does not cancel
     // B; B hard-links the close, which therefore runs whatever the reads did.
     // A failed open cancels all three (the slot stays empty).
+    //
+    // On a disk-like file system a short read is already the end of the file,
+    // so the chain is open -> read -> close: three SQEs per file.
     void start(unsigned slot, std::size_t file) {
         Slot& s = slots_[slot];
-        s = Slot{file, s.state, 0, 0, 0, 0, 4, 0, nullptr};
+        s = Slot{file, s.state, 0, 0, 0, 0, 0, 0, nullptr, eof_[file]};
         if (o_.hash) XXH64_reset(s.state, 0);
-        ring_.prepare(op::OpenAt(AT_FDCWD, files_.c_str(file), O_RDONLY | O_NOCTTY).into_slot(slot))
-            .user_data(ud(slot, kOpen))
-            .link();
+        Sqe open = ring_.prepare(op::OpenAt(AT_FDCWD, files_.c_str(file), O_RDONLY | O_NOCTTY).into_slot(slot));
+        open.user_data(ud(slot, kOpen)).link();
+        if (o_.async_open) open.async();
         read_op(slot, 0, ~std::uint64_t{0}).user_data(ud(slot, kRead1)).hardlink();
-        read_op(slot, 1, ~std::uint64_t{0}).user_data(ud(slot, kRead2)).hardlink();
+        if (!s.short_read_is_eof) read_op(slot, 1, ~std::uint64_t{0}).user_data(ud(slot, kRead2)).hardlink();
         ring_.prepare(op::Close(Fixed{slot})).user_data(ud(slot, kClose));
-        outstanding_ += 4;
+        s.pending = s.short_read_is_eof ? 3 : 4;
+        outstanding_ += static_cast<unsigned>(s.pending);
         ++active_;
     }
 
@@ -475,6 +495,10 @@ private:
             return finish(slot);
         }
         consume(s, slot, 0, s.r1);
+        if (s.short_read_is_eof) {
+            if (static_cast<std::size_t>(s.r1) < o_.block_size) return finish(slot);
+            return reopen(slot);  // a full block: there may be more
+        }
         if (retryable(s.r2)) return reopen(slot);
         if (s.r2 < 0) {
             fail(s, s.r2, "read");
@@ -499,6 +523,7 @@ private:
 
     Ring& ring_;
     const PathList& files_;
+    const std::vector<bool>& eof_;
     const ReadFilesOptions& o_;
     Emitter& out_;
     unsigned nslots_;
@@ -579,7 +604,8 @@ ReadFilesStats read_files(std::span<const std::string> inputs, const ReadFilesOp
     }
 
     const auto t0 = Clock::now();
-    PathList files = Collector(sink, stats).collect(inputs, ring ? &*ring : nullptr);
+    const FileList list = Collector(sink, stats).collect(inputs, ring ? &*ring : nullptr);
+    const PathList& files = list.paths;
     stats.walk_seconds = seconds_since(t0);
 
     const auto t1 = Clock::now();
@@ -587,7 +613,7 @@ ReadFilesStats read_files(std::span<const std::string> inputs, const ReadFilesOp
     if (!files.empty()) {
         switch (stats.engine) {
         case ReadEngine::ring: {
-            RingReader reader(*ring, files, o, out);
+            RingReader reader(*ring, list, o, out);
             stats.syscalls += reader.register_calls();
             reader.run();
             break;

@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -22,6 +23,24 @@ EntryType type_of_dtype(unsigned char t) noexcept {
     case DT_LNK: return EntryType::symlink;
     case DT_UNKNOWN: return EntryType::unknown;
     default: return EntryType::other;
+    }
+}
+
+// File systems whose regular files hold what st_size says: a read comes back
+// short only at end of file.  (io_uring's own read path also continues short
+// non-blocking reads of regular files until the end or an error.)
+bool disk_like(long magic) noexcept {
+    switch (static_cast<unsigned long>(magic)) {
+    case 0xEF53:      // ext2/3/4
+    case 0x58465342:  // xfs
+    case 0x9123683E:  // btrfs
+    case 0x01021994:  // tmpfs
+    case 0xF2F52010:  // f2fs
+    case 0x794C7630:  // overlayfs (the layers below are disk file systems)
+    case 0x2FC12FC1:  // zfs
+        return true;
+    default:
+        return false;
     }
 }
 
@@ -55,11 +74,17 @@ const char* kind_name(mode_t mode) noexcept {
     return "regular file";
 }
 
-int read_directory(const char* path, std::vector<DirEntry>& out, std::uint64_t& syscalls) {
+int read_directory(const char* path, std::vector<DirEntry>& out, std::uint64_t& syscalls,
+                   bool* short_read_is_eof) {
     out.clear();
     ++syscalls;
     const int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return -errno;
+    if (short_read_is_eof) {
+        struct statfs sf {};
+        ++syscalls;
+        *short_read_is_eof = ::fstatfs(fd, &sf) == 0 && disk_like(sf.f_type);
+    }
     alignas(dirent64) static thread_local char buf[64 * 1024];
     int err = 0;
     for (;;) {

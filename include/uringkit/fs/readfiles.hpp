@@ -1,11 +1,12 @@
 // `readfiles`: read and hash every regular file under some paths.
 //
-// The ring engine runs one open -> read -> read -> close chain per file on a
+// The ring engine runs one open -> read -> close chain per file on a
 // fixed-file slot (a direct descriptor, never in the process fd table), with
-// up to `inflight` files in flight and every buffer registered.  The second
-// read of the chain confirms end of file (it returns 0), so a file smaller
-// than the block size costs one chain, four SQEs and no system call of its
-// own; a larger file (or a /proc file that answers in pieces) continues with
+// up to `inflight` files in flight and every buffer registered.  Where a short
+// read does not prove end of file (procfs, sysfs: files that say size 0 and
+// answer in pieces) the chain is open -> read -> read -> close and the second
+// read confirms it (it returns 0).  A file smaller than the block size costs
+// one chain and no system call of its own; a larger file continues with
 // further reads.  The threadpool and sync engines run the same job the usual
 // ways, for comparison.
 #pragma once
@@ -31,6 +32,10 @@ struct ReadFilesOptions {
     unsigned inflight = 64;  // ring: files in flight (fixed-file slots)
     unsigned threads = 8;    // threadpool: blocking workers
     std::size_t block_size = 128 * 1024;
+    // ring: run each chain on an io-wq worker (IOSQE_ASYNC on the open), so
+    // several files are opened and read at once on other CPUs while this
+    // thread hashes; false keeps everything on the submitting thread.
+    bool async_open = false;
 };
 
 struct FileResult {

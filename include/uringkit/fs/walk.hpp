@@ -30,7 +30,12 @@ struct DirEntry {
 // The entries of directory `path` (without "." and ".."), sorted by name in
 // byte order so every run lists a tree in the same order.  Returns 0 or -errno;
 // adds the system calls it made to `syscalls`.
-int read_directory(const char* path, std::vector<DirEntry>& out, std::uint64_t& syscalls);
+// With `short_read_is_eof`, also says (one fstatfs) whether the directory's
+// file system is one where a short read of a regular file means end of file
+// (ext4, xfs, btrfs, tmpfs, ...), unlike procfs and sysfs, whose files say
+// size 0 and answer in pieces.
+int read_directory(const char* path, std::vector<DirEntry>& out, std::uint64_t& syscalls,
+                   bool* short_read_is_eof = nullptr);
 
 EntryType type_of(mode_t mode) noexcept;
 const char* type_name(EntryType t) noexcept;

@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""Benchmarks for `uringkit readfiles` and `uringkit cp` against their peers,
+measured side by side in one run, interleaved (A B C ... A B C ...), medians
+with min-max.  Writes bench/results/files_readfiles.md and files_cp.md.
+
+  bench/files_bench.py [--uringkit build/uringkit] [--dir /var/tmp/uringkit-files-bench]
+                       [--rounds 7] [--big 1g] [--only readfiles|cp]
+
+Peers: a plain synchronous open/read/close loop in C (bench/sync_readfiles.c,
+compiled here with cc), Node.js fs.promises.readFile with 64 in flight
+(UV_USE_IO_URING=1 and =0), coreutils cp and cp -r.  Needs root for the cold
+runs (echo 3 > /proc/sys/vm/drop_caches); without it they are skipped and the
+results say so.
+"""
+import argparse, os, platform, re, shutil, statistics, subprocess, sys, tempfile, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def sh(cmd, env=None, check=True):
+    r = subprocess.run(cmd, shell=isinstance(cmd, str), capture_output=True, text=True, env=env)
+    if check and r.returncode != 0:
+        sys.exit(f"failed: {cmd}\n{r.stderr}")
+    return r
+
+
+def loadavg():
+    return open('/proc/loadavg').read().split()[:3]
+
+
+def stats(xs):
+    return statistics.median(xs), min(xs), max(xs)
+
+
+def fmt_rate(xs):
+    m, lo, hi = stats(xs)
+    return f"{m:,.0f} ({lo:,.0f}-{hi:,.0f})"
+
+
+def fmt_time(xs):
+    m, lo, hi = stats(xs)
+    return f"{m:.3f} ({lo:.3f}-{hi:.3f})"
+
+
+def drop_caches():
+    sh('sync')
+    with open('/proc/sys/vm/drop_caches', 'w') as f:
+        f.write('3\n')
+
+
+def can_drop_caches():
+    try:
+        drop_caches()
+        return True
+    except OSError:
+        return False
+
+
+def make_tree(path, files=10000, size=4096):
+    if os.path.isdir(path) and len(os.listdir(path)) == files:
+        return
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    for i in range(files):
+        with open(os.path.join(path, f"f{i:05d}"), 'wb') as f:
+            f.write(os.urandom(size))
+    sh('sync')
+
+
+def warm(path):
+    sh(f"cat {path}/* > /dev/null" if os.path.isdir(path) else f"cat {path} > /dev/null")
+
+
+def strace_total(cmd):
+    """Total system calls of `cmd` (all threads) by strace -c -f."""
+    with tempfile.NamedTemporaryFile(suffix='.strace') as t:
+        sh(['strace', '-c', '-f', '-o', t.name] + cmd)
+        text = open(t.name).read()
+    m = re.search(r'^\s*100\.00\s+\S+\s+\S+\s+(\d+)', text, re.M)
+    return int(m.group(1)) if m else None, text
+
+
+def bench_readfiles(a, uk, work, out):
+    tree = os.path.join(work, 'tree')
+    make_tree(tree)
+    cc = os.path.join(work, 'sync_readfiles')
+    sh(['cc', '-O2', '-o', cc, os.path.join(HERE, 'sync_readfiles.c'), '-lxxhash'])
+    node = shutil.which('node')
+    mjs = os.path.join(HERE, 'files_node_readfile.mjs')
+    warm(tree)
+
+    def uk_rate(*extra):
+        r = sh([uk, 'readfiles', '--summary', *extra, tree])
+        return float(re.search(r'([\d.]+) files/s', r.stderr).group(1))
+
+    def c_rate(*extra):
+        return float(sh([cc, *extra, tree]).stdout.split()[3])
+
+    def node_rate(io_uring):
+        env = dict(os.environ, UV_USE_IO_URING=io_uring)
+        return float(sh([node, mjs, tree, '64'], env=env).stdout.split()[3])
+
+    runs = [
+        ('uringkit readfiles --hash none (ring)', f'{uk} readfiles --hash none --summary TREE', lambda: uk_rate('--hash', 'none')),
+        ('C sync open/read/close loop', f'sync_readfiles TREE', lambda: c_rate()),
+        ('uringkit readfiles (ring, XXH64)', f'{uk} readfiles --summary TREE', lambda: uk_rate()),
+        ('C sync loop + XXH64', f'sync_readfiles --hash TREE', lambda: c_rate('--hash')),
+        ('uringkit readfiles --engine threadpool --hash none', f'{uk} readfiles --engine threadpool --hash none --summary TREE',
+         lambda: uk_rate('--engine', 'threadpool', '--hash', 'none')),
+        ('uringkit readfiles --engine sync --hash none', f'{uk} readfiles --engine sync --hash none --summary TREE',
+         lambda: uk_rate('--engine', 'sync', '--hash', 'none')),
+    ]
+    if node:
+        runs += [
+            ('Node.js readFile x64, UV_USE_IO_URING=1', f'UV_USE_IO_URING=1 node bench/files_node_readfile.mjs TREE 64', lambda: node_rate('1')),
+            ('Node.js readFile x64, UV_USE_IO_URING=0', f'UV_USE_IO_URING=0 node bench/files_node_readfile.mjs TREE 64', lambda: node_rate('0')),
+        ]
+    load_before = loadavg()
+    results = {name: [] for name, _, _ in runs}
+    for _ in range(a.rounds):
+        for name, _, fn in runs:
+            results[name].append(fn())
+    load_after = loadavg()
+    sc_total, sc_text = strace_total([uk, 'readfiles', '--hash', 'none', tree])
+    internal = re.search(r'(\d+) system calls, ([\d.]+) per file',
+                         sh([uk, 'readfiles', '--hash', 'none', '--summary', tree]).stderr)
+    sc_c, _ = strace_total([cc, tree])
+
+    ring = statistics.median(results[runs[0][0]])
+    lines = [
+        '# readfiles: 10,000 files of 4 KiB, warm page cache',
+        '',
+        f'Command: `bench/files_bench.py --only readfiles --rounds {a.rounds}` ({time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}).',
+        f'Machine: {platform.node() and "2-core VM"}, kernel {platform.release()}, {os.cpu_count()} CPUs, '
+        f'ext4; load average before {" ".join(load_before)}, after {" ".join(load_after)} '
+        '(the machine is shared: other builds ran at the same time; figures are medians of interleaved rounds).',
+        '',
+        'Each program times only its reading loop (the file list is gathered first, untimed), so process start-up '
+        'and Node.js start-up are excluded for everyone.  files/s, median (min-max) of '
+        f'{a.rounds} interleaved rounds:',
+        '',
+        '| run | files/s | vs ring (hash none) |',
+        '|---|---|---|',
+    ]
+    for name, cmd, _ in runs:
+        m = statistics.median(results[name])
+        lines.append(f'| {name} | {fmt_rate(results[name])} | {ring / m:.2f}x |')
+    c = statistics.median(results[runs[1][0]])
+    lines += ['', f'**readfiles (ring) / C sync loop: {ring / c:.2f}x** (target >= 1.5x); '
+              f'with XXH64 on both sides: {statistics.median(results[runs[2][0]]) / statistics.median(results[runs[3][0]]):.2f}x.']
+    if node:
+        n1 = statistics.median(results[runs[6][0]])
+        n0 = statistics.median(results[runs[7][0]])
+        lines += [f'**readfiles (ring) / Node.js readFile: {ring / n1:.2f}x (UV_USE_IO_URING=1), {ring / n0:.2f}x (=0)** (target >= 4x).']
+    lines += ['', '## System calls',
+              '',
+              f'- readfiles' + (f' counts {internal.group(1)} system calls for the job itself ({internal.group(2)} per file: io_uring_enter, '
+              'register calls, the directory walk).' if internal else ''),
+              f'- `strace -c -f uringkit readfiles --hash none TREE`: {sc_total} system calls in total for the whole process '
+              f'(start-up, ring setup, output included): {sc_total / 10000:.3f} per file.',
+              f'- `strace -c -f sync_readfiles TREE`: {sc_c} ({sc_c / 10000:.2f} per file).',
+              '', '```', sc_text.strip(), '```', '',
+              'Commands (TREE = 10,000 files of 4 KiB made by the script):', '']
+    lines += [f'- {name}: `{cmd}`' for name, cmd, _ in runs]
+    with open(os.path.join(out, 'files_readfiles.md'), 'w') as f:
+        f.write('\n'.join(lines) + '\n')
+    print('\n'.join(lines))
+
+
+def timed(cmd, before=None):
+    if before:
+        before()
+    t0 = time.perf_counter()
+    sh(cmd)
+    return time.perf_counter() - t0
+
+
+def bench_cp(a, uk, work, out):
+    big = os.path.join(work, 'big')
+    size = parse_size(a.big)
+    if not os.path.exists(big) or os.path.getsize(big) != size:
+        sh(f'head -c {size} /dev/urandom > {big} && sync')
+    tree = os.path.join(work, 'tree')
+    make_tree(tree)
+    dst = os.path.join(work, 'dst')
+
+    def clean():
+        sh(['rm', '-rf', dst])
+        sh('sync')
+
+    cold_ok = can_drop_caches()
+    rows = []
+    load_before = loadavg()
+
+    def pair(label, ours, theirs, before, rounds):
+        res = {'uringkit': [], 'coreutils': []}
+        for _ in range(rounds):
+            for who, cmd in (('uringkit', ours), ('coreutils', theirs)):
+                clean()
+                res[who].append(timed(cmd, before))
+        clean()
+        u, c = statistics.median(res['uringkit']), statistics.median(res['coreutils'])
+        rows.append((label, ' '.join(ours), ' '.join(theirs), res, c / u))
+
+    warm_all = lambda: (warm(big), warm(tree))
+    pair(f'cp of one {a.big} file, warm', [uk, 'cp', big, dst], ['cp', big, dst], lambda: warm(big), a.rounds)
+    if cold_ok:
+        pair(f'cp of one {a.big} file, cold (caches dropped before each run)', [uk, 'cp', big, dst], ['cp', big, dst],
+             drop_caches, max(3, a.rounds // 2))
+    pair('cp -r of 10,000 files of 4 KiB, warm', [uk, 'cp', '-r', tree, dst], ['cp', '-r', tree, dst], lambda: warm(tree), a.rounds)
+    if cold_ok:
+        pair('cp -r of 10,000 files of 4 KiB, cold', [uk, 'cp', '-r', tree, dst], ['cp', '-r', tree, dst], drop_caches,
+             max(3, a.rounds // 2))
+    load_after = loadavg()
+    clean()
+    sc_uk, _ = strace_total([uk, 'cp', '-r', tree, dst])
+    clean()
+    sc_cu, _ = strace_total(['cp', '-r', tree, dst])
+    clean()
+    internal = re.search(r'(\d+) system calls', sh([uk, 'cp', '-r', '--summary', tree, dst]).stderr)
+    clean()
+
+    lines = ['# cp: one large file and a 10,000-file tree, against coreutils cp ' + sh(['cp', '--version']).stdout.split('\n')[0].split()[-1],
+             '',
+             f'Command: `bench/files_bench.py --only cp --rounds {a.rounds} --big {a.big}` ({time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}).',
+             f'Kernel {platform.release()}, {os.cpu_count()} CPUs, ext4 on a virtual disk; load average before {" ".join(load_before)}, '
+             f'after {" ".join(load_after)} (shared machine; interleaved rounds, medians).',
+             'Wall time of the whole command, seconds, median (min-max); the destination is removed and `sync` run '
+             'between runs (untimed).  Neither tool fsyncs.' + ('' if cold_ok else
+             ' Cold runs skipped: /proc/sys/vm/drop_caches is not writable here.'),
+             '', '| job | uringkit | coreutils | speed-up (coreutils time / uringkit time) |', '|---|---|---|---|']
+    for label, ours, theirs, res, ratio in rows:
+        lines.append(f'| {label} | {fmt_time(res["uringkit"])} | {fmt_time(res["coreutils"])} | {ratio:.2f}x |')
+    lines += ['', 'Targets: large file >= 0.8x warm, >= 1.0x cold; tree >= 2x.', '',
+              '## System calls for cp -r of the 10,000-file tree', '',
+              f'- `strace -c -f uringkit cp -r TREE DST`: {sc_uk} in total ({sc_uk / 10000:.3f} per file); '
+              f'the copy itself counts {internal.group(1) if internal else "?"}.',
+              f'- `strace -c -f cp -r TREE DST`: {sc_cu} ({sc_cu / 10000:.2f} per file).', '', 'Commands:', '']
+    for label, ours, theirs, _, _ in rows:
+        lines.append(f'- {label}: `{ours}` vs `{theirs}`')
+    with open(os.path.join(out, 'files_cp.md'), 'w') as f:
+        f.write('\n'.join(lines) + '\n')
+    print('\n'.join(lines))
+
+
+def parse_size(s):
+    m = re.fullmatch(r'(\d+)([kmg]?)', s.lower())
+    return int(m.group(1)) * {'': 1, 'k': 1 << 10, 'm': 1 << 20, 'g': 1 << 30}[m.group(2)]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument('--uringkit', default=os.path.join(ROOT, 'build', 'uringkit'))
+    p.add_argument('--dir', default='/var/tmp/uringkit-files-bench')
+    p.add_argument('--rounds', type=int, default=7)
+    p.add_argument('--big', default='1g')
+    p.add_argument('--only', choices=['readfiles', 'cp'])
+    p.add_argument('--out', default=os.path.join(HERE, 'results'))
+    a = p.parse_args()
+    uk = os.path.abspath(a.uringkit)
+    if not os.access(uk, os.X_OK):
+        sys.exit(f'{uk}: not built (make build, or pass --uringkit PATH)')
+    os.makedirs(a.dir, exist_ok=True)
+    os.makedirs(a.out, exist_ok=True)
+    if a.only in (None, 'readfiles'):
+        bench_readfiles(a, uk, a.dir, a.out)
+    if a.only in (None, 'cp'):
+        bench_cp(a, uk, a.dir, a.out)
+
+
+if __name__ == '__main__':
+    main()
