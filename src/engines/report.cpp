@@ -231,6 +231,8 @@ std::string to_json(const Report& rep) {
                 {"ctx_invol_per_kio", r.ctx_invol_per_kio},
                 {"syscalls_per_io", r.syscalls_per_io},
                 {"ios_per_submit", r.ios_per_submit},
+                {"syscalls", r.syscalls},
+                {"submits", r.submits},
             });
         }
         rows.push_back(std::move(row));

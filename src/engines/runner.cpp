@@ -276,6 +276,8 @@ Row aggregate(const std::string& engine, unsigned depth, unsigned batch, const s
     row.iops_min = *std::min_element(iops.begin(), iops.end());
     row.iops_max = *std::max_element(iops.begin(), iops.end());
     row.ios = static_cast<std::uint64_t>(med([](const Outcome& o) { return static_cast<double>(o.ios); }));
+    row.syscalls = static_cast<std::uint64_t>(med([](const Outcome& o) { return static_cast<double>(o.syscalls); }));
+    row.submits = static_cast<std::uint64_t>(med([](const Outcome& o) { return static_cast<double>(o.submits); }));
     row.seconds = med([](const Outcome& o) { return o.seconds; });
     row.bw_bytes = med([](const Outcome& o) { return static_cast<double>(o.bytes) / o.seconds; });
     row.lat_ns.mean = med([](const Outcome& o) { return o.lat.mean; });

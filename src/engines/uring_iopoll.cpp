@@ -1,16 +1,41 @@
 // uring-iopoll: the ring polls the device for completions instead of taking
 // interrupts.  Only O_DIRECT I/O on a device with poll queues can be polled
-// (NVMe with nvme.poll_queues > 0, for example); elsewhere each read fails
-// with EOPNOTSUPP, so one probe read at setup tells and the row says why.
+// (NVMe with nvme.poll_queues > 0, for example).  The block layer says so in
+// /sys/block/<dev>/queue/io_poll; where it is 0 a polled read may never be
+// reaped (the kernel spins in its poll loop), so we ask sysfs first and only
+// then probe with one read.
 #include "uring_loop.hpp"
 
 #include "uringkit/ops/ops.hpp"
 
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
 #include <cstring>
+#include <fstream>
 #include <string>
 
 namespace uringkit::engines::detail {
 namespace {
+
+// The block queue under `fd`: "1" when it can poll, "0" when not, empty when unknown.
+std::string queue_io_poll(int fd, std::string& device) {
+    struct stat st;
+    if (::fstat(fd, &st) != 0) return {};
+    const dev_t dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+    const std::string base = "/sys/dev/block/" + std::to_string(major(dev)) + ":" + std::to_string(minor(dev));
+    for (const char* q : {"/queue/io_poll", "/../queue/io_poll"}) {  // a partition's queue is its disk's
+        std::ifstream in(base + q);
+        std::string v;
+        if (in >> v) {
+            std::ifstream name(base + (q[1] == '.' ? "/../uevent" : "/uevent"));
+            for (std::string line; std::getline(name, line);)
+                if (line.rfind("DEVNAME=", 0) == 0) device = line.substr(8);
+            return v;
+        }
+    }
+    return {};
+}
 
 RingOptions iopoll_options() noexcept {
     RingOptions o = lean_ring_options();
@@ -49,6 +74,11 @@ private:
     static Ring make(const JobContext& ctx) {
         if (!ctx.workload->direct)
             throw EngineUnavailable("IOPOLL polls the device, so it works only with O_DIRECT (add --direct)");
+        std::string device;
+        if (queue_io_poll(ctx.fd, device) != "1")
+            throw EngineUnavailable("the device" + (device.empty() ? std::string() : " " + device) +
+                                    " has no poll queues (its queue/io_poll in sysfs is not 1; NVMe needs "
+                                    "nvme.poll_queues)");
         return make_ring(ctx.depth, iopoll_options());
     }
     int fd_;

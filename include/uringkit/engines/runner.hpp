@@ -58,6 +58,8 @@ struct Row {
     double ctx_per_kio = 0, ctx_vol_per_kio = 0, ctx_invol_per_kio = 0;
     double syscalls_per_io = 0;
     double ios_per_submit = 0;
+    std::uint64_t syscalls = 0;  // counted by the engine (median run), for cross-checks
+    std::uint64_t submits = 0;
 };
 
 std::string_view status_name(Row::Status s) noexcept;

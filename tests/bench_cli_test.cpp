@@ -1,0 +1,351 @@
+// `uringkit bench` as a user runs it: bad input gets one line and its exit
+// status and leaves nothing behind; io_uring forbidden by seccomp gives
+// `unavailable` rows while the others run; Ctrl-C prints what was measured
+// and removes the temporary file; the JSON has every field of the schema.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <nlohmann/json.hpp>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+    int status = -1;
+    std::string out, err;
+};
+
+// A fresh TMPDIR per test, so "nothing left behind" can be checked exactly.
+class BenchCli : public ::testing::Test {
+protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/uringkit-bench-cli-XXXXXX";
+        ASSERT_NE(::mkdtemp(tmpl), nullptr);
+        dir_ = tmpl;
+        tmp_ = dir_ / "tmp";
+        fs::create_directory(tmp_);
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+
+    // Runs the CLI with `args`; `in_child` runs after fork, before exec (to
+    // set a limit or a seccomp filter); `on_start` gets the child's pid and
+    // its stdout fd while it runs.
+    Result run(std::vector<std::string> args, const std::function<void()>& in_child = {},
+               const std::function<void(pid_t, int)>& on_start = {}) {
+        args.insert(args.begin(), {URINGKIT_CLI, "bench"});
+        int out[2], err[2];
+        EXPECT_EQ(::pipe(out), 0);
+        EXPECT_EQ(::pipe(err), 0);
+        const pid_t pid = ::fork();
+        if (pid == 0) {
+            ::dup2(out[1], 1);
+            ::dup2(err[1], 2);
+            ::close(out[0]);
+            ::close(err[0]);
+            ::setenv("TMPDIR", tmp_.c_str(), 1);
+            if (in_child) in_child();
+            std::vector<char*> argv;
+            for (std::string& a : args) argv.push_back(a.data());
+            argv.push_back(nullptr);
+            ::execv(argv[0], argv.data());
+            ::_exit(127);
+        }
+        ::close(out[1]);
+        ::close(err[1]);
+        Result r;
+        if (on_start) on_start(pid, out[0]);
+        drain(out[0], r.out, err[0], r.err);
+        int st = 0;
+        ::waitpid(pid, &st, 0);
+        r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        return r;
+    }
+    static void drain(int a, std::string& sa, int b, std::string& sb) {
+        pollfd p[2] = {{a, POLLIN, 0}, {b, POLLIN, 0}};
+        int open = 2;
+        char buf[4096];
+        while (open > 0 && ::poll(p, 2, -1) > 0) {
+            for (int i = 0; i < 2; ++i) {
+                if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP))) continue;
+                const ssize_t n = ::read(p[i].fd, buf, sizeof buf);
+                if (n <= 0) {
+                    ::close(p[i].fd);
+                    p[i].fd = -1;
+                    --open;
+                } else {
+                    (i == 0 ? sa : sb).append(buf, static_cast<std::size_t>(n));
+                }
+            }
+        }
+    }
+    bool tmp_empty() const { return fs::is_empty(tmp_); }
+    std::string path(const char* name) const { return (dir_ / name).string(); }
+    void make_file(const char* name, std::size_t bytes) const {
+        std::ofstream f(path(name), std::ios::binary);
+        std::string data(bytes, 'x');
+        f << data;
+    }
+    // One line on stderr, naming the problem.
+    static void one_line(const Result& r, const std::string& needle) {
+        EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        EXPECT_EQ(r.out, "") << "nothing printed on stdout for bad input";
+    }
+
+    fs::path dir_, tmp_;
+};
+
+// Small and quick: a 4 MiB temporary file, a fixed number of I/Os.
+const std::vector<std::string> kQuick = {"--size", "4m", "--ios", "2000", "--ramp", "0"};
+
+std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+TEST_F(BenchCli, JsonHasTheSchemaAndTheTemporaryFileIsGone) {
+    const std::string json = path("out.json"), csv = path("out.csv"), svg = path("out.svg");
+    const Result r = run(with(kQuick, {"--engines", "pread,uring,auto", "--iodepth", "1,8", "--verify", "--json",
+                                       json, "--csv", csv, "--plot", svg}));
+    ASSERT_EQ(r.status, 0) << r.err << r.out;
+    EXPECT_TRUE(tmp_empty()) << "the temporary file was left behind";
+    EXPECT_EQ(r.err, "") << "no progress line when stderr is not a terminal";
+    EXPECT_NE(r.out.find("at depth 8"), std::string::npos) << "a verdict per depth:\n" << r.out;
+    const auto doc = nlohmann::json::parse(std::ifstream(json));
+    for (const char* k : {"kernel", "cpu_model", "cores", "io_uring_disabled", "filesystem", "device"})
+        EXPECT_TRUE(doc["host"].contains(k)) << k;
+    EXPECT_EQ(doc["job"]["bs"], 4096);
+    EXPECT_EQ(doc["job"]["rw"], "randread");
+    ASSERT_EQ(doc["rows"].size(), 6u);
+    for (const auto& row : doc["rows"]) {
+        for (const char* k : {"engine", "iodepth", "status", "reason", "iops", "bw_bytes", "lat_ns", "cpu_usr",
+                              "cpu_sys", "cpu_us_per_io", "ctx_per_kio", "syscalls_per_io", "ios_per_submit"})
+            EXPECT_TRUE(row.contains(k)) << k << " in " << row.dump();
+        for (const char* k : {"mean", "p50", "p90", "p99", "p99_9", "max"}) EXPECT_TRUE(row["lat_ns"].contains(k));
+        EXPECT_EQ(row["status"], "ok") << row.dump();
+        EXPECT_EQ(row["ios"], 2000) << "--ios is exact";
+        EXPECT_GT(row["iops"].get<double>(), 0);
+        EXPECT_NEAR(row["bw_bytes"].get<double>(), row["iops"].get<double>() * 4096, 1.0);
+        EXPECT_LE(row["lat_ns"]["p50"].get<double>(), row["lat_ns"]["p99"].get<double>());
+        EXPECT_LE(row["lat_ns"]["p99"].get<double>(), row["lat_ns"]["max"].get<double>() * 1.01);
+    }
+    // Peak memory: under 32 MiB plus the I/O buffers (the bound).
+    EXPECT_LT(doc["peak_rss_kib"].get<long>(), (32 << 10) + 8 * 4 * 1);
+    std::ifstream c(csv);
+    std::string header;
+    std::getline(c, header);
+    EXPECT_EQ(header.rfind("engine,iodepth,batch,status,", 0), 0u) << header;
+    std::ifstream s(svg);
+    const std::string chart((std::istreambuf_iterator<char>(s)), std::istreambuf_iterator<char>());
+    EXPECT_NE(chart.find("<svg"), std::string::npos);
+    EXPECT_NE(chart.find("I/O depth"), std::string::npos);
+    EXPECT_NE(chart.find(">uring<"), std::string::npos) << "a legend entry per engine";
+}
+
+TEST_F(BenchCli, IoUringForbiddenGivesUnavailableRowsAndPreadStillRuns) {
+    const std::string json = path("out.json");
+    const Result r = run(with(kQuick, {"--engines", "pread,uring,uring-reg,auto", "--iodepth", "4", "--json", json}),
+                         [] {
+                             // As no_uring does: io_uring_* fail with EPERM.
+                             sock_filter f[] = {
+                                 BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+                                 BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+                                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+                                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+                             };
+                             sock_fprog prog{4, f};
+                             ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+                             ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+                         });
+    ASSERT_EQ(r.status, 0) << "pread ran, so the exit status is 0\n" << r.err << r.out;
+    const auto doc = nlohmann::json::parse(std::ifstream(json));
+    for (const auto& row : doc["rows"]) {
+        const std::string e = row["engine"];
+        if (e == "uring" || e == "uring-reg") {
+            EXPECT_EQ(row["status"], "unavailable");
+            EXPECT_NE(row["reason"].get<std::string>().find("io_uring_setup"), std::string::npos) << row["reason"];
+        } else {
+            EXPECT_EQ(row["status"], "ok") << e;
+        }
+    }
+    EXPECT_NE(r.out.find("unavailable: io_uring_setup"), std::string::npos) << r.out;
+    EXPECT_TRUE(tmp_empty());
+}
+
+TEST_F(BenchCli, NoUringWrapperOnlyUringEnginesExitsOne) {
+    // no_uring [--errno 38] CMD: io_uring as on a kernel built without it.
+    std::vector<std::string> args = with(kQuick, {"--engines", "uring,uring-sqpoll"});
+    args.insert(args.begin(), {NO_URING, "--errno", "38", URINGKIT_CLI, "bench"});
+    int out[2];
+    ASSERT_EQ(::pipe(out), 0);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::dup2(out[1], 1);
+        ::dup2(out[1], 2);
+        ::setenv("TMPDIR", tmp_.c_str(), 1);
+        std::vector<char*> argv;
+        for (std::string& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        ::execv(argv[0], argv.data());
+        ::_exit(127);
+    }
+    ::close(out[1]);
+    std::string all, none;
+    int devnull = ::open("/dev/null", O_RDONLY);
+    drain(out[0], all, devnull, none);
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    ASSERT_TRUE(WIFEXITED(st));
+    EXPECT_EQ(WEXITSTATUS(st), 1) << all;
+    EXPECT_NE(all.find("unavailable"), std::string::npos) << all;
+    EXPECT_NE(all.find("no engine could run"), std::string::npos) << all;
+    EXPECT_TRUE(tmp_empty());
+}
+
+TEST_F(BenchCli, MissingFile) {
+    const Result r = run(with(kQuick, {"--filename", path("nope")}));
+    EXPECT_EQ(r.status, 4);
+    one_line(r, "nope: No such file or directory");
+}
+
+TEST_F(BenchCli, Directory) {
+    const Result r = run(with(kQuick, {"--filename", dir_.string()}));
+    EXPECT_EQ(r.status, 4);
+    one_line(r, "is a directory");
+}
+
+TEST_F(BenchCli, FileSmallerThanOneBlock) {
+    make_file("small", 1000);
+    const Result r = run(with(kQuick, {"--filename", path("small")}));
+    EXPECT_EQ(r.status, 4);
+    one_line(r, "smaller than one block");
+}
+
+TEST_F(BenchCli, DirectBlockSizeNotAMultipleOfTheLogicalBlock) {
+    const Result r = run(with(kQuick, {"--direct", "--bs", "1000"}));
+    EXPECT_EQ(r.status, 4);
+    one_line(r, "not a multiple of");
+    EXPECT_TRUE(tmp_empty());
+}
+
+TEST_F(BenchCli, FilesystemRefusingODirect) {
+    // A filesystem without O_DIRECT is injected: open() with O_DIRECT fails
+    // with EINVAL, as it does on filesystems that lack direct I/O.
+    const Result r = run(with(kQuick, {"--direct"}), [] {
+        sock_filter f[] = {
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_openat, 0, 3),
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[2])),
+            BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_DIRECT, 0, 1),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EINVAL),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        sock_fprog prog{6, f};
+        ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+        ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+    });
+    EXPECT_EQ(r.status, 4);
+    one_line(r, "refuses direct I/O");
+    EXPECT_TRUE(tmp_empty()) << "the temporary file made for the run was removed";
+}
+
+TEST_F(BenchCli, BadValuesAreUsageErrors) {
+    const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+        {{"--size", "0"}, "--size 0"},
+        {{"--size", "-5"}, "--size -5"},
+        {{"--iodepth", "0"}, "--iodepth 0"},
+        {{"--iodepth", "1,-3"}, "--iodepth -3"},
+        {{"--iodepth", "40000"}, "above the ring's maximum"},
+        {{"--bs", "0"}, "--bs 0"},
+        {{"--engines", "pread,warp"}, "unknown engine 'warp'"},
+        {{"--rw", "sideways"}, "--rw sideways"},
+        {{"--cache", "lukewarm"}, "--cache lukewarm"},
+        {{"--runtime", "soon"}, "--runtime soon"},
+    };
+    for (const auto& [args, needle] : cases) {
+        const Result r = run(args);
+        EXPECT_EQ(r.status, 2) << needle;
+        one_line(r, needle);
+    }
+    const Result r = run({"--no-such-option"});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("--no-such-option"), std::string::npos) << r.err;
+    EXPECT_TRUE(tmp_empty());
+}
+
+TEST_F(BenchCli, WritesToAUsersFileNeedAllowWrite) {
+    make_file("mine", 1 << 20);
+    const auto before = fs::last_write_time(path("mine"));
+    const Result r = run(with(kQuick, {"--filename", path("mine"), "--rw", "randwrite", "--engines", "pread"}));
+    EXPECT_EQ(r.status, 2);
+    one_line(r, "--allow-write");
+    EXPECT_EQ(fs::last_write_time(path("mine")), before) << "the file was not touched";
+    const Result ok = run(with(kQuick, {"--filename", path("mine"), "--rw", "randwrite", "--engines", "pread",
+                                        "--allow-write"}));
+    EXPECT_EQ(ok.status, 0) << ok.err;
+}
+
+TEST_F(BenchCli, UnwritableOutputPath) {
+    const Result r = run(with(kQuick, {"--json", path("no/such/dir/out.json")}));
+    EXPECT_EQ(r.status, 4);
+    one_line(r, "out.json: cannot write");
+    EXPECT_TRUE(tmp_empty());
+}
+
+TEST_F(BenchCli, TemporaryDirectoryWithoutRoom) {
+    // A file-size limit stands in for a full disk: fallocate/write fail with EFBIG.
+    const Result r = run({"--size", "64m", "--ios", "10"}, [] {
+        ::signal(SIGXFSZ, SIG_IGN);
+        rlimit lim{1 << 20, 1 << 20};
+        ::setrlimit(RLIMIT_FSIZE, &lim);
+    });
+    EXPECT_EQ(r.status, 5);
+    one_line(r, "no room for a 64 MiB temporary file");
+    EXPECT_TRUE(tmp_empty()) << "the partial temporary file was removed";
+}
+
+TEST_F(BenchCli, TemporaryDirectoryMissing) {
+    const Result r = run(kQuick, [] { ::setenv("TMPDIR", "/nonexistent-uringkit", 1); });
+    EXPECT_EQ(r.status, 4);
+    one_line(r, "cannot create a temporary file in /nonexistent-uringkit");
+}
+
+TEST_F(BenchCli, InterruptPrintsWhatWasMeasuredAndRemovesTheFile) {
+    // A run far longer than the test: SIGINT after the header line, when the
+    // first engine is running.  The figures of the partial run are printed.
+    const Result r = run({"--size", "8m", "--runtime", "60", "--ramp", "0", "--engines", "pread,uring"}, {},
+                         [](pid_t pid, int out) {
+                             char c;
+                             while (::read(out, &c, 1) == 1 && c != '\n') {
+                             }
+                             ::usleep(300 * 1000);  // let the first run measure something
+                             ::kill(pid, SIGINT);
+                         });
+    EXPECT_EQ(r.status, 130) << r.err;
+    EXPECT_NE(r.out.find("\npread"), std::string::npos) << "the row measured so far is printed\n" << r.out;
+    EXPECT_NE(r.out.find("interrupted"), std::string::npos) << r.out;
+    EXPECT_TRUE(tmp_empty()) << "the temporary file was removed";
+}
+
+}  // namespace
