@@ -1,0 +1,176 @@
+// `uringkit serve`: an HTTP/1.1 (or TCP echo) server on io_uring, with an
+// epoll twin.  Parses options, runs uringkit::net::Server, waits for
+// SIGINT/SIGTERM.
+#include "command.hpp"
+
+#include "uringkit/net/server.hpp"
+#include "uringkit/util/size.hpp"
+
+#include <signal.h>
+
+#include <fmt/core.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <system_error>
+
+namespace uringkit::cli {
+namespace {
+
+// "30" (seconds), "30s", "500ms", "2m"; 0 turns the timeout off.
+std::optional<std::chrono::milliseconds> parse_duration(const std::string& text) {
+    std::size_t i = 0;
+    std::uint64_t v = 0;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+        if (v > 1'000'000'000) return std::nullopt;
+        v = v * 10 + static_cast<std::uint64_t>(text[i++] - '0');
+    }
+    if (i == 0) return std::nullopt;
+    const std::string unit = text.substr(i);
+    if (unit.empty() || unit == "s") return std::chrono::milliseconds(v * 1000);
+    if (unit == "ms") return std::chrono::milliseconds(v);
+    if (unit == "m") return std::chrono::milliseconds(v * 60000);
+    return std::nullopt;
+}
+
+int serve(const std::string& mode, const std::string& engine, unsigned threads, const std::string& bind,
+          unsigned port, unsigned max_conns, const std::string& idle, const std::string& body_size,
+          const std::string& max_body) {
+    net::ServerConfig cfg;
+    cfg.mode = mode == "echo" ? net::Mode::Echo : net::Mode::Http;
+    cfg.threads = threads;
+    cfg.bind = bind;
+    cfg.port = static_cast<std::uint16_t>(port);
+    cfg.max_conns = max_conns;
+    const auto idle_ms = parse_duration(idle);
+    if (!idle_ms) {
+        fmt::print(stderr, "uringkit serve: --idle-timeout {}: not a duration (write 30, 30s, 500ms or 2m)\n", idle);
+        return kUsage;
+    }
+    // 0 disables the timeout: a deadline no connection reaches.
+    cfg.idle_timeout = idle_ms->count() == 0 ? std::chrono::hours(24 * 365) : *idle_ms;
+    const auto body = util::parse_size(body_size);
+    if (!body || *body > (64u << 20)) {
+        fmt::print(stderr, "uringkit serve: --body-size {}: not a size up to 64m (write 128, 4k...)\n", body_size);
+        return kUsage;
+    }
+    cfg.body_size = *body;
+    const auto limit = util::parse_size(max_body);
+    if (!limit) {
+        fmt::print(stderr, "uringkit serve: --max-body {}: not a size (write 1m, 64k...)\n", max_body);
+        return kUsage;
+    }
+    cfg.limits.max_body_bytes = *limit;
+
+    if (engine == "epoll") {
+        cfg.engine = net::EngineKind::Epoll;
+    } else {
+        const std::string why = net::uring_unavailable_reason();
+        if (why.empty()) {
+            cfg.engine = engine == "uring-coro" ? net::EngineKind::UringCoro : net::EngineKind::Uring;
+        } else if (engine == "auto") {
+            fmt::print(stderr, "uringkit serve: io_uring is not usable here ({}); falling back to the epoll engine\n",
+                       why);
+            cfg.engine = net::EngineKind::Epoll;
+        } else {
+            fmt::print(stderr, "uringkit serve: --engine {}: io_uring is not usable here: {} (use --engine epoll or auto)\n",
+                       engine, why);
+            return kNoUring;
+        }
+    }
+
+    // Block the stop signals before any thread starts (threads inherit the
+    // mask), and take them here with sigtimedwait: no handler, no races.
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+    std::unique_ptr<net::Server> server;
+    try {
+        server = std::make_unique<net::Server>(cfg);
+    } catch (const std::system_error& e) {
+        fmt::print(stderr, "uringkit serve: {} (choose another --bind/--port)\n", e.what());
+        return e.code().value() == EINVAL ? kUsage : kFailure;
+    }
+    server->start();
+    fmt::print("uringkit serve: listening on {}:{} (engine {}, mode {}, {} thread{})\n", cfg.bind, server->port(),
+               net::engine_name(cfg.engine), mode, cfg.threads, cfg.threads == 1 ? "" : "s");
+    std::fflush(stdout);
+
+    const timespec poll_interval{0, 200'000'000};
+    bool signalled = false;
+    while (!server->finished()) {
+        const int sig = sigtimedwait(&stop_signals, nullptr, &poll_interval);
+        if (sig == SIGINT || sig == SIGTERM) {
+            signalled = true;
+            break;
+        }
+    }
+    server->stop();
+    try {
+        server->wait();
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "uringkit serve: engine {} failed: {}\n", net::engine_name(cfg.engine), e.what());
+        return kFailure;
+    }
+    const net::StatsSnapshot s = server->stats();
+    fmt::print(stderr, "uringkit serve: stopped{}: {} requests on {} connections ({} rejected, {} idle-closed), "
+               "{} system calls\n", signalled ? " on signal" : "", s.requests, s.accepted, s.rejected,
+               s.idle_closed, s.syscalls);
+    return kOk;
+}
+
+Register serve_command{Command{
+    "serve",
+    "Serve HTTP/1.1 (or TCP echo) on io_uring, or on its epoll twin",
+    50,
+    [](CLI::App& app) -> std::function<int()> {
+        struct Args {
+            std::string mode = "http";
+            std::string engine = "auto";
+            unsigned threads = 1;
+            std::string bind = "127.0.0.1";
+            unsigned port = 8080;
+            unsigned max_conns = 10000;
+            std::string idle = "60s";
+            std::string body_size = "128";
+            std::string max_body = "1m";
+        };
+        auto a = std::make_shared<Args>();
+        app.add_option("--mode", a->mode, "http: GET / answers --body-size bytes, GET /stats the counters; "
+                       "echo: raw TCP echo")
+            ->check(CLI::IsMember({"http", "echo"}))->capture_default_str();
+        app.add_option("--engine", a->engine, "uring: multishot accept/recv, provided buffers; epoll: "
+                       "edge-triggered twin; auto: uring, else epoll (saying why); uring-coro: the uring "
+                       "engine on the coroutine layer")
+            ->check(CLI::IsMember({"uring", "epoll", "auto", "uring-coro"}))->capture_default_str();
+        app.add_option("--threads", a->threads, "Engine threads, each with its own SO_REUSEPORT listener")
+            ->check(CLI::Range(1u, 256u))->capture_default_str();
+        app.add_option("--bind", a->bind, "Address to listen on (IPv4 or IPv6)")->capture_default_str();
+        app.add_option("--port", a->port, "TCP port; 0 picks a free one (printed)")
+            ->check(CLI::Range(0u, 65535u))->capture_default_str();
+        app.add_option("--max-conns", a->max_conns, "Open connections at most; more are accepted and closed at once")
+            ->check(CLI::Range(1u, 10'000'000u))->capture_default_str();
+        app.add_option("--idle-timeout", a->idle, "Close a connection that completes no request for this long "
+                       "(30, 30s, 500ms, 2m; 0: never)")->capture_default_str();
+        app.add_option("--body-size", a->body_size, "Bytes of the GET / body")->capture_default_str();
+        app.add_option("--max-body", a->max_body, "Request bodies (Content-Length) over this get 413")
+            ->capture_default_str();
+        app.footer("Prints 'listening on ADDR:PORT' once ready.  SIGINT/SIGTERM: stop accepting, finish the "
+                   "responses being sent (5 s at most), close everything, exit 0.\n"
+                   "Exit status: 0 stopped by a signal; 1 the server failed (bind, an engine error); "
+                   "2 bad option; 3 --engine uring(-coro) where io_uring is not usable.");
+        return [a]() -> int {
+            return serve(a->mode, a->engine, a->threads, a->bind, a->port, a->max_conns, a->idle, a->body_size,
+                         a->max_body);
+        };
+    }}};
+
+}  // namespace
+}  // namespace uringkit::cli

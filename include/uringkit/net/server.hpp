@@ -1,0 +1,93 @@
+// `uringkit serve` as a library: an HTTP/1.1 (or TCP echo) server with one
+// engine thread per --threads, each with its own SO_REUSEPORT listener and its
+// own ring (or epoll set).  Engines:
+//   uring       hand-written completion handlers: multishot accept, multishot
+//               recv into a provided buffer ring, sends batched into the next
+//               io_uring_enter.
+//   uring-coro  the same operations written as one coroutine per connection on
+//               uringkit::async (kept for the coroutine-vs-callback measurement).
+//   epoll       edge-triggered, non-blocking twin with the same Session code.
+#pragma once
+
+#include "uringkit/net/session.hpp"
+#include "uringkit/net/stats.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace uringkit::net {
+
+enum class EngineKind : std::uint8_t { Uring, UringCoro, Epoll };
+std::string_view engine_name(EngineKind e) noexcept;
+std::optional<EngineKind> parse_engine(std::string_view name) noexcept;  // "uring", "uring-coro", "epoll"
+
+struct ServerConfig {
+    Mode mode = Mode::Http;
+    EngineKind engine = EngineKind::Uring;
+    unsigned threads = 1;
+    std::string bind = "127.0.0.1";
+    std::uint16_t port = 8080;  // 0: an ephemeral port (see Server::port())
+    unsigned max_conns = 10000; // for the whole server, shared evenly by the threads
+    std::chrono::milliseconds idle_timeout{60000};
+    std::size_t body_size = 128;
+    HttpLimits limits;
+    int backlog = 4096;
+    // uring engines
+    unsigned ring_entries = 1024;
+    unsigned buffer_count = 2048;     // provided buffers per thread (a power of two)
+    std::uint32_t buffer_size = 4096;
+    bool defer_taskrun = true;        // SINGLE_ISSUER|DEFER_TASKRUN where the kernel has them
+    // After SIGINT/SIGTERM, connections still sending get this long to finish.
+    std::chrono::milliseconds grace{5000};
+};
+
+// Why the uring engines cannot run here (io_uring disabled, too old for
+// multishot recv or buffer rings), or empty when they can.
+std::string uring_unavailable_reason();
+
+class Server {
+public:
+    // Creates and binds the listeners (throws std::system_error naming the
+    // address on failure).  No thread runs yet.
+    explicit Server(ServerConfig config);
+    ~Server();
+    Server(const Server&) = delete;
+    Server& operator=(const Server&) = delete;
+
+    std::uint16_t port() const noexcept { return port_; }
+    const ServerConfig& config() const noexcept { return config_; }
+
+    // Starts the engine threads.
+    void start();
+    // Asks every thread to stop accepting, finish what it is sending and
+    // close everything.  Any thread; returns at once.
+    void stop() noexcept;
+    // Joins the threads; rethrows the first error a thread died of.
+    void wait();
+    // A thread ended (after stop(), or on an error): the caller should wait().
+    bool finished() const noexcept { return finished_.load(std::memory_order_acquire) > 0; }
+
+    StatsSnapshot stats() const noexcept { return StatsSnapshot::sum(*stats_); }
+    std::string stats_json() const;
+
+private:
+    ServerConfig config_;
+    std::uint16_t port_ = 0;
+    std::vector<int> listeners_;
+    std::vector<int> wake_fds_;  // eventfds: written by stop()
+    std::unique_ptr<std::vector<ServerStats>> stats_;
+    std::vector<std::thread> threads_;
+    std::mutex error_mutex_;
+    std::exception_ptr error_;
+    std::atomic<unsigned> finished_{0};
+};
+
+}  // namespace uringkit::net

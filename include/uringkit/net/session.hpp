@@ -1,0 +1,80 @@
+// The protocol side of one connection, independent of the engine: bytes in,
+// response bytes out.  Engines call feed() with whatever arrived and send what
+// it appended; nothing here knows about rings, epoll or sockets.
+#pragma once
+
+#include "uringkit/net/http.hpp"
+#include "uringkit/net/stats.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace uringkit::net {
+
+enum class Mode : std::uint8_t { Http, Echo };
+
+// What every connection of one engine thread shares: the mode, the limits, the
+// prepared `GET /` responses and the thread's counters.
+class Responder {
+public:
+    // `stats_json` renders GET /stats (called only for that request).
+    Responder(Mode mode, std::size_t body_size, HttpLimits limits, ServerStats& stats,
+              std::function<std::string()> stats_json);
+
+    Mode mode() const noexcept { return mode_; }
+    const HttpLimits& limits() const noexcept { return limits_; }
+    ServerStats& stats() const noexcept { return *stats_; }
+
+    // Appends the response to a complete request.
+    void respond(const HttpRequest& req, std::string& out) const;
+    // Appends the error response for a failed parse (the connection then closes).
+    void respond_error(ParseStatus status, std::string& out) const;
+
+private:
+    Mode mode_;
+    HttpLimits limits_;
+    ServerStats* stats_;
+    std::function<std::string()> stats_json_;
+    // The whole `GET /` response, built once: [HEAD][Connection: none, close, keep-alive].
+    std::string root_[2][3];
+};
+
+class Session {
+public:
+    explicit Session(const Responder& responder) noexcept : r_(&responder) {}
+
+    // Consumes bytes that arrived and appends the responses they complete to
+    // `out`.  Returns false once the connection must close after `out` is
+    // sent (a Connection: close request, or an error answered); bytes fed
+    // after that are ignored.
+    bool feed(std::string_view data, std::string& out);
+
+    // True once per completed request (or echoed chunk): the engine restarts
+    // the connection's idle clock.  Bytes of an unfinished request do not
+    // count, so a client that trickles a request is closed at the timeout.
+    bool take_progress() noexcept { return std::exchange(progress_, false); }
+    bool closing() const noexcept { return close_; }
+    // Holding the bytes of an unfinished request (or an unread body).
+    bool mid_request() const noexcept { return !pending_.empty() || body_left_ != 0; }
+
+    // Ready for a new connection; keeps the buffer's capacity.
+    void reset() noexcept {
+        pending_.clear();
+        body_left_ = 0;
+        close_ = progress_ = false;
+    }
+
+private:
+    bool process(std::string_view& data, std::string& out);
+
+    const Responder* r_;
+    std::string pending_;          // an incomplete head carried to the next feed()
+    std::uint64_t body_left_ = 0;  // request body bytes still to discard
+    bool close_ = false;
+    bool progress_ = false;
+};
+
+}  // namespace uringkit::net

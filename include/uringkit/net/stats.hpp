@@ -1,0 +1,50 @@
+// Server counters.  Each engine thread owns one ServerStats and is its only
+// writer; `GET /stats` (any thread) and the CLI read all of them.  A counter is
+// an atomic written with a relaxed load + store (one writer, so no lost update
+// and no locked instruction on the hot path) and read relaxed: a reader gets a
+// value that was true at some recent moment, which is all a counter promises.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace uringkit::net {
+
+class Counter {
+public:
+    void add(std::uint64_t n = 1) noexcept { v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+    void sub(std::uint64_t n = 1) noexcept { v_.store(v_.load(std::memory_order_relaxed) - n, std::memory_order_relaxed); }
+    std::uint64_t get() const noexcept { return v_.load(std::memory_order_relaxed); }
+
+private:
+    std::atomic<std::uint64_t> v_{0};
+};
+
+struct alignas(64) ServerStats {
+    Counter accepted;         // connections accepted (rejected ones included)
+    Counter rejected;         // closed at once because --max-conns was reached
+    Counter active;           // open now
+    Counter idle_closed;      // closed by --idle-timeout
+    Counter requests;         // complete requests parsed (HTTP) or recv calls with data (echo)
+    Counter status_2xx, status_4xx, status_5xx;
+    Counter bytes_in, bytes_out;
+    Counter syscalls;         // every system call the engine made (io_uring_enter counted)
+    Counter recv_rearms;      // multishot recv re-armed (ENOBUFS or the kernel ended it)
+    Counter enobufs;          // recv found the provided buffer ring empty
+    Counter accept_backoffs;  // accept failed (EMFILE...) and paused
+};
+
+// The sum over all engine threads.
+struct StatsSnapshot {
+    std::uint64_t accepted = 0, rejected = 0, active = 0, idle_closed = 0, requests = 0;
+    std::uint64_t status_2xx = 0, status_4xx = 0, status_5xx = 0, bytes_in = 0, bytes_out = 0;
+    std::uint64_t syscalls = 0, recv_rearms = 0, enobufs = 0, accept_backoffs = 0;
+
+    static StatsSnapshot sum(std::span<const ServerStats> threads) noexcept;
+    // {"engine":..., "connections":{...}, "requests":..., ...}
+    std::string to_json(std::string_view engine, std::string_view mode, unsigned threads) const;
+};
+
+}  // namespace uringkit::net

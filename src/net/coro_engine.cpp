@@ -1,0 +1,229 @@
+// The io_uring engine written on uringkit::async: one coroutine per
+// connection, reading like blocking code.  The same operations as the
+// hand-written engine (multishot accept, one multishot recv per connection
+// into a provided buffer ring, sends batched into the next enter), so the
+// two measure what the coroutine layer costs.
+#include "engine.hpp"
+#include "uringkit/async/loop.hpp"
+#include "uringkit/ops/ops.hpp"
+#include "uringkit/ring/buffer_ring.hpp"
+#include "uringkit/ring/ring.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <chrono>
+#include <memory>
+#include <vector>
+
+namespace uringkit::net::detail {
+namespace {
+
+constexpr std::uint16_t kGroup = 0;
+
+struct Conn {
+    int fd = -1;
+    std::uint64_t deadline = 0;
+    Conn* idle_prev = nullptr;
+    Conn* idle_next = nullptr;
+    bool in_idle = false;
+    bool cancelled = false;
+};
+
+// A multishot accept as an awaitable stream of new descriptors.
+class AcceptStream : public async::Pending {
+public:
+    AcceptStream(async::Loop& loop, int listener) : loop_(&loop), listener_(listener) {
+        complete = &AcceptStream::on_cqe;
+        queue_.reserve(64);
+    }
+    void arm() {
+        loop_->prepare(op::Accept(Fd{listener_}).flags(SOCK_CLOEXEC).multishot(), this);
+        armed_ = true;
+    }
+    bool armed() const noexcept { return armed_; }
+    auto next() noexcept {
+        struct Awaiter {
+            AcceptStream* s;
+            bool await_ready() const noexcept { return s->head_ < s->queue_.size(); }
+            void await_suspend(std::coroutine_handle<> h) noexcept { s->waiter_ = h; }
+            Completion await_resume() noexcept {
+                Completion c = s->queue_[s->head_++];
+                if (s->head_ == s->queue_.size()) {
+                    s->queue_.clear();
+                    s->head_ = 0;
+                }
+                return c;
+            }
+        };
+        return Awaiter{this};
+    }
+
+private:
+    static void on_cqe(Pending* self, const Completion& c) noexcept {
+        auto* s = static_cast<AcceptStream*>(self);
+        if (!c.more()) s->armed_ = false;
+        s->queue_.push_back(c);
+        if (s->waiter_) std::exchange(s->waiter_, {}).resume();
+    }
+    async::Loop* loop_;
+    int listener_;
+    std::vector<Completion> queue_;
+    std::size_t head_ = 0;
+    std::coroutine_handle<> waiter_;
+    bool armed_ = false;
+};
+
+class CoroEngine {
+public:
+    explicit CoroEngine(WorkerContext& ctx)
+        : ctx_(ctx),
+          cfg_(*ctx.config),
+          stats_(*ctx.stats),
+          ring_(cfg_.ring_entries, options(cfg_)),
+          bufs_(ring_, kGroup, cfg_.buffer_count, cfg_.buffer_size),
+          loop_(ring_),
+          accepts_(loop_, ctx.listen_fd) {}
+
+    void run() {
+        now_ = now_ms();
+        loop_.spawn(acceptor());
+        loop_.spawn(ticker());
+        loop_.spawn(stopper());
+        std::uint64_t counted = 0;
+        while (loop_.live_tasks() > 0) {
+            loop_.run_once();
+            now_ = now_ms();
+            const std::uint64_t calls = ring_.enter_calls();
+            stats_.syscalls.add(calls - counted);
+            counted = calls;
+        }
+    }
+
+private:
+    static RingOptions options(const ServerConfig& c) {
+        RingOptions o;
+        o.cq_entries = c.ring_entries * 8;
+        o.single_issuer = o.defer_taskrun = c.defer_taskrun;
+        o.register_ring_fd = true;
+        return o;
+    }
+
+    async::Task<void> acceptor() {
+        accepts_.arm();
+        while (!stopping_) {
+            const Completion c = co_await accepts_.next();
+            if (c.res >= 0) {
+                stats_.accepted.add();
+                if (stopping_ || conns_ >= ctx_.max_conns) {
+                    stats_.rejected.add();
+                    co_await loop_.close(Fd{c.res});
+                } else {
+                    loop_.spawn(connection(c.res));
+                }
+            }
+            if (c.more() || stopping_) continue;
+            if (c.res < 0 && c.res != -ECANCELED) {
+                stats_.accept_backoffs.add();  // EMFILE...: pause instead of spinning
+                co_await loop_.sleep(std::chrono::milliseconds(50));
+            }
+            if (!stopping_) accepts_.arm();
+        }
+        while (accepts_.armed()) (void)co_await accepts_.next();  // the cancelled accept's last CQE
+    }
+
+    async::Task<void> ticker() {
+        const auto tick = std::chrono::milliseconds(tick_ms(cfg_));
+        while (!(stopping_ && conns_ == 0)) {
+            co_await loop_.sleep(tick);
+            now_ = now_ms();
+            for (Conn* c = idle_.front(); c != nullptr;) {
+                Conn* next = c->idle_next;
+                const bool expired = c->deadline <= now_;
+                if (!expired && !(stopping_ && now_ >= grace_deadline_)) break;
+                if (expired) stats_.idle_closed.add();
+                idle_.remove(c);
+                cancel(c);
+                c = next;
+            }
+        }
+    }
+
+    async::Task<void> stopper() {
+        co_await loop_.submit(op::PollAdd(Fd{ctx_.wake_fd}, POLLIN));
+        stopping_ = true;
+        grace_deadline_ = now_ + static_cast<std::uint64_t>(cfg_.grace.count());
+        if (accepts_.armed()) co_await loop_.submit(op::AsyncCancel(reinterpret_cast<std::uintptr_t>(&accepts_)));
+        // Idle connections close now; busy ones finish their response first.
+        for (Conn* c = idle_.front(); c != nullptr;) {
+            Conn* next = c->idle_next;
+            idle_.remove(c);
+            cancel(c);
+            c = next;
+        }
+    }
+
+    // Ends the connection's recv (and send): its coroutine sees -ECANCELED and unwinds.
+    void cancel(Conn* c) {
+        if (c->cancelled) return;
+        c->cancelled = true;
+        loop_.prepare(op::AsyncCancel::file(Fd{c->fd}).all(), nullptr);
+    }
+
+    async::Task<void> connection(int fd) {
+        Conn conn;
+        conn.fd = fd;
+        ++conns_;
+        stats_.active.add();
+        const auto idle = static_cast<std::uint64_t>(cfg_.idle_timeout.count());
+        idle_.push_back(&conn, now_ + idle);
+        Session session(*ctx_.responder);
+        std::string out;
+        {
+            async::RecvStream in(loop_, Fd{fd}, bufs_);
+            for (;;) {
+                auto chunk = co_await in.next();
+                if (chunk.res <= 0) break;
+                stats_.bytes_in.add(static_cast<std::uint64_t>(chunk.res));
+                const bool keep = session.feed(chunk.text(), out);
+                in.recycle(chunk);
+                if (session.take_progress()) idle_.touch(&conn, now_ + idle);
+                if (!out.empty()) {
+                    const int n = co_await loop_.send_all(Fd{fd}, out.data(), out.size());
+                    if (n < 0) break;
+                    stats_.bytes_out.add(static_cast<std::uint64_t>(n));
+                    out.clear();
+                }
+                if (!keep || (stopping_ && !session.mid_request())) break;
+            }
+            co_await in.stop();
+        }
+        idle_.remove(&conn);
+        co_await loop_.close(Fd{fd});
+        --conns_;
+        stats_.active.sub();
+    }
+
+    WorkerContext& ctx_;
+    const ServerConfig& cfg_;
+    ServerStats& stats_;
+    Ring ring_;
+    BufferRing bufs_;
+    async::Loop loop_;
+    AcceptStream accepts_;
+    IdleList<Conn> idle_;
+    std::uint64_t now_ = 0;
+    std::uint64_t grace_deadline_ = 0;
+    unsigned conns_ = 0;
+    bool stopping_ = false;
+};
+
+}  // namespace
+
+void run_coro_engine(WorkerContext& ctx) {
+    CoroEngine engine(ctx);
+    engine.run();
+}
+
+}  // namespace uringkit::net::detail

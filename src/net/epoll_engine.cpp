@@ -1,0 +1,247 @@
+// The epoll twin: edge-triggered, non-blocking, the same Session and the same
+// responses as the io_uring engine, so a comparison measures only how bytes
+// move.  It counts its own system calls the way the uring engine counts
+// io_uring_enter.
+#include "engine.hpp"
+
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace uringkit::net::detail {
+namespace {
+
+struct Conn {
+    explicit Conn(const Responder& r) : session(r) {}
+    int fd = -1;
+    Session session;
+    std::string out;
+    std::size_t sent = 0;
+    std::uint64_t deadline = 0;
+    Conn* idle_prev = nullptr;
+    Conn* idle_next = nullptr;
+    bool in_idle = false;
+    bool closing = false;
+    bool aborting = false;
+};
+
+// epoll_event.data.ptr values for the two non-connection descriptors.
+char listener_tag, wake_tag;
+
+class EpollEngine {
+public:
+    explicit EpollEngine(WorkerContext& ctx) : ctx_(ctx), cfg_(*ctx.config), stats_(*ctx.stats), buf_(64 * 1024) {
+        ep_ = ::epoll_create1(EPOLL_CLOEXEC);
+        if (ep_ < 0) throw std::system_error(errno, std::system_category(), "epoll_create1");
+        add(ctx.listen_fd, EPOLLIN | EPOLLET, &listener_tag);
+        add(ctx.wake_fd, EPOLLIN | EPOLLET, &wake_tag);
+    }
+    ~EpollEngine() {
+        for (auto& c : all_)
+            if (c->fd >= 0) ::close(c->fd);
+        ::close(ep_);
+    }
+
+    void run() {
+        std::vector<epoll_event> events(256);
+        now_ = now_ms();
+        std::uint64_t next_sweep = now_ + tick_ms(cfg_);
+        for (;;) {
+            int timeout = static_cast<int>(next_sweep > now_ ? next_sweep - now_ : 0);
+            if (accept_paused_until_ != 0 && accept_paused_until_ <= next_sweep)
+                timeout = static_cast<int>(accept_paused_until_ > now_ ? accept_paused_until_ - now_ : 0);
+            const int n = ::epoll_wait(ep_, events.data(), static_cast<int>(events.size()), timeout);
+            stats_.syscalls.add();
+            if (n < 0 && errno != EINTR) throw std::system_error(errno, std::system_category(), "epoll_wait");
+            now_ = now_ms();
+            for (int i = 0; i < n; ++i) {
+                void* p = events[static_cast<std::size_t>(i)].data.ptr;
+                if (p == &listener_tag) accept_all();
+                else if (p == &wake_tag) begin_stop();
+                else on_event(static_cast<Conn*>(p), events[static_cast<std::size_t>(i)].events);
+            }
+            if (accept_paused_until_ != 0 && now_ >= accept_paused_until_) {
+                accept_paused_until_ = 0;
+                accept_all();  // edge-triggered: the backlog will not announce itself again
+            }
+            if (now_ >= next_sweep) {
+                sweep();
+                next_sweep = now_ + tick_ms(cfg_);
+            }
+            if (stopping_ && conns_ == 0) return;
+        }
+    }
+
+private:
+    void add(int fd, std::uint32_t events, void* ptr) {
+        epoll_event ev{};
+        ev.events = events;
+        ev.data.ptr = ptr;
+        if (::epoll_ctl(ep_, EPOLL_CTL_ADD, fd, &ev) < 0)
+            throw std::system_error(errno, std::system_category(), "epoll_ctl");
+    }
+
+    void accept_all() {
+        if (stopping_) return;
+        for (;;) {
+            const int fd = ::accept4(ctx_.listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+            stats_.syscalls.add();
+            if (fd < 0) {
+                if (errno == EINTR || errno == ECONNABORTED) continue;
+                if (errno == EAGAIN) return;
+                // EMFILE, ENFILE, ENOBUFS...: the connection stays in the
+                // backlog; trying again at once would spin.  Pause.
+                stats_.accept_backoffs.add();
+                accept_paused_until_ = now_ + 50;
+                return;
+            }
+            stats_.accepted.add();
+            if (conns_ >= ctx_.max_conns) {
+                stats_.rejected.add();
+                ::close(fd);
+                stats_.syscalls.add();
+                continue;
+            }
+            Conn* c = allocate();
+            c->fd = fd;
+            ++conns_;
+            stats_.active.add();
+            idle_.push_back(c, now_ + static_cast<std::uint64_t>(cfg_.idle_timeout.count()));
+            // Both directions, edge-triggered, registered once: no epoll_ctl
+            // per request.  ADD reports data that is already there.
+            add(fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, c);
+            stats_.syscalls.add();
+        }
+    }
+
+    Conn* allocate() {
+        if (!free_.empty()) {
+            Conn* c = free_.back();
+            free_.pop_back();
+            return c;
+        }
+        all_.push_back(std::make_unique<Conn>(*ctx_.responder));
+        return all_.back().get();
+    }
+
+    void on_event(Conn* c, std::uint32_t ev) {
+        if (ev & EPOLLERR) c->closing = c->aborting = true;
+        if (!c->closing && (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP))) read_all(c);
+        advance(c);
+    }
+
+    void read_all(Conn* c) {
+        for (;;) {
+            const ssize_t n = ::recv(c->fd, buf_.data(), buf_.size(), 0);
+            stats_.syscalls.add();
+            if (n > 0) {
+                stats_.bytes_in.add(static_cast<std::uint64_t>(n));
+                const bool keep = c->session.feed({buf_.data(), static_cast<std::size_t>(n)}, c->out);
+                if (c->session.take_progress())
+                    idle_.touch(c, now_ + static_cast<std::uint64_t>(cfg_.idle_timeout.count()));
+                if (!keep) {
+                    c->closing = true;
+                    return;
+                }
+                // A short read drained the socket; data arriving later raises
+                // a new edge, so no read is needed just to see EAGAIN.
+                if (static_cast<std::size_t>(n) < buf_.size()) return;
+                continue;
+            }
+            if (n == 0) {
+                c->closing = true;  // EOF: answer what was asked, then close
+                return;
+            }
+            if (errno == EINTR) continue;
+            if (errno != EAGAIN) c->closing = c->aborting = true;
+            return;
+        }
+    }
+
+    void advance(Conn* c) {
+        if (c->aborting) c->out.clear();
+        while (c->sent < c->out.size()) {
+            const ssize_t n = ::send(c->fd, c->out.data() + c->sent, c->out.size() - c->sent, MSG_NOSIGNAL);
+            stats_.syscalls.add();
+            if (n > 0) {
+                stats_.bytes_out.add(static_cast<std::uint64_t>(n));
+                c->sent += static_cast<std::size_t>(n);
+                continue;
+            }
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0 && errno == EAGAIN) return;  // EPOLLOUT edge resumes it
+            c->closing = c->aborting = true;
+            c->out.clear();
+            break;
+        }
+        c->out.clear();
+        c->sent = 0;
+        if (c->closing) close(c);
+    }
+
+    void close(Conn* c) {
+        idle_.remove(c);
+        ::close(c->fd);  // also leaves the epoll set
+        stats_.syscalls.add();
+        --conns_;
+        stats_.active.sub();
+        c->fd = -1;
+        c->session.reset();
+        c->closing = c->aborting = false;
+        free_.push_back(c);
+    }
+
+    void sweep() {
+        while (Conn* c = idle_.front()) {
+            const bool expired = c->deadline <= now_;
+            const bool grace_over = stopping_ && now_ >= grace_deadline_;
+            if (!expired && !grace_over) break;
+            if (expired) stats_.idle_closed.add();
+            c->closing = c->aborting = true;
+            advance(c);
+        }
+    }
+
+    void begin_stop() {
+        if (stopping_) return;
+        stopping_ = true;
+        grace_deadline_ = now_ + static_cast<std::uint64_t>(cfg_.grace.count());
+        ::epoll_ctl(ep_, EPOLL_CTL_DEL, ctx_.listen_fd, nullptr);
+        stats_.syscalls.add();
+        for (Conn* c = idle_.front(); c != nullptr;) {
+            Conn* next = c->idle_next;
+            c->closing = true;
+            advance(c);
+            c = next;
+        }
+    }
+
+    WorkerContext& ctx_;
+    const ServerConfig& cfg_;
+    ServerStats& stats_;
+    int ep_ = -1;
+    std::vector<char> buf_;  // one receive buffer for the thread: data is parsed before the next read
+    std::vector<std::unique_ptr<Conn>> all_;
+    std::vector<Conn*> free_;
+    IdleList<Conn> idle_;
+    std::uint64_t now_ = 0;
+    std::uint64_t grace_deadline_ = 0;
+    std::uint64_t accept_paused_until_ = 0;
+    unsigned conns_ = 0;
+    bool stopping_ = false;
+};
+
+}  // namespace
+
+void run_epoll_engine(WorkerContext& ctx) {
+    EpollEngine engine(ctx);
+    engine.run();
+}
+
+}  // namespace uringkit::net::detail

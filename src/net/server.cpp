@@ -1,0 +1,182 @@
+#include "uringkit/net/server.hpp"
+
+#include "engine.hpp"
+#include "uringkit/ops/ops.hpp"
+#include "uringkit/ring/buffer_ring.hpp"
+#include "uringkit/ring/ring.hpp"
+#include "uringkit/sys/error.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+namespace uringkit::net {
+
+std::string_view engine_name(EngineKind e) noexcept {
+    switch (e) {
+        case EngineKind::Uring: return "uring";
+        case EngineKind::UringCoro: return "uring-coro";
+        case EngineKind::Epoll: return "epoll";
+    }
+    return "?";
+}
+
+std::optional<EngineKind> parse_engine(std::string_view name) noexcept {
+    if (name == "uring") return EngineKind::Uring;
+    if (name == "uring-coro") return EngineKind::UringCoro;
+    if (name == "epoll") return EngineKind::Epoll;
+    return std::nullopt;
+}
+
+std::string uring_unavailable_reason() {
+    try {
+        Ring ring(8);
+        // Provided buffer rings (5.19) and multishot recv (6.0) are the
+        // engine's backbone.  Registering a tiny buffer ring proves the first;
+        // IORING_FEAT_REG_REG_RING arrived in 6.3, after multishot recv, so its
+        // presence proves the second (the opcode probe cannot: RECV is 5.6).
+        BufferRing probe(ring, 0, 1, 64);
+        if (!ring.has_feature(IORING_FEAT_REG_REG_RING))
+            return "io_uring on this kernel predates multishot recv (needs Linux 6.0, checked as 6.3+)";
+        return {};
+    } catch (const RingError& e) {
+        return e.what();
+    }
+}
+
+namespace {
+[[noreturn]] void fail(const std::string& what, int err) { throw std::system_error(err, std::system_category(), what); }
+
+int make_listener(const ServerConfig& c, std::uint16_t port) {
+    sockaddr_storage ss{};
+    socklen_t len = 0;
+    int family = AF_INET;
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
+    auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
+    if (::inet_pton(AF_INET, c.bind.c_str(), &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(port);
+        len = sizeof *v4;
+    } else if (::inet_pton(AF_INET6, c.bind.c_str(), &v6->sin6_addr) == 1) {
+        family = AF_INET6;
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(port);
+        len = sizeof *v6;
+    } else {
+        throw std::system_error(EINVAL, std::system_category(),
+                                "--bind " + c.bind + ": not an IPv4 or IPv6 address");
+    }
+    const int fd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) fail("socket", errno);
+    const int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    // One listener per thread on the same port: the kernel spreads new
+    // connections over them, so threads share nothing.
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+    // Accepted sockets inherit TCP_NODELAY from the listener (Linux), which
+    // saves every engine a setsockopt per connection.  Responses leave in one
+    // send each, so Nagle would only delay them.
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) < 0) {
+        const int e = errno;
+        ::close(fd);
+        fail("bind " + c.bind + ":" + std::to_string(port), e);
+    }
+    if (::listen(fd, c.backlog) < 0) {
+        const int e = errno;
+        ::close(fd);
+        fail("listen", e);
+    }
+    return fd;
+}
+
+std::uint16_t bound_port(int fd) {
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) < 0) fail("getsockname", errno);
+    if (ss.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+    return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+}
+}  // namespace
+
+Server::Server(ServerConfig config) : config_(std::move(config)) {
+    if (config_.threads == 0) config_.threads = 1;
+    stats_ = std::make_unique<std::vector<ServerStats>>(config_.threads);
+    try {
+        std::uint16_t port = config_.port;
+        for (unsigned i = 0; i < config_.threads; ++i) {
+            listeners_.push_back(make_listener(config_, port));
+            if (i == 0) port = port_ = bound_port(listeners_[0]);  // port 0: the others join the chosen one
+            const int efd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+            if (efd < 0) fail("eventfd", errno);
+            wake_fds_.push_back(efd);
+        }
+    } catch (...) {
+        for (int fd : listeners_) ::close(fd);
+        for (int fd : wake_fds_) ::close(fd);
+        throw;
+    }
+}
+
+Server::~Server() {
+    if (!threads_.empty()) {
+        stop();
+        for (auto& t : threads_)
+            if (t.joinable()) t.join();
+    }
+    for (int fd : listeners_) ::close(fd);
+    for (int fd : wake_fds_) ::close(fd);
+}
+
+std::string Server::stats_json() const {
+    return stats().to_json(engine_name(config_.engine), config_.mode == Mode::Http ? "http" : "echo",
+                           config_.threads);
+}
+
+void Server::start() {
+    const unsigned n = config_.threads;
+    for (unsigned i = 0; i < n; ++i) {
+        // max_conns split evenly; the first threads take the remainder.
+        const unsigned share = config_.max_conns / n + (i < config_.max_conns % n ? 1 : 0);
+        threads_.emplace_back([this, i, share] {
+            try {
+                Responder responder(config_.mode, config_.body_size, config_.limits, (*stats_)[i],
+                                    [this] { return stats_json(); });
+                detail::WorkerContext ctx{&config_, listeners_[i], wake_fds_[i], share, &(*stats_)[i], &responder};
+                switch (config_.engine) {
+                    case EngineKind::Uring: detail::run_uring_engine(ctx); break;
+                    case EngineKind::UringCoro: detail::run_coro_engine(ctx); break;
+                    case EngineKind::Epoll: detail::run_epoll_engine(ctx); break;
+                }
+            } catch (...) {
+                std::lock_guard lock(error_mutex_);
+                if (!error_) error_ = std::current_exception();
+            }
+            finished_.fetch_add(1, std::memory_order_release);
+        });
+    }
+}
+
+void Server::stop() noexcept {
+    const std::uint64_t one = 1;
+    for (int fd : wake_fds_) {
+        [[maybe_unused]] const ssize_t r = ::write(fd, &one, sizeof one);
+    }
+}
+
+void Server::wait() {
+    for (auto& t : threads_)
+        if (t.joinable()) t.join();
+    threads_.clear();
+    std::lock_guard lock(error_mutex_);
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+}
+
+}  // namespace uringkit::net

@@ -1,0 +1,113 @@
+#include "uringkit/net/session.hpp"
+
+#include <algorithm>
+
+namespace uringkit::net {
+namespace {
+constexpr int kConnNone = 0, kConnClose = 1, kConnKeep = 2;
+constexpr std::string_view kConnValue[3] = {"", "close", "keep-alive"};
+
+int connection_variant(const HttpRequest& req) noexcept {
+    if (!req.keep_alive) return kConnClose;
+    return req.minor_version == 0 ? kConnKeep : kConnNone;  // 1.0 keeps alive only when asked
+}
+
+bool is_path(std::string_view target, std::string_view path) noexcept {
+    if (target.substr(0, path.size()) != path) return false;
+    return target.size() == path.size() || target[path.size()] == '?';
+}
+}  // namespace
+
+Responder::Responder(Mode mode, std::size_t body_size, HttpLimits limits, ServerStats& stats,
+                     std::function<std::string()> stats_json)
+    : mode_(mode), limits_(limits), stats_(&stats), stats_json_(std::move(stats_json)) {
+    const std::string body = make_body(body_size);
+    for (int head = 0; head < 2; ++head)
+        for (int c = 0; c < 3; ++c)
+            append_response(root_[head][c], 200, "text/plain", body, kConnValue[c], head == 1);
+}
+
+void Responder::respond(const HttpRequest& req, std::string& out) const {
+    const int conn = connection_variant(req);
+    const bool head = req.method == Method::Head;
+    if (is_path(req.target, "/")) {
+        out += root_[head][conn];
+        stats_->status_2xx.add();
+    } else if (is_path(req.target, "/stats")) {
+        append_response(out, 200, "application/json", stats_json_ ? stats_json_() : std::string("{}"),
+                        kConnValue[conn], head);
+        stats_->status_2xx.add();
+    } else {
+        append_response(out, 404, "text/plain", "not found\n", kConnValue[conn], head);
+        stats_->status_4xx.add();
+    }
+}
+
+void Responder::respond_error(ParseStatus status, std::string& out) const {
+    int code = 400;
+    std::string_view body = "malformed request\n";
+    switch (status) {
+        case ParseStatus::HeadTooLarge: code = 431; body = "request head over the limit\n"; break;
+        case ParseStatus::BodyTooLarge: code = 413; body = "request body over the limit\n"; break;
+        case ParseStatus::NotImplemented: code = 501; body = "method or transfer coding not implemented\n"; break;
+        case ParseStatus::VersionNotSupported: code = 505; body = "HTTP/1.x only\n"; break;
+        default: break;
+    }
+    append_response(out, code, "text/plain", body, "close", false);
+    (code >= 500 ? stats_->status_5xx : stats_->status_4xx).add();
+}
+
+bool Session::feed(std::string_view data, std::string& out) {
+    if (close_) return false;
+    if (r_->mode() == Mode::Echo) {
+        out.append(data);
+        r_->stats().requests.add();
+        progress_ = true;
+        return true;
+    }
+    if (pending_.empty()) {
+        // The common case: whole requests in this chunk, parsed where they lie.
+        bool keep = process(data, out);
+        if (keep && !data.empty()) pending_.assign(data);
+        return keep;
+    }
+    pending_.append(data);
+    std::string_view rest = pending_;
+    const bool keep = process(rest, out);
+    if (keep) pending_.erase(0, pending_.size() - rest.size());
+    else pending_.clear();
+    return keep;
+}
+
+bool Session::process(std::string_view& data, std::string& out) {
+    const HttpLimits& limits = r_->limits();
+    for (;;) {
+        if (body_left_ != 0) {
+            const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(body_left_, data.size()));
+            data.remove_prefix(n);
+            body_left_ -= n;
+            if (body_left_ != 0) return true;
+        }
+        if (data.empty()) return true;
+        const ParseResult p = parse_request(data, limits);
+        if (p.status == ParseStatus::Incomplete) return true;
+        if (p.status != ParseStatus::Complete) {
+            r_->respond_error(p.status, out);
+            data = {};
+            close_ = true;
+            return false;
+        }
+        r_->stats().requests.add();
+        progress_ = true;
+        r_->respond(p.request, out);
+        data.remove_prefix(p.request.head_bytes);
+        body_left_ = p.request.content_length;
+        if (!p.request.keep_alive) {
+            data = {};
+            close_ = true;
+            return false;
+        }
+    }
+}
+
+}  // namespace uringkit::net

@@ -1,0 +1,46 @@
+#include "uringkit/net/stats.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace uringkit::net {
+
+StatsSnapshot StatsSnapshot::sum(std::span<const ServerStats> threads) noexcept {
+    StatsSnapshot s;
+    for (const ServerStats& t : threads) {
+        s.accepted += t.accepted.get();
+        s.rejected += t.rejected.get();
+        s.active += t.active.get();
+        s.idle_closed += t.idle_closed.get();
+        s.requests += t.requests.get();
+        s.status_2xx += t.status_2xx.get();
+        s.status_4xx += t.status_4xx.get();
+        s.status_5xx += t.status_5xx.get();
+        s.bytes_in += t.bytes_in.get();
+        s.bytes_out += t.bytes_out.get();
+        s.syscalls += t.syscalls.get();
+        s.recv_rearms += t.recv_rearms.get();
+        s.enobufs += t.enobufs.get();
+        s.accept_backoffs += t.accept_backoffs.get();
+    }
+    return s;
+}
+
+std::string StatsSnapshot::to_json(std::string_view engine, std::string_view mode, unsigned threads) const {
+    nlohmann::ordered_json j;
+    j["engine"] = engine;
+    j["mode"] = mode;
+    j["threads"] = threads;
+    j["connections"] = {{"accepted", accepted}, {"rejected", rejected}, {"active", active},
+                        {"idle_closed", idle_closed}};
+    j["requests"] = requests;
+    j["responses"] = {{"2xx", status_2xx}, {"4xx", status_4xx}, {"5xx", status_5xx}};
+    j["bytes_in"] = bytes_in;
+    j["bytes_out"] = bytes_out;
+    j["syscalls"] = syscalls;
+    j["recv_rearms"] = recv_rearms;
+    j["enobufs"] = enobufs;
+    j["accept_backoffs"] = accept_backoffs;
+    return j.dump() + "\n";
+}
+
+}  // namespace uringkit::net

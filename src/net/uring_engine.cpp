@@ -1,0 +1,377 @@
+// The io_uring engine, written as completion handlers.  Per thread: one ring,
+// one provided buffer ring, one multishot accept; per connection: one
+// multishot recv and at most one send in flight.  Every SQE prepared while
+// handling a batch of completions goes to the kernel in the same
+// io_uring_enter that waits for the next batch, so a busy server makes about
+// one system call per batch, not per request.
+#include "engine.hpp"
+#include "uringkit/ops/ops.hpp"
+#include "uringkit/ring/buffer_ring.hpp"
+#include "uringkit/ring/ring.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace uringkit::net::detail {
+namespace {
+
+constexpr std::uint16_t kGroup = 0;
+// user_data: a Conn pointer with the operation in the low 3 bits (Conn is
+// 8-aligned), or a small constant for the thread's own operations.  0 marks a
+// completion nobody waits for (cancels, rejected closes).
+enum : std::uint64_t { kIgnore = 0, kAccept = 1, kTimer = 2, kWake = 3, kBackoff = 4 };
+enum : std::uint64_t { kRecv = 1, kSend = 2, kClose = 3, kTagMask = 7 };
+
+struct Conn {
+    explicit Conn(const Responder& r) : session(r) {}
+    int fd = -1;
+    Session session;
+    std::string out;      // responses not yet handed to a send
+    std::string sending;  // what the send in flight points to: untouched until its CQE
+    std::size_t sent = 0;
+    std::uint64_t deadline = 0;
+    Conn* idle_prev = nullptr;
+    Conn* idle_next = nullptr;
+    bool in_idle = false;
+    bool recv_armed = false;
+    bool send_inflight = false;
+    bool closing = false;   // no more input; close once the output is sent
+    bool aborting = false;  // close now; drop the output
+    bool recv_cancelled = false;
+    bool send_cancelled = false;
+    bool close_submitted = false;
+};
+
+class UringEngine {
+public:
+    explicit UringEngine(WorkerContext& ctx)
+        : ctx_(ctx),
+          cfg_(*ctx.config),
+          stats_(*ctx.stats),
+          ring_(cfg_.ring_entries, ring_options(cfg_)),
+          bufs_(ring_, kGroup, cfg_.buffer_count, cfg_.buffer_size) {
+        tick_.tv_sec = static_cast<long long>(tick_ms(cfg_) / 1000);
+        tick_.tv_nsec = static_cast<long long>(tick_ms(cfg_) % 1000) * 1000000;
+    }
+
+    void run() {
+        now_ = now_ms();
+        arm_accept();
+        arm_timer();
+        sqe(op::PollAdd(Fd{ctx_.wake_fd}, POLLIN)).user_data(kWake);
+        wake_armed_ = true;
+        std::uint64_t counted = 0;
+        for (;;) {
+            const int r = ring_.submit_and_wait(1);
+            if (r < 0 && r != -EBUSY && r != -EAGAIN && r != -EINTR)
+                throw std::system_error(-r, std::system_category(), "io_uring_enter");
+            now_ = now_ms();
+            ring_.for_each_completion([this](const Completion& c) { dispatch(c); });
+            const std::uint64_t calls = ring_.enter_calls();
+            stats_.syscalls.add(calls - counted);
+            counted = calls;
+            if (stopping_ && conns_ == 0) {
+                if (timer_armed_ && !timer_removed_) {
+                    sqe(op::TimeoutRemove(kTimer)).user_data(kIgnore);
+                    timer_removed_ = true;
+                }
+                if (!accept_armed_ && !timer_armed_ && !backoff_armed_ && !wake_armed_) break;
+            }
+        }
+    }
+
+private:
+    static RingOptions ring_options(const ServerConfig& c) {
+        RingOptions o;
+        o.cq_entries = c.ring_entries * 8;  // many multishot CQEs per SQE
+        // Completion work runs only when this thread waits, in one batch,
+        // instead of interrupting it (6.1).  Measured in bench/results/serve_*.md.
+        o.single_issuer = o.defer_taskrun = c.defer_taskrun;
+        o.register_ring_fd = true;
+        return o;
+    }
+
+    // A free SQE; when the SQ is full, the prepared ones go to the kernel first.
+    template <class Op>
+    Sqe sqe(const Op& op) {
+        for (int attempt = 0; attempt < 4; ++attempt) {
+            if (Sqe s = ring_.prepare(op)) return s;
+            ring_.submit();
+        }
+        throw std::runtime_error("io_uring submission queue stays full");
+    }
+
+    static std::uint64_t ud(Conn* c, std::uint64_t tag) noexcept { return reinterpret_cast<std::uintptr_t>(c) | tag; }
+
+    void dispatch(const Completion& c) {
+        const std::uint64_t tag = c.user_data & kTagMask;
+        Conn* conn = reinterpret_cast<Conn*>(static_cast<std::uintptr_t>(c.user_data & ~kTagMask));
+        if (conn == nullptr) {
+            switch (c.user_data) {
+                case kAccept: on_accept(c); break;
+                case kTimer: on_timer(c); break;
+                case kWake: wake_armed_ = false; begin_stop(); break;
+                case kBackoff:
+                    backoff_armed_ = false;
+                    if (!stopping_) arm_accept();
+                    break;
+                default: break;  // kIgnore
+            }
+            return;
+        }
+        switch (tag) {
+            case kRecv: on_recv(conn, c); break;
+            case kSend: on_send(conn, c); break;
+            case kClose: on_close(conn); break;
+            default: break;
+        }
+    }
+
+    void arm_accept() {
+        sqe(op::Accept(Fd{ctx_.listen_fd}).flags(SOCK_CLOEXEC).multishot()).user_data(kAccept);
+        accept_armed_ = true;
+        accept_cancelled_ = false;
+    }
+
+    void arm_timer() {
+        sqe(op::Timeout(&tick_)).user_data(kTimer);
+        timer_armed_ = true;
+    }
+
+    void on_accept(const Completion& c) {
+        if (c.res >= 0) {
+            stats_.accepted.add();
+            if (stopping_ || conns_ >= ctx_.max_conns) {
+                // Over --max-conns: accepted and closed at once, so the client
+                // learns now instead of waiting in the backlog.
+                stats_.rejected.add();
+                sqe(op::Close(Fd{c.res})).user_data(kIgnore);
+            } else {
+                open(c.res);
+            }
+        } else if (c.res != -ECANCELED && c.more() && !accept_cancelled_) {
+            // An error the multishot survived: stop it, and back off below.
+            sqe(op::AsyncCancel(kAccept)).user_data(kIgnore);
+            accept_cancelled_ = true;
+        }
+        if (c.more()) return;
+        accept_armed_ = false;
+        if (stopping_) return;
+        if (c.res >= 0) {
+            arm_accept();
+            return;
+        }
+        // EMFILE, ENFILE, ENOBUFS...: the backlog still holds the connection,
+        // so accepting again at once would fail again at once.  Pause.
+        stats_.accept_backoffs.add();
+        backoff_.tv_sec = 0;
+        backoff_.tv_nsec = 50 * 1000000;
+        sqe(op::Timeout(&backoff_)).user_data(kBackoff);
+        backoff_armed_ = true;
+    }
+
+    Conn* allocate() {
+        if (!free_.empty()) {
+            Conn* c = free_.back();
+            free_.pop_back();
+            return c;
+        }
+        all_.push_back(std::make_unique<Conn>(*ctx_.responder));
+        return all_.back().get();
+    }
+
+    void open(int fd) {
+        Conn* c = allocate();
+        c->fd = fd;
+        ++conns_;
+        stats_.active.add();
+        idle_.push_back(c, now_ + static_cast<std::uint64_t>(cfg_.idle_timeout.count()));
+        arm_recv(c);
+    }
+
+    void arm_recv(Conn* c) {
+        sqe(op::Recv::provided(Fd{c->fd}, kGroup).multishot()).user_data(ud(c, kRecv));
+        c->recv_armed = true;
+    }
+
+    void on_recv(Conn* c, const Completion& cqe) {
+        if (cqe.res > 0) {
+            const std::uint16_t id = *cqe.buffer_id();
+            if (!c->closing) {
+                stats_.bytes_in.add(static_cast<std::uint64_t>(cqe.res));
+                const auto bytes = bufs_.data(id, static_cast<std::size_t>(cqe.res));
+                const bool keep = c->session.feed(
+                    {reinterpret_cast<const char*>(bytes.data()), bytes.size()}, c->out);
+                if (c->session.take_progress())
+                    idle_.touch(c, now_ + static_cast<std::uint64_t>(cfg_.idle_timeout.count()));
+                if (!keep) c->closing = true;
+            }
+            // The bytes are parsed (or copied into the session): the buffer
+            // goes straight back, so the group only runs dry under a burst.
+            bufs_.recycle(id);
+        } else if (cqe.res == -ENOBUFS) {
+            stats_.enobufs.add();
+        }
+        if (!cqe.more()) {
+            c->recv_armed = false;
+            if (!c->closing && (cqe.res > 0 || cqe.res == -ENOBUFS)) {
+                // ENOBUFS ends the multishot but not the connection: the
+                // buffers were recycled above, so re-arming finds them.
+                stats_.recv_rearms.add();
+                arm_recv(c);
+            } else if (!c->closing) {
+                // EOF: answer what was asked, then close.  An error (reset):
+                // nothing can be delivered.
+                c->closing = true;
+                if (cqe.res < 0) c->aborting = true;
+            }
+        }
+        advance(c);
+    }
+
+    void on_send(Conn* c, const Completion& cqe) {
+        c->send_inflight = false;
+        if (cqe.res < 0) {
+            c->closing = c->aborting = true;
+        } else {
+            stats_.bytes_out.add(static_cast<std::uint64_t>(cqe.res));
+            c->sent += static_cast<std::size_t>(cqe.res);
+            if (c->sent < c->sending.size() && !c->aborting) {
+                send(c);  // a short send: the rest, from where it stopped
+                return;
+            }
+        }
+        c->sending.clear();
+        advance(c);
+    }
+
+    void send(Conn* c) {
+        sqe(op::Send(Fd{c->fd}, c->sending.data() + c->sent,
+                     static_cast<std::uint32_t>(c->sending.size() - c->sent), MSG_NOSIGNAL))
+            .user_data(ud(c, kSend));
+        c->send_inflight = true;
+    }
+
+    // The connection's state machine after any event: send what is pending,
+    // and once closing, wait for the send, cancel the recv, then close.
+    void advance(Conn* c) {
+        if (c->aborting) c->out.clear();
+        if (!c->send_inflight && !c->out.empty()) {
+            c->sending.swap(c->out);
+            c->out.clear();
+            c->sent = 0;
+            send(c);
+        }
+        if (!c->closing) return;
+        if (c->send_inflight) {
+            if (c->aborting && !c->send_cancelled) {
+                sqe(op::AsyncCancel(ud(c, kSend))).user_data(kIgnore);
+                c->send_cancelled = true;
+            }
+            return;
+        }
+        // The recv holds a reference to the socket: close() alone would not
+        // end it, so cancel it and close after its last CQE.
+        if (c->recv_armed) {
+            if (!c->recv_cancelled) {
+                sqe(op::AsyncCancel(ud(c, kRecv))).user_data(kIgnore);
+                c->recv_cancelled = true;
+            }
+            return;
+        }
+        if (!c->close_submitted) {
+            idle_.remove(c);
+            sqe(op::Close(Fd{c->fd})).user_data(ud(c, kClose));
+            c->close_submitted = true;
+        }
+    }
+
+    void on_close(Conn* c) {
+        --conns_;
+        stats_.active.sub();
+        // Back to the pool with its buffers' capacity: the next connection
+        // starts with warm memory and no allocation.
+        c->session.reset();
+        c->out.clear();
+        c->sending.clear();
+        c->sent = 0;
+        c->fd = -1;
+        c->recv_armed = c->send_inflight = c->closing = c->aborting = false;
+        c->recv_cancelled = c->send_cancelled = c->close_submitted = false;
+        free_.push_back(c);
+    }
+
+    void on_timer(const Completion& c) {
+        timer_armed_ = false;
+        if (c.res == -ECANCELED) return;  // removed at exit
+        while (Conn* conn = idle_.front()) {
+            const bool expired = conn->deadline <= now_;
+            const bool grace_over = stopping_ && now_ >= grace_deadline_;
+            if (!expired && !grace_over) break;
+            idle_.remove(conn);
+            if (expired) stats_.idle_closed.add();
+            conn->closing = conn->aborting = true;
+            advance(conn);
+        }
+        if (!timer_removed_) arm_timer();
+    }
+
+    void begin_stop() {
+        if (stopping_) return;
+        stopping_ = true;
+        grace_deadline_ = now_ + static_cast<std::uint64_t>(cfg_.grace.count());
+        if (accept_armed_ && !accept_cancelled_) {
+            sqe(op::AsyncCancel(kAccept)).user_data(kIgnore);
+            accept_cancelled_ = true;
+        }
+        if (backoff_armed_) sqe(op::TimeoutRemove(kBackoff)).user_data(kIgnore);
+        // Every connection finishes the response it is sending, then closes;
+        // a half-received request is dropped.
+        for (Conn* c = idle_.front(); c != nullptr;) {
+            Conn* next = c->idle_next;
+            c->closing = true;
+            advance(c);
+            c = next;
+        }
+    }
+
+    WorkerContext& ctx_;
+    const ServerConfig& cfg_;
+    ServerStats& stats_;
+    // Memory the kernel may still point to (timespecs, connections) is
+    // declared before the ring, so it outlives it.
+    __kernel_timespec tick_{};
+    __kernel_timespec backoff_{};
+    std::vector<std::unique_ptr<Conn>> all_;
+    std::vector<Conn*> free_;
+    IdleList<Conn> idle_;
+    Ring ring_;
+    BufferRing bufs_;
+    std::uint64_t now_ = 0;
+    std::uint64_t grace_deadline_ = 0;
+    unsigned conns_ = 0;
+    bool stopping_ = false;
+    bool accept_armed_ = false;
+    bool accept_cancelled_ = false;
+    bool timer_armed_ = false;
+    bool timer_removed_ = false;
+    bool backoff_armed_ = false;
+    bool wake_armed_ = false;
+};
+
+}  // namespace
+
+void run_uring_engine(WorkerContext& ctx) {
+    UringEngine engine(ctx);
+    engine.run();
+}
+
+}  // namespace uringkit::net::detail
