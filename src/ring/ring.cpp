@@ -176,7 +176,7 @@ int Ring::enter(unsigned wait_nr, unsigned flags, TimedWait* timed) noexcept {
     // Publish everything prepared since the last call with one release store:
     // the kernel's acquire load of the tail then sees whole SQEs.
     if (barrier::load_relaxed(sq_.ktail) != sq_.tail) barrier::store_release(sq_.ktail, sq_.tail);
-    unsigned to_submit = sq_.tail - barrier::load_acquire(sq_.khead);
+    const unsigned to_submit = sq_.tail - barrier::load_acquire(sq_.khead);
 
     bool need_enter = (flags & IORING_ENTER_GETEVENTS) != 0;
     const bool sqpoll = setup_flags_ & IORING_SETUP_SQPOLL;
@@ -199,31 +199,50 @@ int Ring::enter(unsigned wait_nr, unsigned flags, TimedWait* timed) noexcept {
         need_enter = true;
     }
     if (!need_enter) return static_cast<int>(to_submit);
+    if (timed) return enter_slow(kNotEntered, to_submit, wait_nr, flags, timed);
 
+    // The usual case, kept short: one enter that submits everything and, when
+    // asked to, returns with wait_nr completions ready.
+    ++enter_calls_;
+    const int r = sys::io_uring_enter(enter_fd_, to_submit, wait_nr, flags | enter_flags_, nullptr, 0);
+    if (r >= 0 && (sqpoll || static_cast<unsigned>(r) == to_submit) &&
+        (!(flags & IORING_ENTER_GETEVENTS) || cq_ready() >= std::min(wait_nr, cq_.entries)))
+        return sqpoll ? static_cast<int>(to_submit) : r;
+    return enter_slow(r, to_submit, wait_nr, flags, nullptr);
+}
+
+// Everything but the usual case: EINTR, a wait cut short by a signal, a
+// partial submission, an error, and timed waits.  `r` is the result of the
+// enter already made, or kNotEntered.
+int Ring::enter_slow(int r, unsigned to_submit, unsigned wait_nr, unsigned flags,
+                     TimedWait* timed) noexcept {
+    const bool sqpoll = setup_flags_ & IORING_SETUP_SQPOLL;
     // What "the wait is over" means: the kernel wakes us once wait_nr CQEs
     // are ready, but never asks for more than the CQ holds.
     const bool waiting = (flags & IORING_ENTER_GETEVENTS) && wait_nr;
-    const unsigned want = wait_nr < cq_.entries ? wait_nr : cq_.entries;
+    const unsigned want = std::min(wait_nr, cq_.entries);
     int submitted = 0;  // by this call, over all its enters
     for (bool first = true;; first = false) {
-        const void* arg = nullptr;
-        std::size_t argsz = 0;
-        if (timed) {
-            if (!timed->arm() && !first) return submitted ? submitted : -ETIME;
-            arg = &timed->arg;
-            argsz = sizeof timed->arg;
+        if (r == kNotEntered) {
+            const void* arg = nullptr;
+            std::size_t argsz = 0;
+            if (timed) {
+                if (!timed->arm() && !first) return submitted ? submitted : -ETIME;
+                arg = &timed->arg;
+                argsz = sizeof timed->arg;
+            }
+            ++enter_calls_;
+            r = sys::io_uring_enter(enter_fd_, to_submit, wait_nr, flags | enter_flags_, arg, argsz);
         }
-        ++enter_calls_;
-        const int r = sys::io_uring_enter(enter_fd_, to_submit, wait_nr, flags | enter_flags_, arg, argsz);
         if (r == -EINTR) {
             // A signal before anything was submitted, or during the wait of a
             // call with nothing to submit: go again with what is left.
             if (!sqpoll) to_submit = sq_.tail - barrier::load_acquire(sq_.khead);
+            r = kNotEntered;
             continue;
         }
         if (r < 0) return submitted ? submitted : r;
-        const int now = sqpoll ? static_cast<int>(to_submit) : r;
-        submitted += now;
+        submitted += sqpoll ? static_cast<int>(to_submit) : r;
         // The kernel skips the wait when it submitted fewer than asked (an
         // SQE failed early): report that as is, waiting could never end.
         if (!sqpoll && static_cast<unsigned>(r) != to_submit) return submitted;
@@ -232,6 +251,7 @@ int Ring::enter(unsigned wait_nr, unsigned flags, TimedWait* timed) noexcept {
         if (!waiting || cq_ready() >= want) return submitted;
         to_submit = 0;
         flags &= ~IORING_ENTER_SQ_WAKEUP;
+        r = kNotEntered;
     }
 }
 

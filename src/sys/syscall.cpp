@@ -22,6 +22,7 @@ int io_uring_setup(unsigned entries, io_uring_params* params) noexcept {
     return r;
 }
 
+#if !defined(__x86_64__)  // inline in the header on x86-64
 int io_uring_enter(int fd, unsigned to_submit, unsigned min_complete, unsigned flags,
                    const void* arg, std::size_t argsz) noexcept {
     const int saved = errno;
@@ -30,6 +31,9 @@ int io_uring_enter(int fd, unsigned to_submit, unsigned min_complete, unsigned f
     errno = saved;
     return r;
 }
+#else
+static_assert(__NR_io_uring_enter == 426, "the inline io_uring_enter in syscall.hpp uses 426");
+#endif
 
 int io_uring_register(int fd, unsigned opcode, const void* arg, unsigned nr_args) noexcept {
     const int saved = errno;

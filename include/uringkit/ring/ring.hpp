@@ -208,7 +208,10 @@ private:
     };
 
     struct TimedWait;  // a deadline and the EXT_ARG block that carries it (ring.cpp)
+    static constexpr int kNotEntered = -0x7fff'ffff;
     int enter(unsigned wait_nr, unsigned flags, TimedWait* timed = nullptr) noexcept;
+    [[gnu::cold, gnu::noinline]] int enter_slow(int r, unsigned to_submit, unsigned wait_nr,
+                                                unsigned flags, TimedWait* timed) noexcept;
     void release() noexcept;
 
     int fd_ = -1;
