@@ -181,3 +181,22 @@ TEST(SetupFlags, RegisteredRingFd) {
     moved.prepare(op::Nop{}).user_data(2);
     EXPECT_EQ(reap_one(moved).user_data, 2u);
 }
+
+// NO_SQARRAY (6.6) drops the SQ index array: the kernel takes SQE i from
+// slot i directly, which is how this ring always fills it.  The ring must not
+// write an array that is not there (the offset is 0: the ring header).
+TEST(SetupFlags, NoSqArrayViaExtraFlags) {
+    auto ring = try_ring(4, {.extra_flags = IORING_SETUP_NO_SQARRAY});
+    if (!ring) GTEST_SKIP() << "no IORING_SETUP_NO_SQARRAY (6.6)";
+    EXPECT_EQ(ring->sq_pending(), 0u);
+    EXPECT_EQ(ring->cq_ready(), 0u);
+    TempFile file(4096, 2);
+    std::vector<std::byte> buf(4096);
+    for (unsigned round = 0; round < 3; ++round) {  // wraps the 4-entry SQ
+        for (unsigned i = 0; i < 4; ++i)
+            ring->prepare(op::Read(Fd{file.fd()}, buf.data() + i * 1024, 1024, i * 1024)).user_data(round * 4 + i);
+        const auto cs = reap(*ring, 4);
+        for (unsigned i = 0; i < 4; ++i) EXPECT_EQ(find(cs, round * 4 + i).res, 1024);
+    }
+    EXPECT_EQ(buf, pattern(4096, 2));
+}

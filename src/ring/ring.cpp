@@ -86,8 +86,12 @@ Ring::Ring(unsigned entries, const RingOptions& options) {
     sq_.tail = *sq_.ktail;
     // The SQ index array maps ring slots to SQE slots.  We always use slot i
     // for SQE i, so fill it once here and never touch it on the hot path.
-    unsigned* array = at<unsigned>(sq_.ring_ptr, p.sq_off.array);
-    for (unsigned i = 0; i < sq_.entries; ++i) array[i] = i;
+    // With IORING_SETUP_NO_SQARRAY (6.6) there is no array (its offset is 0,
+    // the ring header) and the kernel already takes SQE i from slot i.
+    if (!(p.flags & IORING_SETUP_NO_SQARRAY)) {
+        unsigned* array = at<unsigned>(sq_.ring_ptr, p.sq_off.array);
+        for (unsigned i = 0; i < sq_.entries; ++i) array[i] = i;
+    }
 
     cq_.khead = at<unsigned>(cq_.ring_ptr, p.cq_off.head);
     cq_.ktail = at<unsigned>(cq_.ring_ptr, p.cq_off.tail);
