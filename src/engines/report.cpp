@@ -33,7 +33,9 @@ std::string count(double v) {
     return fmt::format("{:.0f}", v);
 }
 
-std::string ratio(double r) { return r >= 10 ? fmt::format("{:.0f}x", r) : fmt::format("{:.2g}x", r); }
+std::string ratio(double r) {
+    return r >= 10 ? fmt::format("{:.0f}x", r) : r >= 2 ? fmt::format("{:.1f}x", r) : fmt::format("{:.2f}x", r);
+}
 
 const Row* find_row(const Results& res, std::string_view engine, unsigned depth) {
     for (const Row& r : res.rows)
