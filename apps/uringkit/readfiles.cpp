@@ -98,8 +98,7 @@ Register readfiles_command{Command{
                     fmt::print(stderr, "uringkit readfiles: {}: {}: {} (errno {})\n", r.path, r.stage,
                                std::strerror(r.error), r.error);
                 } else if (o.hash) {
-                    const std::string line = fs::xxhsum_line(r.hash, r.path);
-                    std::fwrite(line.data(), 1, line.size(), stdout);
+                    fs::print_xxhsum_line(stdout, r.hash, r.path);
                 }
             };
             sink.note = [](std::string_view path, int error, std::string_view message) {

@@ -14,6 +14,7 @@
 #include "uringkit/fs/path_list.hpp"
 
 #include <cstddef>
+#include <cstdio>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -74,8 +75,8 @@ struct ReadFilesStats {
 ReadFilesStats read_files(std::span<const std::string> inputs, const ReadFilesOptions& options,
                           const ReadFilesSink& sink);
 
-// "<16 hex digits>  <path>\n", exactly as xxhsum 0.8.1 -H1 prints it (the name
-// is written as given, without escaping).
-std::string xxhsum_line(std::uint64_t hash, std::string_view path);
+// Writes "<16 hex digits>  <path>\n" to `out`, exactly as xxhsum 0.8.1 -H1
+// prints it (the name as given, without escaping).  Allocates nothing.
+void print_xxhsum_line(std::FILE* out, std::uint64_t hash, std::string_view path);
 
 }  // namespace uringkit::fs
