@@ -14,18 +14,12 @@
 using namespace uringkit;
 using namespace uringkit::testing;
 
-namespace {
-void sparse_or_skip(Ring& ring, unsigned n) {
-    ring.register_files_sparse(n);
-}
-}  // namespace
-
 TEST(DirectOpen, OpenReadCloseChainOnAFixedSlot) {
     Ring ring(8);
     if (!ring.has_feature(IORING_FEAT_LINKED_FILE))
         GTEST_SKIP() << "no IORING_FEAT_LINKED_FILE (5.17): a fixed slot opened in a chain is not usable by the next link";
     try {
-        sparse_or_skip(ring, 4);
+        ring.register_files_sparse(4);
     } catch (const RingError& e) {
         GTEST_SKIP() << "no sparse file table: " << e.what();
     }
@@ -47,7 +41,7 @@ TEST(DirectOpen, OpenReadCloseChainOnAFixedSlot) {
 TEST(DirectOpen, ReadFixedThroughADirectDescriptor) {
     Ring ring(8);
     try {
-        sparse_or_skip(ring, 2);
+        ring.register_files_sparse(2);
     } catch (const RingError& e) {
         GTEST_SKIP() << "no sparse file table: " << e.what();
     }
@@ -72,7 +66,7 @@ TEST(DirectOpen, ReadFixedThroughADirectDescriptor) {
 TEST(DirectOpen, IntoAnySlotReturnsTheSlot) {
     Ring ring(8);
     try {
-        sparse_or_skip(ring, 3);
+        ring.register_files_sparse(3);
     } catch (const RingError& e) {
         GTEST_SKIP() << "no sparse file table: " << e.what();
     }
