@@ -1,0 +1,117 @@
+# The installed package, as a user meets it: `cmake --install` the build tree
+# into an empty prefix, then build against that prefix only
+#   1. examples/consumer with find_package(uringkit), and
+#   2. examples/consumer/main.cpp, examples/cat.cpp and examples/nop_batch.cpp
+#      with the flags `pkg-config --cflags --libs uringkit` gives,
+# and run what was built, checking its output.
+#
+#   cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DCXX=... [-DSANITIZE=...]
+#         -P tests/install_test.cmake
+cmake_minimum_required(VERSION 3.25)
+
+foreach(var BUILD_DIR SOURCE_DIR WORK_DIR CXX)
+  if(NOT ${var})
+    message(FATAL_ERROR "install_test: -D${var}=... is required")
+  endif()
+endforeach()
+
+# Runs a command; stops the test with its output when it fails.
+function(run_checked what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "install_test: ${what} failed (${rc}):\n${out}\n${err}")
+  endif()
+  set(run_out "${out}" PARENT_SCOPE)
+endfunction()
+
+set(prefix ${WORK_DIR}/prefix)
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR})
+
+run_checked("cmake --install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+file(GLOB_RECURSE config_files ${prefix}/*/uringkitConfig.cmake)
+file(GLOB_RECURSE pc_files ${prefix}/*/uringkit.pc)
+if(NOT config_files OR NOT pc_files)
+  message(FATAL_ERROR "install_test: no uringkitConfig.cmake or uringkit.pc under ${prefix}")
+endif()
+
+# A sanitized build installs a sanitized library: its users must link the runtime.
+set(san_flags "")
+if(SANITIZE)
+  set(san_flags -fsanitize=${SANITIZE})
+endif()
+string(REPLACE ";" " " san_string "${san_flags}")
+
+set(expected "hello from an installed uringkit\n")
+
+# ---- 1. find_package ---------------------------------------------------------
+set(build ${WORK_DIR}/consumer-cmake)
+run_checked("configuring examples/consumer"
+  ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/consumer -B ${build}
+  -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX}
+  -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
+  "-DCMAKE_CXX_FLAGS=${san_string}" "-DCMAKE_EXE_LINKER_FLAGS=${san_string}")
+# The package must come from the prefix, not from the build tree or the system.
+if(NOT run_out MATCHES "uringkit 0\\.1\\.[0-9]+ from ${prefix}/")
+  message(FATAL_ERROR "install_test: find_package did not use ${prefix}:\n${run_out}")
+endif()
+run_checked("building examples/consumer" ${CMAKE_COMMAND} --build ${build})
+run_checked("running the find_package consumer" ${build}/consumer)
+if(NOT run_out STREQUAL expected)
+  message(FATAL_ERROR "install_test: consumer printed '${run_out}', expected '${expected}'")
+endif()
+
+# ---- 2. pkg-config -------------------------------------------------------------
+find_program(PKG_CONFIG NAMES pkg-config pkgconf REQUIRED)
+get_filename_component(pc_dir ${pc_files} DIRECTORY)
+set(ENV{PKG_CONFIG_PATH} ${pc_dir})
+run_checked("pkg-config" ${PKG_CONFIG} --cflags --libs uringkit)
+string(STRIP "${run_out}" pc_flags)
+# The .pc is relocatable: its paths must point into the prefix it was installed to.
+if(NOT pc_flags MATCHES "-I${prefix}/")
+  message(FATAL_ERROR "install_test: pkg-config flags do not point into ${prefix}: ${pc_flags}")
+endif()
+separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
+
+foreach(program consumer/main cat nop_batch)
+  string(REPLACE "/" "_" exe ${program})
+  run_checked("compiling examples/${program}.cpp with pkg-config flags"
+    ${CXX} ${san_flags} ${SOURCE_DIR}/examples/${program}.cpp ${pc_flags} -o ${WORK_DIR}/${exe})
+endforeach()
+
+# Every installed header compiles with nothing but the package's flags.
+file(GLOB_RECURSE headers RELATIVE ${prefix}/include ${prefix}/include/uringkit/*.hpp)
+if(NOT headers)
+  message(FATAL_ERROR "install_test: no headers under ${prefix}/include/uringkit")
+endif()
+set(all_headers "")
+foreach(h ${headers})
+  string(APPEND all_headers "#include <${h}>\n")
+endforeach()
+file(WRITE ${WORK_DIR}/all_headers.cpp "${all_headers}int main() { return 0; }\n")
+run_checked("compiling every installed header with pkg-config flags"
+  ${CXX} ${san_flags} -Wall -Wextra -Werror ${WORK_DIR}/all_headers.cpp ${pc_flags} -o ${WORK_DIR}/all_headers)
+
+run_checked("running the pkg-config consumer" ${WORK_DIR}/consumer_main)
+if(NOT run_out STREQUAL expected)
+  message(FATAL_ERROR "install_test: pkg-config consumer printed '${run_out}', expected '${expected}'")
+endif()
+
+# cat, built against the package, copies a file byte for byte.
+set(input ${WORK_DIR}/input.bin)
+string(REPEAT "uringkit installed package test line\n" 20000 text)
+file(WRITE ${input} "${text}")
+execute_process(COMMAND ${WORK_DIR}/cat ${input} OUTPUT_FILE ${WORK_DIR}/output.bin RESULT_VARIABLE rc)
+file(SHA256 ${input} want)
+file(SHA256 ${WORK_DIR}/output.bin got)
+if(NOT rc EQUAL 0 OR NOT want STREQUAL got)
+  message(FATAL_ERROR "install_test: cat built against the package: status ${rc}, copy differs")
+endif()
+
+run_checked("running nop_batch built against the package" ${WORK_DIR}/nop_batch 2000 16)
+if(NOT run_out MATCHES "\n16 +2000 +[0-9]+")
+  message(FATAL_ERROR "install_test: nop_batch printed:\n${run_out}")
+endif()
+
+file(REMOVE_RECURSE ${WORK_DIR})
+message(STATUS "install_test: find_package and pkg-config consumers built and ran against ${prefix}")
