@@ -120,3 +120,22 @@ TEST(WaitTimeout, InterruptedTimedWaitStillEndsWithEtime) {
     // Not a timing assertion on speed: only that the wait was not cut short.
     EXPECT_GE(waited, 100ms);
 }
+
+TEST(WaitTimeout, PartialSubmissionReturnsInsteadOfWaitingForever) {
+    // The kernel rejects the second SQE at submission, stops the batch there
+    // and skips the wait: only 2 of the 3 wanted completions can come, so the
+    // ring must return the submitted count rather than wait again.
+    Ring ring(8);
+    ring.prepare(op::Nop{}).user_data(1);
+    io_uring_sqe* bad = ring.get_sqe();
+    ASSERT_NE(bad, nullptr);
+    bad->opcode = 250;  // no such opcode
+    bad->user_data = 2;
+    ring.prepare(op::Nop{}).user_data(3);
+    EXPECT_EQ(ring.submit_and_wait(3), 2);
+    EXPECT_EQ(ring.sq_pending(), 1u) << "the SQE after the rejected one waits for the next submit";
+    const auto cs = reap(ring, 3);
+    EXPECT_EQ(find(cs, 1).res, 0);
+    EXPECT_EQ(find(cs, 2).res, -EINVAL);
+    EXPECT_EQ(find(cs, 3).res, 0);
+}
