@@ -121,6 +121,7 @@ void RecvStream::on_cqe(Pending* self, const Completion& c) noexcept {
         // The kernel may end a multishot with data (e.g. on a full CQ): go on.
         if (!c.more() && !s->stopping_) s->rearm_ = true;
     } else if (c.res == -ENOBUFS || (c.res == -ECANCELED && s->stopping_)) {
+        if (c.res == -ENOBUFS) ++s->enobufs_;
         if (!c.more() && !s->stopping_) s->rearm_ = true;
     } else if (!s->ended_) {
         s->ended_ = true;

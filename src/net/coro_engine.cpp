@@ -134,9 +134,14 @@ private:
     }
 
     async::Task<void> ticker() {
-        const auto tick = std::chrono::milliseconds(tick_ms(cfg_));
+        __kernel_timespec tick{};
+        tick.tv_sec = static_cast<long long>(tick_ms(cfg_) / 1000);
+        tick.tv_nsec = static_cast<long long>(tick_ms(cfg_) % 1000) * 1000000;
         while (!(stopping_ && conns_ == 0)) {
-            co_await loop_.sleep(tick);
+            auto sleep = loop_.submit(op::Timeout(&tick));
+            ticker_sleep_ = &sleep;
+            co_await sleep;
+            ticker_sleep_ = nullptr;
             now_ = now_ms();
             for (Conn* c = idle_.front(); c != nullptr;) {
                 Conn* next = c->idle_next;
@@ -162,6 +167,16 @@ private:
             cancel(c);
             c = next;
         }
+        wake_ticker_if_done();
+    }
+
+    // At the end of a stop, the ticker's sleep is the last thing holding the
+    // loop: end it now rather than at the next tick.
+    void wake_ticker_if_done() {
+        if (!stopping_ || conns_ != 0 || ticker_sleep_ == nullptr || ticker_woken_) return;
+        ticker_woken_ = true;
+        loop_.prepare(op::TimeoutRemove(reinterpret_cast<std::uintptr_t>(static_cast<async::Pending*>(ticker_sleep_))),
+                      nullptr);
     }
 
     // Ends the connection's recv (and send): its coroutine sees -ECANCELED and unwinds.
@@ -184,6 +199,10 @@ private:
             async::RecvStream in(loop_, Fd{fd}, bufs_);
             for (;;) {
                 auto chunk = co_await in.next();
+                if (const std::uint32_t dry = in.take_enobufs()) {
+                    stats_.enobufs.add(dry);
+                    stats_.recv_rearms.add(dry);
+                }
                 if (chunk.res <= 0) break;
                 stats_.bytes_in.add(static_cast<std::uint64_t>(chunk.res));
                 const bool keep = session.feed(chunk.text(), out);
@@ -203,6 +222,7 @@ private:
         co_await loop_.close(Fd{fd});
         --conns_;
         stats_.active.sub();
+        wake_ticker_if_done();
     }
 
     WorkerContext& ctx_;
@@ -217,6 +237,8 @@ private:
     std::uint64_t grace_deadline_ = 0;
     unsigned conns_ = 0;
     bool stopping_ = false;
+    bool ticker_woken_ = false;
+    async::detail::OpAwaiter<op::Timeout, false>* ticker_sleep_ = nullptr;
 };
 
 }  // namespace

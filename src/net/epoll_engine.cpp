@@ -132,11 +132,13 @@ private:
 
     void on_event(Conn* c, std::uint32_t ev) {
         if (ev & EPOLLERR) c->closing = c->aborting = true;
-        if (!c->closing && (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP))) read_all(c);
+        if (!c->closing && (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP))) read_all(c, (ev & (EPOLLRDHUP | EPOLLHUP)) != 0);
         advance(c);
     }
 
-    void read_all(Conn* c) {
+    // `eof_seen`: the peer's FIN came with this edge; read until the 0, as no
+    // later edge will announce it.
+    void read_all(Conn* c, bool eof_seen) {
         for (;;) {
             const ssize_t n = ::recv(c->fd, buf_.data(), buf_.size(), 0);
             stats_.syscalls.add();
@@ -151,7 +153,7 @@ private:
                 }
                 // A short read drained the socket; data arriving later raises
                 // a new edge, so no read is needed just to see EAGAIN.
-                if (static_cast<std::size_t>(n) < buf_.size()) return;
+                if (static_cast<std::size_t>(n) < buf_.size() && !eof_seen) return;
                 continue;
             }
             if (n == 0) {

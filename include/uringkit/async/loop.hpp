@@ -271,6 +271,8 @@ public:
     void recycle(const Chunk& c) noexcept {
         if (c.res > 0) buffers_->recycle(c.id);
     }
+    // ENOBUFS completions (the buffer ring ran dry; re-armed) since the last call.
+    std::uint32_t take_enobufs() noexcept { return std::exchange(enobufs_, 0u); }
     // Cancels the recv and resumes after its last completion; queued chunks'
     // buffers are returned.
     Task<void> stop();
@@ -291,6 +293,7 @@ private:
     bool rearm_ = false;      // ended by ENOBUFS: re-arm when the consumer asks
     bool stopping_ = false;
     std::int32_t final_res_ = 0;
+    std::uint32_t enobufs_ = 0;
 };
 
 }  // namespace uringkit::async

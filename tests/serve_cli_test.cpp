@@ -1,0 +1,212 @@
+// `uringkit serve` as a process: the port it prints, SIGTERM/SIGINT ending it
+// with status 0, io_uring disabled by seccomp (auto falls back and says so,
+// --engine uring refuses with status 3), bad options (status 2), and EMFILE
+// on accept backing off instead of spinning.
+#include <nlohmann/json.hpp>
+
+#include <gtest/gtest.h>
+
+#include "serve_test_support.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include <regex>
+
+using namespace serve_test;
+
+namespace {
+
+struct Child {
+    pid_t pid = -1;
+    int out = -1;  // stdout
+    int err = -1;  // stderr
+    std::string out_text, err_text;
+
+    ~Child() {
+        if (pid > 0) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, nullptr, 0);
+        }
+        if (out >= 0) ::close(out);
+        if (err >= 0) ::close(err);
+    }
+    // Reads stdout until `pattern` matches (or 10 s pass).
+    std::smatch wait_for(const std::regex& pattern) {
+        std::smatch m;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (!std::regex_search(out_text, m, pattern) && std::chrono::steady_clock::now() < deadline) {
+            pollfd p{out, POLLIN, 0};
+            if (::poll(&p, 1, 100) <= 0) continue;
+            char buf[4096];
+            const ssize_t n = ::read(out, buf, sizeof buf);
+            if (n <= 0) break;
+            out_text.append(buf, static_cast<std::size_t>(n));
+        }
+        std::regex_search(out_text, m, pattern);
+        return m;
+    }
+    // Waits for the exit (10 s at most) and collects what is left of the output.
+    int wait_exit() {
+        int status = 0;
+        for (int i = 0; i < 1000; ++i) {
+            if (::waitpid(pid, &status, WNOHANG) == pid) {
+                pid = -1;
+                drain(out, out_text);
+                drain(err, err_text);
+                return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            }
+            ::usleep(10000);
+        }
+        return -1;
+    }
+    static void drain(int fd, std::string& text) {
+        char buf[4096];
+        ssize_t n;
+        while ((n = ::read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
+    }
+};
+
+std::unique_ptr<Child> spawn(std::vector<std::string> args, rlim_t nofile = 0) {
+    int o[2], e[2];
+    if (::pipe2(o, O_CLOEXEC) < 0 || ::pipe2(e, O_CLOEXEC) < 0) throw std::runtime_error("pipe");
+    auto c = std::make_unique<Child>();
+    c->pid = ::fork();
+    if (c->pid == 0) {
+        ::dup2(o[1], 1);
+        ::dup2(e[1], 2);
+        if (nofile) {
+            rlimit r{nofile, nofile};
+            ::setrlimit(RLIMIT_NOFILE, &r);
+        }
+        std::vector<char*> argv;
+        for (auto& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        ::execv(argv[0], argv.data());
+        ::_exit(127);
+    }
+    ::close(o[1]);
+    ::close(e[1]);
+    c->out = o[0];
+    c->err = e[0];
+    return c;
+}
+
+const std::regex kListening(R"(listening on 127\.0\.0\.1:(\d+) \(engine ([a-z-]+))");
+
+std::string get(std::uint16_t port, const std::string& path) {
+    Socket s(port);
+    s.send("GET " + path + " HTTP/1.1\r\nConnection: close\r\n\r\n");
+    return s.read_all();
+}
+
+TEST(ServeCli, PrintsPortServesAndStopsOnSignals) {
+    for (int sig : {SIGTERM, SIGINT}) {
+        auto c = spawn({URINGKIT_CLI, "serve", "--port", "0", "--engine", "auto"});
+        const auto m = c->wait_for(kListening);
+        ASSERT_FALSE(m.empty()) << c->out_text;
+        const auto port = static_cast<std::uint16_t>(std::stoi(m[1]));
+        const std::string expect_engine = net::uring_unavailable_reason().empty() ? "uring" : "epoll";
+        EXPECT_EQ(m[2], expect_engine);
+        const std::string r = get(port, "/");
+        EXPECT_NE(r.find("\r\n\r\n" + net::make_body(128)), std::string::npos) << r;
+        Socket idle(port);  // an open keep-alive connection must not hold up the exit
+        ::kill(c->pid, sig);
+        EXPECT_EQ(c->wait_exit(), 0) << c->err_text;
+        EXPECT_TRUE(idle.closed_by_peer());
+        EXPECT_NE(c->err_text.find("stopped on signal"), std::string::npos) << c->err_text;
+    }
+}
+
+TEST(ServeCli, AutoFallsBackToEpollWhenIoUringIsDisabled) {
+    for (const char* err : {"1", "38"}) {  // EPERM (seccomp, sysctl), ENOSYS (no io_uring in the kernel)
+        auto c = spawn({NO_URING, "--errno", err, URINGKIT_CLI, "serve", "--port", "0"});
+        const auto m = c->wait_for(kListening);
+        ASSERT_FALSE(m.empty()) << c->out_text;
+        EXPECT_EQ(m[2], "epoll");
+        const auto port = static_cast<std::uint16_t>(std::stoi(m[1]));
+        EXPECT_NE(get(port, "/").find("HTTP/1.1 200 OK"), std::string::npos);
+        ::kill(c->pid, SIGTERM);
+        EXPECT_EQ(c->wait_exit(), 0);
+        EXPECT_NE(c->err_text.find("falling back to the epoll engine"), std::string::npos) << c->err_text;
+        EXPECT_NE(c->err_text.find("io_uring_setup"), std::string::npos) << "names the refused call: " << c->err_text;
+    }
+}
+
+TEST(ServeCli, EngineUringRefusesWhenIoUringIsDisabled) {
+    auto c = spawn({NO_URING, URINGKIT_CLI, "serve", "--port", "0", "--engine", "uring"});
+    EXPECT_EQ(c->wait_exit(), 3);
+    EXPECT_EQ(std::count(c->err_text.begin(), c->err_text.end(), '\n'), 1) << c->err_text;
+    EXPECT_NE(c->err_text.find("--engine uring: io_uring is not usable here"), std::string::npos) << c->err_text;
+    EXPECT_EQ(c->out_text.find("listening"), std::string::npos);
+}
+
+TEST(ServeCli, BadOptionsExit2WithOneLine) {
+    for (std::vector<std::string> extra : std::vector<std::vector<std::string>>{
+             {"--idle-timeout", "soon"}, {"--body-size", "lots"}, {"--bind", "localhost:80"}, {"--engine", "kqueue"}}) {
+        std::vector<std::string> args{URINGKIT_CLI, "serve", "--port", "0"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        auto c = spawn(args);
+        EXPECT_EQ(c->wait_exit(), 2) << extra[0] << ": " << c->err_text;
+        EXPECT_NE(c->err_text.find(extra[0]), std::string::npos) << c->err_text;
+        EXPECT_EQ(c->out_text.find("listening"), std::string::npos);
+    }
+}
+
+TEST(ServeCli, BusyPortExit1NamingTheAddress) {
+    // A listener without SO_REUSEPORT holds the port, so ours cannot share it.
+    const int holder = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ASSERT_EQ(::listen(holder, 1), 0);
+    socklen_t len = sizeof a;
+    ::getsockname(holder, reinterpret_cast<sockaddr*>(&a), &len);
+    const std::string port = std::to_string(ntohs(a.sin_port));
+    auto c = spawn({URINGKIT_CLI, "serve", "--port", port, "--engine", "epoll"});
+    EXPECT_EQ(c->wait_exit(), 1);
+    EXPECT_NE(c->err_text.find("bind 127.0.0.1:" + port + ": Address already in use"), std::string::npos)
+        << c->err_text;
+    EXPECT_EQ(std::count(c->err_text.begin(), c->err_text.end(), '\n'), 1) << c->err_text;
+    ::close(holder);
+}
+
+// RLIMIT_NOFILE so low that accept fails with EMFILE while clients hold
+// connections: the server pauses between attempts (a handful of system calls,
+// not a spin), and serves again once descriptors free up.
+TEST(ServeCli, EmfileOnAcceptBacksOff) {
+    std::vector<std::string> engines_here{"epoll"};
+    if (net::uring_unavailable_reason().empty()) {
+        engines_here.push_back("uring");
+        engines_here.push_back("uring-coro");
+    }
+    for (const std::string& engine : engines_here) {
+        auto c = spawn({URINGKIT_CLI, "serve", "--port", "0", "--engine", engine}, 24);
+        const auto m = c->wait_for(kListening);
+        ASSERT_FALSE(m.empty()) << engine << ": " << c->out_text << c->err_text;
+        const auto port = static_cast<std::uint16_t>(std::stoi(m[1]));
+        std::vector<std::unique_ptr<Socket>> held;
+        for (int i = 0; i < 40; ++i) held.push_back(std::make_unique<Socket>(port, std::chrono::milliseconds(300)));
+        ::usleep(500000);  // the server now retries the backlog every 50 ms
+        held.clear();
+        // The backlog drains once descriptors are back; then /stats answers.
+        std::string stats;
+        for (int i = 0; i < 50 && stats.find("\r\n\r\n{") == std::string::npos; ++i) {
+            stats = get(port, "/stats");
+            if (stats.empty()) ::usleep(100000);
+        }
+        const auto body = stats.substr(stats.find("\r\n\r\n") + 4);
+        const auto j = nlohmann::json::parse(body);
+        EXPECT_GT(j["accept_backoffs"].get<int>(), 0) << engine << ": " << body;
+        // A spin would be thousands of failing accepts over the half second.
+        EXPECT_LT(j["syscalls"].get<int>(), 600) << engine << ": " << body;
+        ::kill(c->pid, SIGTERM);
+        EXPECT_EQ(c->wait_exit(), 0) << engine << ": " << c->err_text;
+    }
+}
+
+}  // namespace

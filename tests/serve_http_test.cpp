@@ -1,0 +1,201 @@
+// `serve --mode http` through every engine, in process: exact response bytes,
+// keep-alive, 1,000 pipelined requests, each refusal with its status and a
+// close, /stats as JSON, and clients that vanish mid-request or reset.
+#include "serve_test_support.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <gtest/gtest.h>
+
+using namespace serve_test;
+using uringkit::net::EngineKind;
+
+namespace {
+
+class ServeHttp : public testing::TestWithParam<EngineKind> {
+protected:
+    net::ServerConfig config() const {
+        net::ServerConfig c;
+        c.engine = GetParam();
+        c.idle_timeout = std::chrono::seconds(30);
+        c.grace = std::chrono::milliseconds(500);
+        return c;
+    }
+    static std::string expected_root(const std::string& conn = "") {
+        std::string r;
+        net::append_response(r, 200, "text/plain", net::make_body(128), conn, false);
+        return r;
+    }
+};
+
+TEST_P(ServeHttp, GetRootExactBytesKeepAlive) {
+    TestServer srv(config());
+    Socket s(srv.port());
+    const std::string req = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+    const std::string want = expected_root();
+    ASSERT_NE(want.find(net::make_body(128)), std::string::npos);
+    for (int i = 0; i < 20; ++i) {
+        ASSERT_TRUE(s.send(req));
+        ASSERT_EQ(s.read_n(want.size()), want) << "request " << i;
+    }
+}
+
+TEST_P(ServeHttp, ThousandPipelinedRequests) {
+    TestServer srv(config());
+    Socket s(srv.port());
+    std::string batch;
+    for (int i = 0; i < 1000; ++i) batch += i % 2 ? "GET / HTTP/1.1\r\n\r\n" : "GET /?i=1 HTTP/1.1\r\nHost: x\r\n\r\n";
+    batch += "GET / HTTP/1.1\r\nConnection: close\r\n\r\n";
+    ASSERT_TRUE(s.send(batch));
+    bool closed = false;
+    const std::string got = s.read_all(&closed);
+    std::string want;
+    for (int i = 0; i < 1000; ++i) want += expected_root();
+    want += expected_root("close");
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_TRUE(got == want);
+    EXPECT_TRUE(closed) << "Connection: close ends the connection after its response";
+}
+
+TEST_P(ServeHttp, RequestsSplitAcrossWrites) {
+    TestServer srv(config());
+    Socket s(srv.port());
+    const std::string req = "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n0123456789GET / HTTP/1.1\r\n\r\n";
+    for (char c : req) {
+        ASSERT_TRUE(s.send(std::string_view(&c, 1)));
+        if (c == '\n') ::usleep(1000);  // separate segments, so the server sees the pieces
+    }
+    const std::string want = expected_root() + expected_root();
+    EXPECT_EQ(s.read_n(want.size()), want);
+}
+
+TEST_P(ServeHttp, HeadAndHttp10) {
+    TestServer srv(config());
+    {
+        Socket s(srv.port());
+        ASSERT_TRUE(s.send("HEAD / HTTP/1.1\r\nConnection: close\r\n\r\n"));
+        std::string want;
+        net::append_response(want, 200, "text/plain", net::make_body(128), "close", true);
+        EXPECT_EQ(s.read_all(), want);
+    }
+    {
+        Socket s(srv.port());
+        ASSERT_TRUE(s.send("GET / HTTP/1.0\r\n\r\n"));
+        bool closed = false;
+        EXPECT_EQ(s.read_all(&closed), expected_root("close"));
+        EXPECT_TRUE(closed);
+    }
+}
+
+struct Refusal {
+    const char* request;
+    int status;
+};
+
+TEST_P(ServeHttp, RefusalsAnswerThenClose) {
+    TestServer srv(config());
+    const Refusal cases[] = {
+        {"GARBAGE\x01\x02\r\n\r\n", 400},
+        {"GET / HTTP/1.1\r\nbad header\r\n\r\n", 400},
+        {"BREW / HTTP/1.1\r\n\r\n", 501},
+        {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", 501},
+        {"POST / HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n", 413},
+        {"GET / HTTP/3.0\r\n\r\n", 505},
+    };
+    for (const Refusal& c : cases) {
+        Socket s(srv.port());
+        ASSERT_TRUE(s.send(c.request));
+        std::string carry;
+        const Response r = read_response(s, carry);
+        EXPECT_EQ(r.status, c.status) << c.request;
+        EXPECT_NE(r.head.find("Connection: close"), std::string::npos);
+        EXPECT_TRUE(s.closed_by_peer()) << c.request;
+    }
+    // 431: a head over 8 KiB, refused before it ends.
+    Socket s(srv.port());
+    ASSERT_TRUE(s.send("GET / HTTP/1.1\r\nX-Big: " + std::string(9000, 'a')));
+    std::string carry;
+    EXPECT_EQ(read_response(s, carry).status, 431);
+    EXPECT_TRUE(s.closed_by_peer());
+    // A request after a good one on the same connection, then garbage: the good one is answered first.
+    Socket t(srv.port());
+    ASSERT_TRUE(t.send("GET / HTTP/1.1\r\n\r\n\x01garbage\r\n\r\n"));
+    std::string c2;
+    EXPECT_EQ(read_response(t, c2).status, 200);
+    EXPECT_EQ(read_response(t, c2).status, 400);
+    EXPECT_TRUE(t.closed_by_peer());
+}
+
+TEST_P(ServeHttp, BodyUnderTheLimitIsReadAndDiscarded) {
+    TestServer srv(config());
+    Socket s(srv.port());
+    const std::string body(300000, 'b');
+    ASSERT_TRUE(s.send("POST / HTTP/1.1\r\nContent-Length: 300000\r\n\r\n" + body + "GET /nope HTTP/1.1\r\n\r\n"));
+    std::string carry;
+    const Response a = read_response(s, carry);
+    EXPECT_EQ(a.status, 200);
+    EXPECT_EQ(a.body, net::make_body(128));
+    EXPECT_EQ(read_response(s, carry).status, 404);
+}
+
+TEST_P(ServeHttp, StatsIsJson) {
+    TestServer srv(config());
+    Socket s(srv.port());
+    ASSERT_TRUE(s.send("GET / HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\n\r\nGET /stats HTTP/1.1\r\n\r\n"));
+    std::string carry;
+    ASSERT_EQ(read_response(s, carry).status, 200);
+    ASSERT_EQ(read_response(s, carry).status, 200);
+    const Response r = read_response(s, carry);
+    ASSERT_EQ(r.status, 200);
+    EXPECT_NE(r.head.find("application/json"), std::string::npos);
+    const auto j = nlohmann::json::parse(r.body);
+    EXPECT_EQ(j["engine"], std::string(net::engine_name(GetParam())));
+    EXPECT_EQ(j["mode"], "http");
+    EXPECT_EQ(j["requests"].get<int>(), 3);
+    EXPECT_EQ(j["responses"]["2xx"].get<int>(), 2) << "the /stats response is counted after it is rendered";
+    EXPECT_GE(j["connections"]["active"].get<int>(), 1);
+    EXPECT_GT(j["syscalls"].get<int>(), 0);
+}
+
+TEST_P(ServeHttp, VanishingClientsCostOnlyTheirConnection) {
+    TestServer srv(config());
+    for (int i = 0; i < 50; ++i) {
+        {
+            Socket s(srv.port());
+            ASSERT_TRUE(s.send("GET / HTTP/1.1\r\nHost: hal"));  // mid-request, then FIN
+        }
+        {
+            Socket s(srv.port());
+            ASSERT_TRUE(s.send("POST / HTTP/1.1\r\nContent-Length: 100\r\n\r\nabc"));
+            s.reset();  // RST mid-body
+        }
+        {
+            Socket s(srv.port());
+            ASSERT_TRUE(s.send("GET / HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\n\r\n"));
+            s.reset();  // RST while responses are on their way
+        }
+    }
+    Socket s(srv.port());
+    ASSERT_TRUE(s.send("GET / HTTP/1.1\r\n\r\n"));
+    EXPECT_EQ(s.read_n(expected_root().size()), expected_root());
+    // Every one of them is closed on the server side (active counts only `s`).
+    for (int i = 0; i < 200 && srv.server().stats().active > 1; ++i) ::usleep(10000);
+    EXPECT_EQ(srv.server().stats().active, 1u);
+}
+
+TEST_P(ServeHttp, StopFinishesAndClosesEverything) {
+    TestServer srv(config());
+    Socket idle(srv.port());
+    Socket busy(srv.port());
+    ASSERT_TRUE(busy.send("GET / HTTP/1.1\r\n\r\n"));
+    EXPECT_EQ(busy.read_n(expected_root().size()), expected_root());
+    srv.finish();  // stop() + wait(): returns only when every thread is done
+    EXPECT_TRUE(idle.closed_by_peer());
+    EXPECT_TRUE(busy.closed_by_peer());
+    EXPECT_EQ(srv.final_stats().active, 0u);
+    EXPECT_EQ(srv.final_stats().requests, 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, ServeHttp, testing::ValuesIn(engines()), engine_param_name);
+
+}  // namespace
