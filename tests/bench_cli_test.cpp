@@ -311,6 +311,9 @@ TEST_F(BenchCli, UnwritableOutputPath) {
     EXPECT_EQ(r.status, 4);
     one_line(r, "out.json: cannot write");
     EXPECT_TRUE(tmp_empty());
+    const Result d = run(with(kQuick, {"--csv", dir_.string()}));
+    EXPECT_EQ(d.status, 4);
+    one_line(d, "is a directory");
 }
 
 TEST_F(BenchCli, TemporaryDirectoryWithoutRoom) {

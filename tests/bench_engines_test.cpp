@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,7 @@ struct Case {
     std::string engine;
     unsigned depth;
 };
+void PrintTo(const Case& c, std::ostream* os) { *os << c.engine << " at depth " << c.depth; }
 
 class BenchEngines : public ::testing::TestWithParam<Case> {
 protected:

@@ -4,6 +4,7 @@
 #include "uringkit/util/size.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -293,6 +294,9 @@ void check_output_path(const std::string& path) {
         return;
     }
     if (errno == EEXIST) {
+        struct stat st;
+        if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+            throw OutputError(fmt::format("{}: is a directory; give a file name for the output", path));
         if (::access(path.c_str(), W_OK) == 0) {
             const std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/') + 1);
             if (::access(dir.c_str(), W_OK) == 0) return;
