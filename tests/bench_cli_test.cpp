@@ -352,3 +352,26 @@ TEST_F(BenchCli, InterruptPrintsWhatWasMeasuredAndRemovesTheFile) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(BenchCliTerminal, ProgressLineOnlyWhenStderrIsATerminal) {
+    // script(1) gives the command a pseudo-terminal; everything it writes
+    // comes back on our pipe.
+    if (std::system("command -v script > /dev/null 2>&1") != 0) GTEST_SKIP() << "script(1) is not installed";
+    const std::string cmd = std::string("script -qec '") + URINGKIT_CLI +
+                            " bench --size 4m --engines pread --iodepth 1 --runtime 0.6 --ramp 0' /dev/null";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string all;
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) all.append(buf, n);
+    ASSERT_EQ(::pclose(p), 0) << all;
+    EXPECT_NE(all.find("\r\033[Kpread"), std::string::npos) << "a progress line is drawn:\n" << all;
+    EXPECT_NE(all.find("depth 1"), std::string::npos);
+    EXPECT_NE(all.find("IOPS  ETA"), std::string::npos) << all;
+    // The line is cleared before the table, so the table starts on a clean line.
+    EXPECT_NE(all.find("\r\033[K\r\n"), std::string::npos) << all;
+}
+
+}  // namespace
