@@ -128,14 +128,15 @@ if command -v strace >/dev/null; then
     out=$(taskset -c 0 wrk -t1 -c"$c" -d2s "http://127.0.0.1:${PORT[nginx]}/")
     sleep 0.2; kill -INT $sp 2>/dev/null || true; wait $sp 2>/dev/null || true
     reqs=$(echo "$out" | awk '/requests in/ {print $1}')
-    calls=$(awk '/total/ {print $3}' "$T/strace.$c")
+    # The total line: % time, seconds, usecs/call, calls, [errors,] "total".
+    calls=$(awk '$NF == "total" {print $4}' "$T/strace.$c")
     NGINX_SYS="$NGINX_SYS $c:$(python3 -c "print(f'{$calls/$reqs:.3f}')")"
   done
 fi
 
-python3 - "$RAW" "$LOAD_BEFORE" "$LOAD_AFTER" "$NGINX_SYS" "$ROUNDS" "$DURATION" > "$ROOT/bench/results/serve_wrk.md" <<'PY'
+python3 - "$RAW" "$LOAD_BEFORE" "$LOAD_AFTER" "$NGINX_SYS" "$ROUNDS" "$DURATION" "$BUILD" > "$ROOT/bench/results/serve_wrk.md" <<'PY'
 import csv, statistics as st, sys, os
-raw, load0, load1, nginx_sys, rounds, dur = sys.argv[1:7]
+raw, load0, load1, nginx_sys, rounds, dur, build = sys.argv[1:8]
 rows = list(csv.DictReader(open(raw), delimiter="\t"))
 tick = 1.0 / os.sysconf("SC_CLK_TCK")
 nsys = dict(x.split(":") for x in nginx_sys.split()) if nginx_sys.strip() else {}
@@ -144,7 +145,7 @@ def fmt(xs, f): return f"{f(med(xs))} ({f(min(xs))}–{f(max(xs))})"
 servers = ["uring", "uring-coro", "epoll", "nginx"]
 out = []
 out.append("# uringkit serve vs nginx and the epoll twin (wrk, loopback)\n")
-out.append(f"Command: `bench/serve_bench.sh build {rounds}` — {rounds} interleaved rounds of {dur} s runs, "
+out.append(f"Command: `bench/serve_bench.sh {build} {rounds}` (a RelWithDebInfo build) — {rounds} interleaved rounds of {dur} s runs, "
            "wrk -t1 pinned to CPU 0, each server pinned to CPU 1, one server thread (nginx: one worker, "
            "`return 200` with the same 128-byte body, access_log off).  Median (min–max) over the rounds.\n")
 out.append(f"Load average before: `{load0}`, after: `{load1}` (2 cores, shared with other work: "
