@@ -106,6 +106,8 @@ def bench_readfiles(a, uk, work, out):
         ('C sync open/read/close loop', f'sync_readfiles TREE', lambda: c_rate()),
         ('uringkit readfiles (ring, XXH64)', f'{uk} readfiles --summary TREE', lambda: uk_rate()),
         ('C sync loop + XXH64', f'sync_readfiles --hash TREE', lambda: c_rate('--hash')),
+        ('uringkit readfiles --async --hash none (chains on io-wq workers)', f'{uk} readfiles --async --hash none --summary TREE',
+         lambda: uk_rate('--async', '--hash', 'none')),
         ('uringkit readfiles --engine threadpool --hash none', f'{uk} readfiles --engine threadpool --hash none --summary TREE',
          lambda: uk_rate('--engine', 'threadpool', '--hash', 'none')),
         ('uringkit readfiles --engine sync --hash none', f'{uk} readfiles --engine sync --hash none --summary TREE',
@@ -150,8 +152,8 @@ def bench_readfiles(a, uk, work, out):
     lines += ['', f'**readfiles (ring) / C sync loop: {ring / c:.2f}x** (target >= 1.5x); '
               f'with XXH64 on both sides: {statistics.median(results[runs[2][0]]) / statistics.median(results[runs[3][0]]):.2f}x.']
     if node:
-        n1 = statistics.median(results[runs[6][0]])
-        n0 = statistics.median(results[runs[7][0]])
+        n1 = statistics.median(results[runs[7][0]])
+        n0 = statistics.median(results[runs[8][0]])
         lines += [f'**readfiles (ring) / Node.js readFile: {ring / n1:.2f}x (UV_USE_IO_URING=1), {ring / n0:.2f}x (=0)** (target >= 4x).']
     lines += ['', '## System calls',
               '',

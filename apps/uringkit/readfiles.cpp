@@ -30,9 +30,9 @@ Register readfiles_command{Command{
             bool unordered = false;
             bool summary = false;
             bool async = false;
-            unsigned inflight = 64;
+            unsigned inflight = 32;
             unsigned threads = 8;
-            std::string bs = "128k";
+            std::string bs = "64k";
         };
         auto args = std::make_shared<Args>();
         app.add_option("paths", args->paths,
