@@ -30,6 +30,11 @@ Host describe_host(const std::string& path) {
         int v;
         if (in >> v) h.io_uring_disabled = v;
     }
+    {
+        std::ifstream in("/proc/loadavg");
+        std::string a, b, c;
+        if (in >> a >> b >> c) h.loadavg = a + " " + b + " " + c;
+    }
     struct stat st;
     if (!path.empty() && ::stat(path.c_str(), &st) == 0) {
         // A block device is its own device; a file lives on st_dev's mount.

@@ -166,6 +166,18 @@ std::vector<std::string> notes(const Report& rep) {
     else
         n.push_back("cache: warm: the file was read into the page cache before timing");
     if (rep.results.interrupted) n.push_back("interrupted: rows marked * cover only what ran before the signal");
+    // A single-threaded engine that got far less than a core was sharing the
+    // CPU with other work: IOPS then reward engines with more threads.
+    double least = 1e9;
+    for (const Row& r : rep.results.rows)
+        if (r.status == Row::ok && (r.engine == "pread" || r.engine == "uring") && rep.spec.numjobs == 1 &&
+            !rep.spec.workload.direct && rep.spec.cache == Cache::warm)
+            least = std::min(least, r.cpu_usr + r.cpu_sys);
+    if (least < 70)
+        n.push_back(fmt::format("busy machine: a single-threaded engine got only {:.0f}% of a core (load average "
+                                "{}); engines with more threads (threadpool, uring-sqpoll) get a larger share of a "
+                                "contended CPU, so compare CPU per I/O rather than IOPS",
+                                least, rep.host.loadavg));
     return n;
 }
 
@@ -200,6 +212,7 @@ std::string to_json(const Report& rep) {
         {"filesystem", rep.host.filesystem},
         {"device", rep.host.device},
         {"mount_point", rep.host.mount_point},
+        {"loadavg", rep.host.loadavg},
     };
     json rows = json::array();
     for (const Row& r : rep.results.rows) {

@@ -14,6 +14,7 @@ struct Host {
     std::string filesystem;   // of the benchmarked file, from /proc/self/mountinfo
     std::string device;       // the mount's source, e.g. /dev/vda
     std::string mount_point;
+    std::string loadavg;      // /proc/loadavg's 1, 5 and 15 minute figures when the run started
 };
 
 Host describe_host(const std::string& path);
