@@ -25,9 +25,10 @@ namespace {
 
 using namespace uringkit;
 
-constexpr unsigned kDepth = 8;                  // reads in flight per batch
-constexpr std::uint32_t kChunk = 128 * 1024;    // bytes per read
-constexpr std::uint64_t kFilePosition = ~0ULL;  // offset -1: read at (and advance) the file position
+constexpr unsigned kDepth = 8;                // reads in flight per batch
+constexpr std::uint32_t kChunk = 128 * 1024;  // bytes per read
+constexpr std::uint64_t kFilePosition =
+    ~0ULL;  // offset -1: read at (and advance) the file position
 
 bool write_all(const char* p, std::size_t n) {
     while (n > 0) {
@@ -81,7 +82,8 @@ int copy(Ring& ring, int fd, char* buffers, const char*& what) {
             }
             if (res[i] == 0) return 0;
             errno = 0;
-            if (!write_all(buffers + static_cast<std::size_t>(i) * kChunk, static_cast<std::size_t>(res[i]))) {
+            if (!write_all(buffers + static_cast<std::size_t>(i) * kChunk,
+                           static_cast<std::size_t>(res[i]))) {
                 what = "write to stdout";
                 return errno ? errno : EIO;
             }

@@ -43,7 +43,8 @@ Result run(Ring& ring, unsigned count, unsigned batch) {
         }
         done += n;
     }
-    const auto ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start);
+    const auto ns =
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start);
     for (std::uint8_t s : seen) ok = ok && s == 1;
     return {ring.enter_calls() - enters_before, ns.count() / count, ok};
 }
@@ -51,8 +52,10 @@ Result run(Ring& ring, unsigned count, unsigned batch) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const unsigned count = argc > 1 ? static_cast<unsigned>(std::strtoul(argv[1], nullptr, 10)) : 100000;
-    const unsigned batch = argc > 2 ? static_cast<unsigned>(std::strtoul(argv[2], nullptr, 10)) : 32;
+    const unsigned count =
+        argc > 1 ? static_cast<unsigned>(std::strtoul(argv[1], nullptr, 10)) : 100000;
+    const unsigned batch =
+        argc > 2 ? static_cast<unsigned>(std::strtoul(argv[2], nullptr, 10)) : 32;
     if (count == 0 || batch == 0 || batch > 4096) {
         std::fprintf(stderr, "usage: example_nop_batch [COUNT>0] [BATCH 1..4096]\n");
         return 2;

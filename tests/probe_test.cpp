@@ -82,7 +82,8 @@ json parse(const Child& r) {
     try {
         return json::parse(r.out);
     } catch (const json::exception& e) {
-        ADD_FAILURE() << "probe --json printed invalid JSON: " << e.what() << "\n" << r.out << r.err;
+        ADD_FAILURE() << "probe --json printed invalid JSON: " << e.what() << "\n"
+                      << r.out << r.err;
         return json::object();
     }
 }
@@ -106,10 +107,17 @@ private:
     std::string path_;
 };
 
-const std::set<std::string> kTrialNames = {
-    "nop",          "sqpoll",           "iopoll",         "defer_taskrun",
-    "registered_buffers", "read_fixed", "multishot_accept", "provided_buffer_ring",
-    "multishot_recv", "registered_ring_fd", "direct_openat"};
+const std::set<std::string> kTrialNames = {"nop",
+                                           "sqpoll",
+                                           "iopoll",
+                                           "defer_taskrun",
+                                           "registered_buffers",
+                                           "read_fixed",
+                                           "multishot_accept",
+                                           "provided_buffer_ring",
+                                           "multishot_recv",
+                                           "registered_ring_fd",
+                                           "direct_openat"};
 
 const json* trial(const json& j, const std::string& name) {
     for (const json& t : j.at("trials"))
@@ -179,7 +187,8 @@ TEST(ProbeCli, TableNamesEveryTrial) {
     TempDir dir;
     const Child r = run({URINGKIT_CLI, "probe", "--dir", dir.path()});
     ASSERT_EQ(r.status, 0) << r.out << r.err;
-    for (const std::string& name : kTrialNames) EXPECT_NE(r.out.find("\n" + name + " "), std::string::npos) << name;
+    for (const std::string& name : kTrialNames)
+        EXPECT_NE(r.out.find("\n" + name + " "), std::string::npos) << name;
     EXPECT_NE(r.out.find("io_uring is usable here"), std::string::npos) << r.out;
     for (std::size_t start = 0; start < r.out.size();) {
         const std::size_t end = r.out.find('\n', start);
@@ -224,7 +233,8 @@ TEST(ProbeCli, EnosysIsNamed) {
 TEST(ProbeCli, TinyMemlockMakesRegisteredBuffersUnsupported) {
     TempDir dir;
     const Child r = run({URINGKIT_CLI, "probe", "--json", "--dir", dir.path()}, [] {
-        ::prctl(PR_CAPBSET_DROP, 14 /* CAP_IPC_LOCK */, 0, 0, 0);  // fails harmlessly when unprivileged
+        ::prctl(PR_CAPBSET_DROP, 14 /* CAP_IPC_LOCK */, 0, 0,
+                0);  // fails harmlessly when unprivileged
         const rlimit rl{64 * 1024, 64 * 1024};
         if (::setrlimit(RLIMIT_MEMLOCK, &rl) != 0) std::_Exit(126);
     });
@@ -251,7 +261,8 @@ TEST(ProbeCli, BadDirIsRefusedWithStatusFour) {
     const Child r = run({URINGKIT_CLI, "probe", "--dir", "/nonexistent/uringkit"});
     EXPECT_EQ(r.status, 4);
     EXPECT_TRUE(r.out.empty()) << r.out;
-    EXPECT_NE(r.err.find("--dir /nonexistent/uringkit: not a directory"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--dir /nonexistent/uringkit: not a directory"), std::string::npos)
+        << r.err;
 
     const Child f = run({URINGKIT_CLI, "probe", "--dir", "/etc/hostname"});
     EXPECT_EQ(f.status, 4);
@@ -295,7 +306,8 @@ TEST(ProbeLibrary, TrialsCheckDataAndReportConsistently) {
     ASSERT_EQ(j.at("trials").size(), r.trials.size());
     for (std::size_t i = 0; i < r.trials.size(); ++i) {
         EXPECT_EQ(j.at("trials")[i].at("name"), r.trials[i].name);
-        EXPECT_EQ(j.at("trials")[i].at("result"), uringkit::probe::outcome_name(r.trials[i].outcome));
+        EXPECT_EQ(j.at("trials")[i].at("result"),
+                  uringkit::probe::outcome_name(r.trials[i].outcome));
     }
     const std::string table = uringkit::probe::format_table(r);
     for (const auto& t : r.trials) EXPECT_NE(table.find(t.name), std::string::npos);

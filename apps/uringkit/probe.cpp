@@ -15,9 +15,7 @@ namespace uringkit::cli {
 namespace {
 
 Register probe_command{Command{
-    "probe",
-    "Find out what io_uring can do on this machine, by trying it",
-    10,
+    "probe", "Find out what io_uring can do on this machine, by trying it", 10,
     [](CLI::App& app) -> std::function<int()> {
         struct Args {
             bool json = false;
@@ -25,9 +23,10 @@ Register probe_command{Command{
         };
         auto args = std::make_shared<Args>();
         app.add_flag("--json", args->json, "Print the report as JSON (schema: docs/probe.md)");
-        app.add_option("--dir", args->dir,
-                       "Directory for the file trials' temporary files; IOPOLL is tried on its file "
-                       "system (default: the current directory if writable, else $TMPDIR or /tmp)");
+        app.add_option(
+            "--dir", args->dir,
+            "Directory for the file trials' temporary files; IOPOLL is tried on its file "
+            "system (default: the current directory if writable, else $TMPDIR or /tmp)");
         app.footer(
             "Each trial creates its own ring and runs a real request, checking the data: ok, "
             "unsupported (with the errno that refused it) or failed.\n"
@@ -39,19 +38,24 @@ Register probe_command{Command{
             if (!args->dir.empty()) {
                 struct stat st {};
                 if (::stat(args->dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-                    fmt::print(stderr, "uringkit probe: --dir {}: not a directory (name an existing "
-                               "directory)\n", args->dir);
+                    fmt::print(stderr,
+                               "uringkit probe: --dir {}: not a directory (name an existing "
+                               "directory)\n",
+                               args->dir);
                     return kBadInput;
                 }
                 if (::access(args->dir.c_str(), W_OK | X_OK) != 0) {
-                    fmt::print(stderr, "uringkit probe: --dir {}: not writable (name a directory "
-                               "you may create files in)\n", args->dir);
+                    fmt::print(stderr,
+                               "uringkit probe: --dir {}: not writable (name a directory "
+                               "you may create files in)\n",
+                               args->dir);
                     return kBadInput;
                 }
                 options.dir = args->dir;
             }
             const probe::Report report = probe::run(options);
-            const std::string text = args->json ? probe::to_json(report) : probe::format_table(report);
+            const std::string text =
+                args->json ? probe::to_json(report) : probe::format_table(report);
             std::fwrite(text.data(), 1, text.size(), stdout);
             return report.usable() ? kOk : kNoUring;
         };

@@ -61,7 +61,7 @@ bool in_io_uring_group() {
                        [&](gid_t g) { return static_cast<long long>(g) == *gid; });
 }
 
-constexpr unsigned kCapIpcLock = 14;   // <linux/capability.h>
+constexpr unsigned kCapIpcLock = 14;  // <linux/capability.h>
 constexpr unsigned kCapSysAdmin = 21;
 
 // Tells apart the reasons io_uring_setup fails, from what the process can see.
@@ -70,49 +70,55 @@ void diagnose(Report& r) {
     const bool filtered = r.seccomp_mode.value_or(0) != 0;
     const int disabled = r.io_uring_disabled.value_or(0);
     switch (err) {
-    case EPERM:
-        if (disabled == 2) {
-            r.setup_block = SetupBlock::sysctl_disabled;
-            r.setup_reason = "kernel.io_uring_disabled is 2: io_uring is switched off for every "
-                             "process (sysctl -w kernel.io_uring_disabled=0 turns it on)";
-        } else if (disabled == 1 && !in_io_uring_group() && !has_capability(kCapSysAdmin)) {
-            r.setup_block = SetupBlock::sysctl_group;
-            r.setup_reason = "kernel.io_uring_disabled is 1: only members of kernel.io_uring_group "
-                             "or CAP_SYS_ADMIN may create rings";
-        } else if (filtered) {
-            r.setup_block = SetupBlock::seccomp;
-            r.setup_reason = "a seccomp filter on this process forbids io_uring (a container "
-                             "runtime's default profile or a systemd SystemCallFilter); allow "
-                             "io_uring_setup/enter/register in that profile";
-        } else {
+        case EPERM:
+            if (disabled == 2) {
+                r.setup_block = SetupBlock::sysctl_disabled;
+                r.setup_reason =
+                    "kernel.io_uring_disabled is 2: io_uring is switched off for every "
+                    "process (sysctl -w kernel.io_uring_disabled=0 turns it on)";
+            } else if (disabled == 1 && !in_io_uring_group() && !has_capability(kCapSysAdmin)) {
+                r.setup_block = SetupBlock::sysctl_group;
+                r.setup_reason =
+                    "kernel.io_uring_disabled is 1: only members of kernel.io_uring_group "
+                    "or CAP_SYS_ADMIN may create rings";
+            } else if (filtered) {
+                r.setup_block = SetupBlock::seccomp;
+                r.setup_reason =
+                    "a seccomp filter on this process forbids io_uring (a container "
+                    "runtime's default profile or a systemd SystemCallFilter); allow "
+                    "io_uring_setup/enter/register in that profile";
+            } else {
+                r.setup_block = SetupBlock::other;
+                r.setup_reason =
+                    "EPERM with the sysctl allowing io_uring and no seccomp filter: a "
+                    "security module (SELinux, AppArmor) policy likely denies it";
+            }
+            break;
+        case ENOSYS:
+            if (filtered) {
+                r.setup_block = SetupBlock::seccomp;
+                r.setup_reason =
+                    "ENOSYS under a seccomp filter: the filter answers io_uring_setup as "
+                    "if it did not exist (a container or sandbox profile)";
+            } else {
+                r.setup_block = SetupBlock::not_built;
+                r.setup_reason =
+                    "ENOSYS: this kernel was built without io_uring (CONFIG_IO_URING=n)";
+            }
+            break;
+        case ENOMEM:
+            r.setup_block = SetupBlock::memlock;
+            // Without CAP_IPC_LOCK the ring memory is charged to RLIMIT_MEMLOCK
+            // (seen on 6.18 with a limit of 0; older kernels did the same).
+            r.setup_reason = r.cap_ipc_lock
+                                 ? "ENOMEM: the kernel could not allocate the rings"
+                                 : "ENOMEM: without CAP_IPC_LOCK the rings' memory is charged to "
+                                   "RLIMIT_MEMLOCK; raise it with `ulimit -l`";
+            break;
+        default:
             r.setup_block = SetupBlock::other;
-            r.setup_reason = "EPERM with the sysctl allowing io_uring and no seccomp filter: a "
-                             "security module (SELinux, AppArmor) policy likely denies it";
-        }
-        break;
-    case ENOSYS:
-        if (filtered) {
-            r.setup_block = SetupBlock::seccomp;
-            r.setup_reason = "ENOSYS under a seccomp filter: the filter answers io_uring_setup as "
-                             "if it did not exist (a container or sandbox profile)";
-        } else {
-            r.setup_block = SetupBlock::not_built;
-            r.setup_reason = "ENOSYS: this kernel was built without io_uring (CONFIG_IO_URING=n)";
-        }
-        break;
-    case ENOMEM:
-        r.setup_block = SetupBlock::memlock;
-        // Without CAP_IPC_LOCK the ring memory is charged to RLIMIT_MEMLOCK
-        // (seen on 6.18 with a limit of 0; older kernels did the same).
-        r.setup_reason = r.cap_ipc_lock
-                             ? "ENOMEM: the kernel could not allocate the rings"
-                             : "ENOMEM: without CAP_IPC_LOCK the rings' memory is charged to "
-                               "RLIMIT_MEMLOCK; raise it with `ulimit -l`";
-        break;
-    default:
-        r.setup_block = SetupBlock::other;
-        r.setup_reason = explain("io_uring_setup", err);
-        break;
+            r.setup_reason = explain("io_uring_setup", err);
+            break;
     }
 }
 
@@ -129,22 +135,32 @@ std::string default_dir() {
 
 const char* outcome_name(Outcome o) noexcept {
     switch (o) {
-    case Outcome::ok: return "ok";
-    case Outcome::unsupported: return "unsupported";
-    case Outcome::failed: return "failed";
+        case Outcome::ok:
+            return "ok";
+        case Outcome::unsupported:
+            return "unsupported";
+        case Outcome::failed:
+            return "failed";
     }
     return "failed";
 }
 
 const char* setup_block_name(SetupBlock b) noexcept {
     switch (b) {
-    case SetupBlock::none: return "none";
-    case SetupBlock::sysctl_disabled: return "sysctl_disabled";
-    case SetupBlock::sysctl_group: return "sysctl_group";
-    case SetupBlock::seccomp: return "seccomp";
-    case SetupBlock::not_built: return "not_built";
-    case SetupBlock::memlock: return "memlock";
-    case SetupBlock::other: return "other";
+        case SetupBlock::none:
+            return "none";
+        case SetupBlock::sysctl_disabled:
+            return "sysctl_disabled";
+        case SetupBlock::sysctl_group:
+            return "sysctl_group";
+        case SetupBlock::seccomp:
+            return "seccomp";
+        case SetupBlock::not_built:
+            return "not_built";
+        case SetupBlock::memlock:
+            return "memlock";
+        case SetupBlock::other:
+            return "other";
     }
     return "other";
 }
@@ -168,7 +184,8 @@ Report run(const Options& options) {
     r.kernel_release = u.release;
     r.machine = u.machine;
     // The sysctl appeared in 6.6; older kernels have no file (and no such switch).
-    if (const auto v = read_number("/proc/sys/kernel/io_uring_disabled")) r.io_uring_disabled = static_cast<int>(*v);
+    if (const auto v = read_number("/proc/sys/kernel/io_uring_disabled"))
+        r.io_uring_disabled = static_cast<int>(*v);
     if (const auto s = status_field("Seccomp")) r.seccomp_mode = std::atoi(s->c_str());
     rlimit rl{};
     if (::getrlimit(RLIMIT_MEMLOCK, &rl) == 0) {

@@ -91,20 +91,28 @@ std::vector<unsigned> unsupported_opcodes(const Report& r) {
 std::string disabled_meaning(const std::optional<int>& v) {
     if (!v) return "no such sysctl (kernels before 6.6 have no switch)";
     switch (*v) {
-    case 0: return "0: every process may create rings";
-    case 1: return "1: only kernel.io_uring_group members and CAP_SYS_ADMIN may create rings";
-    case 2: return "2: io_uring is disabled for every process";
-    default: return fmt::format("{}: a value this probe does not know", *v);
+        case 0:
+            return "0: every process may create rings";
+        case 1:
+            return "1: only kernel.io_uring_group members and CAP_SYS_ADMIN may create rings";
+        case 2:
+            return "2: io_uring is disabled for every process";
+        default:
+            return fmt::format("{}: a value this probe does not know", *v);
     }
 }
 
 std::string seccomp_meaning(const std::optional<int>& v) {
     if (!v) return "unknown (no Seccomp line in /proc/self/status)";
     switch (*v) {
-    case 0: return "0: no filter on this process";
-    case 1: return "1: strict mode";
-    case 2: return "2: a filter is installed (it may or may not allow io_uring)";
-    default: return std::to_string(*v);
+        case 0:
+            return "0: no filter on this process";
+        case 1:
+            return "1: strict mode";
+        case 2:
+            return "2: a filter is installed (it may or may not allow io_uring)";
+        default:
+            return std::to_string(*v);
     }
 }
 
@@ -128,14 +136,15 @@ std::string format_table(const Report& r) {
     line(out, "RLIMIT_MEMLOCK", memlock_meaning(r));
     if (!r.setup_ok) {
         line(out, "io_uring_setup",
-             fmt::format("FAILS with {} ({}): {}", errno_name(r.setup_err), std::strerror(r.setup_err),
-                         r.setup_reason));
+             fmt::format("FAILS with {} ({}): {}", errno_name(r.setup_err),
+                         std::strerror(r.setup_err), r.setup_reason));
         out += "\nio_uring is NOT usable here.\n";
         return out;
     }
     line(out, "io_uring_setup", "works");
     line(out, "features",
-         fmt::format("{:#010x}: {}", r.features, fmt::join(feature_names(r.features, nullptr), " ")));
+         fmt::format("{:#010x}: {}", r.features,
+                     fmt::join(feature_names(r.features, nullptr), " ")));
     if (r.last_op) {
         std::vector<std::string> names;
         for (unsigned op : r.opcodes) names.push_back(opcode_label(op));
@@ -184,7 +193,8 @@ std::string to_json(const Report& r, int indent) {
     ordered_json setup;
     setup["ok"] = r.setup_ok;
     setup["errno"] = r.setup_ok ? ordered_json(nullptr) : ordered_json(r.setup_err);
-    setup["errno_name"] = r.setup_ok ? ordered_json(nullptr) : ordered_json(errno_name(r.setup_err));
+    setup["errno_name"] =
+        r.setup_ok ? ordered_json(nullptr) : ordered_json(errno_name(r.setup_err));
     setup["block"] = setup_block_name(r.setup_block);
     setup["reason"] = r.setup_ok ? ordered_json(nullptr) : ordered_json(r.setup_reason);
     j["setup"] = setup;
@@ -196,10 +206,12 @@ std::string to_json(const Report& r, int indent) {
         ops["last_op"] = opt(r.last_op);
         ops["probe_errno"] = r.last_op ? ordered_json(nullptr) : ordered_json(r.opcode_probe_err);
         ordered_json supported = ordered_json::array();
-        for (unsigned op : r.opcodes) supported.push_back({{"code", op}, {"name", opcode_label(op)}});
+        for (unsigned op : r.opcodes)
+            supported.push_back({{"code", op}, {"name", opcode_label(op)}});
         ops["supported"] = supported;
         ordered_json missing = ordered_json::array();
-        for (unsigned op : unsupported_opcodes(r)) missing.push_back({{"code", op}, {"name", opcode_label(op)}});
+        for (unsigned op : unsupported_opcodes(r))
+            missing.push_back({{"code", op}, {"name", opcode_label(op)}});
         ops["unsupported"] = missing;
         j["opcodes"] = ops;
     } else {

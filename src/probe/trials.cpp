@@ -154,17 +154,17 @@ int collect(Ring& ring, std::span<Completion> out) {
 // is a failure worth reporting as one.
 bool is_refusal(int err) noexcept {
     switch (err) {
-    case EINVAL:
-    case EOPNOTSUPP:
-    case ENOSYS:
-    case EPERM:
-    case EACCES:
-    case ENOMEM:
-    case EROFS:
-    case ENOBUFS:
-        return true;
-    default:
-        return false;
+        case EINVAL:
+        case EOPNOTSUPP:
+        case ENOSYS:
+        case EPERM:
+        case EACCES:
+        case ENOMEM:
+        case EROFS:
+        case ENOBUFS:
+            return true;
+        default:
+            return false;
     }
 }
 
@@ -244,8 +244,9 @@ bool check_read(Trial& t, const Completion& c, const unsigned char* buf, std::si
         return false;
     }
     if (const long at = mismatch(buf, len, offset); at >= 0) {
-        set_failed(t, 0, fmt::format("{}: wrong data at byte {} (file offset {})", what, at,
-                                     offset + static_cast<std::uint64_t>(at)));
+        set_failed(t, 0,
+                   fmt::format("{}: wrong data at byte {} (file offset {})", what, at,
+                               offset + static_cast<std::uint64_t>(at)));
         return false;
     }
     return true;
@@ -259,7 +260,8 @@ void nop(Trial& t) {
     Completion c[1];
     if (const int r = collect(ring, c); r < 0) return set_from_result(t, r, "waiting for the NOP");
     if (c[0].user_data != 0xC0FFEE || c[0].res != 0)
-        return set_failed(t, 0, fmt::format("NOP came back as user_data {:#x} res {}", c[0].user_data, c[0].res));
+        return set_failed(
+            t, 0, fmt::format("NOP came back as user_data {:#x} res {}", c[0].user_data, c[0].res));
     set_ok(t, "a NOP went through the SQ and came back on the CQ with its user_data");
 }
 
@@ -280,31 +282,45 @@ void sqpoll(Trial& t) {
     if (const int r = collect(ring, c); r < 0) return set_from_result(t, r, "waiting for the NOP");
     if (c[0].user_data != 1 || c[0].res != 0)
         return set_failed(t, 0, fmt::format("NOP came back with res {}", c[0].res));
-    set_ok(t, fmt::format("the kernel's SQ thread picked up a NOP; io_uring_enter calls to submit it: {}",
-                          calls));
+    set_ok(t, fmt::format(
+                  "the kernel's SQ thread picked up a NOP; io_uring_enter calls to submit it: {}",
+                  calls));
 }
 
 const char* fs_name(long type) noexcept {
     switch (static_cast<unsigned long>(type)) {
-    case 0xEF53: return "ext4";
-    case 0x58465342: return "xfs";
-    case 0x9123683E: return "btrfs";
-    case 0x01021994: return "tmpfs";
-    case 0x794C7630: return "overlayfs";
-    case 0x6969: return "nfs";
-    case 0xF2F52010: return "f2fs";
-    case 0x2FC12FC1: return "zfs";
-    case 0x65735546: return "fuse";
-    case 0x858458F6: return "ramfs";
-    case 0x4D44: return "vfat";
-    default: return nullptr;
+        case 0xEF53:
+            return "ext4";
+        case 0x58465342:
+            return "xfs";
+        case 0x9123683E:
+            return "btrfs";
+        case 0x01021994:
+            return "tmpfs";
+        case 0x794C7630:
+            return "overlayfs";
+        case 0x6969:
+            return "nfs";
+        case 0xF2F52010:
+            return "f2fs";
+        case 0x2FC12FC1:
+            return "zfs";
+        case 0x65735546:
+            return "fuse";
+        case 0x858458F6:
+            return "ramfs";
+        case 0x4D44:
+            return "vfat";
+        default:
+            return nullptr;
     }
 }
 
 void iopoll(Trial& t, const std::string& dir) {
     ProbeFile file;
     if (const int err = file.create(dir))
-        return set_unsupported(t, err, fmt::format("cannot create a file in {}: {}", dir, err_text(err)));
+        return set_unsupported(t, err,
+                               fmt::format("cannot create a file in {}: {}", dir, err_text(err)));
     struct statfs sfs {};
     std::string fs = "an unknown file system";
     if (::fstatfs(file.fd(), &sfs) == 0) {
@@ -314,8 +330,8 @@ void iopoll(Trial& t, const std::string& dir) {
     UniqueFd direct(::open(file.path().c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
     if (!direct) {
         const int err = errno;
-        return set_unsupported(t, err, fmt::format("{} refuses O_DIRECT, which IOPOLL needs: {}", fs,
-                                                   err_text(err)));
+        return set_unsupported(
+            t, err, fmt::format("{} refuses O_DIRECT, which IOPOLL needs: {}", fs, err_text(err)));
     }
     RingOptions o;
     o.iopoll = true;
@@ -324,16 +340,20 @@ void iopoll(Trial& t, const std::string& dir) {
     constexpr std::uint64_t offset = 8192;
     ring.prepare(op::Read(Fd{direct.get()}, buf.data(), 4096, offset)).user_data(1);
     Completion c[1];
-    if (const int r = collect(ring, c); r < 0) return set_from_result(t, r, "waiting for the polled read");
+    if (const int r = collect(ring, c); r < 0)
+        return set_from_result(t, r, "waiting for the polled read");
     if (c[0].res == -EOPNOTSUPP)
-        return set_unsupported(t, EOPNOTSUPP,
-                               fmt::format("{} in {}: the block device has no poll queues (e.g. NVMe "
-                                           "needs nvme.poll_queues > 0): {}",
-                                           fs, dir, err_text(EOPNOTSUPP)));
-    if (!check_read(t, c[0], buf.data(), 4096, offset, fmt::format("O_DIRECT read on {}", fs))) return;
-    set_ok(t, fmt::format("a 4 KiB O_DIRECT read at offset {} on {} in {} completed by polling; data "
-                          "matches",
-                          offset, fs, dir));
+        return set_unsupported(
+            t, EOPNOTSUPP,
+            fmt::format("{} in {}: the block device has no poll queues (e.g. NVMe "
+                        "needs nvme.poll_queues > 0): {}",
+                        fs, dir, err_text(EOPNOTSUPP)));
+    if (!check_read(t, c[0], buf.data(), 4096, offset, fmt::format("O_DIRECT read on {}", fs)))
+        return;
+    set_ok(t,
+           fmt::format("a 4 KiB O_DIRECT read at offset {} on {} in {} completed by polling; data "
+                       "matches",
+                       offset, fs, dir));
 }
 
 void defer_taskrun(Trial& t, const std::string& dir) {
@@ -343,7 +363,8 @@ void defer_taskrun(Trial& t, const std::string& dir) {
     Ring ring(8, o);
     ProbeFile file;
     if (const int err = file.create(dir))
-        return set_failed(t, err, fmt::format("cannot create a file in {}: {}", dir, err_text(err)));
+        return set_failed(t, err,
+                          fmt::format("cannot create a file in {}: {}", dir, err_text(err)));
     unsigned char buf[4096];
     constexpr std::uint64_t offset = 12288;
     ring.prepare(op::Read(Fd{file.fd()}, buf, sizeof buf, offset)).user_data(1);
@@ -359,46 +380,55 @@ void registered_buffers(std::vector<Trial>& out, const std::string& dir) {
     Ring* ring_ptr = nullptr;
     std::optional<Ring> ring;
     std::optional<Pages> buf;
-    out.push_back(attempt("registered_buffers", "register a 64 KiB buffer (pinned memory)", [&](Trial& t) {
-        ring.emplace(8);
-        buf.emplace(kBufferSize);
-        const iovec iov{buf->data(), buf->size()};
-        try {
-            ring->register_buffers({&iov, 1});
-        } catch (const RingError& e) {
-            const int err = e.code().value();
-            if (err == ENOMEM)
-                return set_unsupported(t, err,
-                                       fmt::format("registering 64 KiB: {}; {} and no CAP_IPC_LOCK: raise "
-                                                   "it with `ulimit -l`",
-                                                   err_text(err), memlock_text()));
-            throw;
-        }
-        ring_ptr = &*ring;
-        set_ok(t, fmt::format("64 KiB registered; {}", memlock_text()));
-    }));
-    out.push_back(attempt("read_fixed", "read_fixed into a registered buffer, data checked", [&](Trial& t) {
-        if (!ring_ptr) return set_unsupported(t, out.back().err, "needs registered buffers (see above)");
-        ProbeFile file;
-        if (const int err = file.create(dir))
-            return set_failed(t, err, fmt::format("cannot create a file in {}: {}", dir, err_text(err)));
-        // Read into the middle of the registered buffer, so the kernel must use
-        // the address we give (some kernels answered -EFAULT when addr was not
-        // set) and must not write outside [addr, addr+len).
-        std::memset(buf->data(), 0xAA, buf->size());
-        constexpr std::size_t at = 4096, len = 8192;
-        constexpr std::uint64_t offset = 20480;
-        ring_ptr->prepare(op::ReadFixed(Fd{file.fd()}, buf->data() + at, len, offset, 0)).user_data(1);
-        Completion c[1];
-        if (const int r = collect(*ring_ptr, c); r < 0) return set_from_result(t, r, "waiting for read_fixed");
-        if (!check_read(t, c[0], buf->data() + at, len, offset, "read_fixed")) return;
-        for (std::size_t i = 0; i < buf->size(); ++i)
-            if ((i < at || i >= at + len) && buf->data()[i] != 0xAA)
-                return set_failed(t, 0, fmt::format("read_fixed wrote outside its range, at byte {}", i));
-        set_ok(t, fmt::format("{} bytes at offset {} landed at byte {} of the registered buffer; data "
-                              "matches, nothing else touched",
-                              len, offset, at));
-    }));
+    out.push_back(
+        attempt("registered_buffers", "register a 64 KiB buffer (pinned memory)", [&](Trial& t) {
+            ring.emplace(8);
+            buf.emplace(kBufferSize);
+            const iovec iov{buf->data(), buf->size()};
+            try {
+                ring->register_buffers({&iov, 1});
+            } catch (const RingError& e) {
+                const int err = e.code().value();
+                if (err == ENOMEM)
+                    return set_unsupported(
+                        t, err,
+                        fmt::format("registering 64 KiB: {}; {} and no CAP_IPC_LOCK: raise "
+                                    "it with `ulimit -l`",
+                                    err_text(err), memlock_text()));
+                throw;
+            }
+            ring_ptr = &*ring;
+            set_ok(t, fmt::format("64 KiB registered; {}", memlock_text()));
+        }));
+    out.push_back(
+        attempt("read_fixed", "read_fixed into a registered buffer, data checked", [&](Trial& t) {
+            if (!ring_ptr)
+                return set_unsupported(t, out.back().err, "needs registered buffers (see above)");
+            ProbeFile file;
+            if (const int err = file.create(dir))
+                return set_failed(
+                    t, err, fmt::format("cannot create a file in {}: {}", dir, err_text(err)));
+            // Read into the middle of the registered buffer, so the kernel must use
+            // the address we give (some kernels answered -EFAULT when addr was not
+            // set) and must not write outside [addr, addr+len).
+            std::memset(buf->data(), 0xAA, buf->size());
+            constexpr std::size_t at = 4096, len = 8192;
+            constexpr std::uint64_t offset = 20480;
+            ring_ptr->prepare(op::ReadFixed(Fd{file.fd()}, buf->data() + at, len, offset, 0))
+                .user_data(1);
+            Completion c[1];
+            if (const int r = collect(*ring_ptr, c); r < 0)
+                return set_from_result(t, r, "waiting for read_fixed");
+            if (!check_read(t, c[0], buf->data() + at, len, offset, "read_fixed")) return;
+            for (std::size_t i = 0; i < buf->size(); ++i)
+                if ((i < at || i >= at + len) && buf->data()[i] != 0xAA)
+                    return set_failed(
+                        t, 0, fmt::format("read_fixed wrote outside its range, at byte {}", i));
+            set_ok(t, fmt::format(
+                          "{} bytes at offset {} landed at byte {} of the registered buffer; data "
+                          "matches, nothing else touched",
+                          len, offset, at));
+        }));
 }
 
 sockaddr_in loopback_any_port() noexcept {
@@ -416,7 +446,8 @@ UniqueFd listen_loopback(sockaddr_in& addr) {
     addr = loopback_any_port();
     socklen_t len = sizeof addr;
     if (::bind(l.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::listen(l.get(), 16) != 0 || ::getsockname(l.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0)
+        ::listen(l.get(), 16) != 0 ||
+        ::getsockname(l.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0)
         throw RingError("bind/listen on 127.0.0.1", errno);
     return l;
 }
@@ -452,14 +483,17 @@ void multishot_accept(Trial& t) {
     if (const int r = ring.submit(); r < 0) return set_from_result(t, r, "submit");
     UniqueFd clients[2] = {connect_to(addr), connect_to(addr)};
     Completion c[2];
-    if (const int r = collect(ring, c); r < 0) return set_from_result(t, r, "waiting for two accepts");
+    if (const int r = collect(ring, c); r < 0)
+        return set_from_result(t, r, "waiting for two accepts");
     UniqueFd accepted[2];
     for (int i = 0; i < 2; ++i) {
         if (c[i].res >= 0) accepted[i] = UniqueFd(c[i].res);
-        if (c[i].user_data != kAccept) return set_failed(t, 0, "a completion with a foreign user_data");
+        if (c[i].user_data != kAccept)
+            return set_failed(t, 0, "a completion with a foreign user_data");
         if (c[i].res < 0) return set_from_result(t, c[i].res, "multishot accept");
         if (!c[i].more())
-            return set_unsupported(t, 0, "the accept completed without IORING_CQE_F_MORE: not multishot");
+            return set_unsupported(t, 0,
+                                   "the accept completed without IORING_CQE_F_MORE: not multishot");
     }
     // Each accepted socket must be the peer of one of our clients.
     const unsigned short p0 = peer_port(accepted[0].get()), p1 = peer_port(accepted[1].get());
@@ -469,7 +503,8 @@ void multishot_accept(Trial& t) {
     // Stop it: the cancel and the accept's last CQE (without MORE) both come back.
     ring.prepare(op::AsyncCancel(kAccept)).user_data(kCancel);
     Completion end[2];
-    if (const int r = collect(ring, end); r < 0) return set_from_result(t, r, "waiting for the cancel");
+    if (const int r = collect(ring, end); r < 0)
+        return set_from_result(t, r, "waiting for the cancel");
     for (const Completion& e : end) {
         if (e.user_data == kAccept && (e.more() || e.res != -ECANCELED))
             return set_failed(t, 0, fmt::format("cancelled accept ended with res {}", e.res));
@@ -486,70 +521,87 @@ void buffer_ring_and_recv(std::vector<Trial>& out, const std::string& dir) {
     constexpr std::uint32_t kSize = 256;
     std::optional<Ring> ring;
     std::optional<BufferRing> group;
-    out.push_back(attempt("provided_buffer_ring", "register a provided buffer ring; a read picks a buffer",
-                          [&](Trial& t) {
-        ring.emplace(8);
-        group.emplace(*ring, kGroup, kCount, kSize);
-        ProbeFile file;
-        if (const int err = file.create(dir))
-            return set_failed(t, err, fmt::format("cannot create a file in {}: {}", dir, err_text(err)));
-        constexpr std::uint64_t offset = 1000;
-        ring->prepare(op::ReadProvided(Fd{file.fd()}, kSize, offset)).buffer_select(kGroup).user_data(1);
-        Completion c[1];
-        if (const int r = collect(*ring, c); r < 0) return set_from_result(t, r, "waiting for the read");
-        if (c[0].res < 0) return set_from_result(t, c[0].res, "read with a provided buffer");
-        const auto id = c[0].buffer_id();
-        if (!id || *id >= kCount) return set_failed(t, 0, "the completion names no valid buffer");
-        const auto data = group->data(*id, static_cast<std::size_t>(c[0].res));
-        if (!check_read(t, c[0], reinterpret_cast<const unsigned char*>(data.data()), kSize, offset,
-                        "read into a provided buffer"))
-            return;
-        group->recycle(*id);
-        set_ok(t, fmt::format("the kernel picked buffer {} of group {} for a {}-byte read; data matches",
-                              *id, kGroup, kSize));
-    }));
+    out.push_back(attempt(
+        "provided_buffer_ring", "register a provided buffer ring; a read picks a buffer",
+        [&](Trial& t) {
+            ring.emplace(8);
+            group.emplace(*ring, kGroup, kCount, kSize);
+            ProbeFile file;
+            if (const int err = file.create(dir))
+                return set_failed(
+                    t, err, fmt::format("cannot create a file in {}: {}", dir, err_text(err)));
+            constexpr std::uint64_t offset = 1000;
+            ring->prepare(op::ReadProvided(Fd{file.fd()}, kSize, offset))
+                .buffer_select(kGroup)
+                .user_data(1);
+            Completion c[1];
+            if (const int r = collect(*ring, c); r < 0)
+                return set_from_result(t, r, "waiting for the read");
+            if (c[0].res < 0) return set_from_result(t, c[0].res, "read with a provided buffer");
+            const auto id = c[0].buffer_id();
+            if (!id || *id >= kCount)
+                return set_failed(t, 0, "the completion names no valid buffer");
+            const auto data = group->data(*id, static_cast<std::size_t>(c[0].res));
+            if (!check_read(t, c[0], reinterpret_cast<const unsigned char*>(data.data()), kSize,
+                            offset, "read into a provided buffer"))
+                return;
+            group->recycle(*id);
+            set_ok(t,
+                   fmt::format(
+                       "the kernel picked buffer {} of group {} for a {}-byte read; data matches",
+                       *id, kGroup, kSize));
+        }));
     const Outcome ring_outcome = out.back().outcome;
     const int ring_err = out.back().err;
-    out.push_back(attempt("multishot_recv", "multishot recv on loopback TCP into the buffer ring",
-                          [&](Trial& t) {
-        if (ring_outcome != Outcome::ok)
-            return set_unsupported(t, ring_err, "needs a provided buffer ring (see above)");
-        sockaddr_in addr{};
-        UniqueFd listener = listen_loopback(addr);
-        UniqueFd client = connect_to(addr);
-        UniqueFd server(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
-        if (!server) throw RingError("accept", errno);
-        ring->prepare(op::Recv::provided(Fd{server.get()}, kGroup).multishot()).user_data(3);
-        if (const int r = ring->submit(); r < 0) return set_from_result(t, r, "submit");
-        // Two separate arrivals, each waited for, so each must come back as its
-        // own CQE from the one armed request.
-        const std::string_view messages[] = {"first message over loopback", "second, a little longer"};
-        int shots = 0;
-        for (std::string_view m : messages) {
-            if (::send(client.get(), m.data(), m.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(m.size()))
-                throw RingError("send on loopback", errno);
+    out.push_back(attempt(
+        "multishot_recv", "multishot recv on loopback TCP into the buffer ring", [&](Trial& t) {
+            if (ring_outcome != Outcome::ok)
+                return set_unsupported(t, ring_err, "needs a provided buffer ring (see above)");
+            sockaddr_in addr{};
+            UniqueFd listener = listen_loopback(addr);
+            UniqueFd client = connect_to(addr);
+            UniqueFd server(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+            if (!server) throw RingError("accept", errno);
+            ring->prepare(op::Recv::provided(Fd{server.get()}, kGroup).multishot()).user_data(3);
+            if (const int r = ring->submit(); r < 0) return set_from_result(t, r, "submit");
+            // Two separate arrivals, each waited for, so each must come back as its
+            // own CQE from the one armed request.
+            const std::string_view messages[] = {"first message over loopback",
+                                                 "second, a little longer"};
+            int shots = 0;
+            for (std::string_view m : messages) {
+                if (::send(client.get(), m.data(), m.size(), MSG_NOSIGNAL) !=
+                    static_cast<ssize_t>(m.size()))
+                    throw RingError("send on loopback", errno);
+                Completion c[1];
+                if (const int r = collect(*ring, c); r < 0)
+                    return set_from_result(t, r, "waiting for data");
+                if (c[0].res < 0) return set_from_result(t, c[0].res, "multishot recv");
+                const auto id = c[0].buffer_id();
+                if (!id || *id >= kCount)
+                    return set_failed(t, 0, "a recv completion names no valid buffer");
+                const auto data = group->data(*id, static_cast<std::size_t>(c[0].res));
+                if (std::string_view(reinterpret_cast<const char*>(data.data()), data.size()) != m)
+                    return set_failed(t, 0,
+                                      fmt::format("message {} came back different", shots + 1));
+                if (!c[0].more())
+                    return set_unsupported(
+                        t, 0, "recv completed without IORING_CQE_F_MORE: not multishot");
+                group->recycle(*id);
+                ++shots;
+            }
+            // EOF ends the multishot request: res 0 and no MORE.
+            ::shutdown(client.get(), SHUT_WR);
             Completion c[1];
-            if (const int r = collect(*ring, c); r < 0) return set_from_result(t, r, "waiting for data");
-            if (c[0].res < 0) return set_from_result(t, c[0].res, "multishot recv");
-            const auto id = c[0].buffer_id();
-            if (!id || *id >= kCount) return set_failed(t, 0, "a recv completion names no valid buffer");
-            const auto data = group->data(*id, static_cast<std::size_t>(c[0].res));
-            if (std::string_view(reinterpret_cast<const char*>(data.data()), data.size()) != m)
-                return set_failed(t, 0, fmt::format("message {} came back different", shots + 1));
-            if (!c[0].more())
-                return set_unsupported(t, 0, "recv completed without IORING_CQE_F_MORE: not multishot");
-            group->recycle(*id);
-            ++shots;
-        }
-        // EOF ends the multishot request: res 0 and no MORE.
-        ::shutdown(client.get(), SHUT_WR);
-        Completion c[1];
-        if (const int r = collect(*ring, c); r < 0) return set_from_result(t, r, "waiting for EOF");
-        if (c[0].res != 0 || c[0].more())
-            return set_failed(t, 0, fmt::format("after EOF: res {} more {}", c[0].res, c[0].more()));
-        set_ok(t, fmt::format("one SQE delivered {} messages into provided buffers, then ended at EOF",
-                              shots));
-    }));
+            if (const int r = collect(*ring, c); r < 0)
+                return set_from_result(t, r, "waiting for EOF");
+            if (c[0].res != 0 || c[0].more())
+                return set_failed(t, 0,
+                                  fmt::format("after EOF: res {} more {}", c[0].res, c[0].more()));
+            set_ok(t, fmt::format(
+                          "one SQE delivered {} messages into provided buffers, then ended at EOF",
+                          shots));
+        }));
 }
 
 void registered_ring_fd(Trial& t) {
@@ -564,13 +616,15 @@ void registered_ring_fd(Trial& t) {
         const int r = ring.register_raw(IORING_REGISTER_RING_FDS, &up, 1);
         if (r == 1) {
             ring.register_raw(IORING_UNREGISTER_RING_FDS, &up, 1);
-            return set_failed(t, 0, "the kernel registers the ring fd, but the Ring did not use it");
+            return set_failed(t, 0,
+                              "the kernel registers the ring fd, but the Ring did not use it");
         }
         return set_from_result(t, r, "IORING_REGISTER_RING_FDS");
     }
     ring.prepare(op::Nop{}).user_data(9);
     Completion c[1];
-    if (const int r = collect(ring, c); r < 0) return set_from_result(t, r, "NOP via the registered fd");
+    if (const int r = collect(ring, c); r < 0)
+        return set_from_result(t, r, "NOP via the registered fd");
     if (c[0].user_data != 9 || c[0].res != 0) return set_failed(t, 0, "the NOP came back wrong");
     set_ok(t, "io_uring_enter with IORING_ENTER_REGISTERED_RING submitted and reaped a NOP");
 }
@@ -578,18 +632,22 @@ void registered_ring_fd(Trial& t) {
 void direct_openat(Trial& t, const std::string& dir) {
     ProbeFile file;
     if (const int err = file.create(dir))
-        return set_failed(t, err, fmt::format("cannot create a file in {}: {}", dir, err_text(err)));
+        return set_failed(t, err,
+                          fmt::format("cannot create a file in {}: {}", dir, err_text(err)));
     Ring ring(8);
     ring.register_files_sparse(4);
     constexpr unsigned kSlot = 2;
     unsigned char buf[4096];
     constexpr std::uint64_t offset = 4096 * 5;
     // One chain: open straight into slot 2, read through the slot, close the slot.
-    ring.prepare(op::OpenAt(AT_FDCWD, file.path().c_str(), O_RDONLY).into_slot(kSlot)).user_data(1).link();
+    ring.prepare(op::OpenAt(AT_FDCWD, file.path().c_str(), O_RDONLY).into_slot(kSlot))
+        .user_data(1)
+        .link();
     ring.prepare(op::Read(Fixed{kSlot}, buf, sizeof buf, offset)).user_data(2).link();
     ring.prepare(op::Close(Fixed{kSlot})).user_data(3);
     Completion c[3];
-    if (const int r = collect(ring, c); r < 0) return set_from_result(t, r, "waiting for the chain");
+    if (const int r = collect(ring, c); r < 0)
+        return set_from_result(t, r, "waiting for the chain");
     Completion by_step[3] = {};
     for (const Completion& x : c)
         if (x.user_data >= 1 && x.user_data <= 3) by_step[x.user_data - 1] = x;

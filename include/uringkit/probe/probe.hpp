@@ -24,20 +24,20 @@ struct Trial {
     std::string name;     // stable identifier for scripts: "sqpoll", "read_fixed", ...
     std::string summary;  // what was tried, for people
     Outcome outcome = Outcome::failed;
-    int err = 0;          // positive errno when it did not succeed and one was returned
-    std::string detail;   // what happened: the data checked, or why it did not work
+    int err = 0;         // positive errno when it did not succeed and one was returned
+    std::string detail;  // what happened: the data checked, or why it did not work
 };
 
 // Why io_uring_setup failed, told apart by reading the sysctl and this
 // process's seccomp mode rather than by guessing from the errno alone.
 enum class SetupBlock {
-    none,              // io_uring_setup works
-    sysctl_disabled,   // kernel.io_uring_disabled = 2
-    sysctl_group,      // kernel.io_uring_disabled = 1 and we are not in kernel.io_uring_group
-    seccomp,           // a seccomp filter answers the system call (container, systemd unit)
-    not_built,         // ENOSYS without a seccomp filter: CONFIG_IO_URING=n
-    memlock,           // ENOMEM: ring memory over RLIMIT_MEMLOCK (kernels before 5.12)
-    other,             // any other errno (an LSM policy, ...)
+    none,             // io_uring_setup works
+    sysctl_disabled,  // kernel.io_uring_disabled = 2
+    sysctl_group,     // kernel.io_uring_disabled = 1 and we are not in kernel.io_uring_group
+    seccomp,          // a seccomp filter answers the system call (container, systemd unit)
+    not_built,        // ENOSYS without a seccomp filter: CONFIG_IO_URING=n
+    memlock,          // ENOMEM: ring memory over RLIMIT_MEMLOCK (kernels before 5.12)
+    other,            // any other errno (an LSM policy, ...)
 };
 const char* setup_block_name(SetupBlock b) noexcept;  // "none", "sysctl_disabled", ...
 
