@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <vector>
 
 using namespace uringkit;
 using namespace uringkit::testing;
@@ -138,4 +139,39 @@ TEST(WaitTimeout, PartialSubmissionReturnsInsteadOfWaitingForever) {
     EXPECT_EQ(find(cs, 1).res, 0);
     EXPECT_EQ(find(cs, 2).res, -EINVAL);
     EXPECT_EQ(find(cs, 3).res, 0);
+}
+
+// A Timeout operation is a wake-up: the kernel ends a wait for more
+// completions when it fires, and the ring must not wait on past it.
+TEST(WaitTimeout, TimeoutOperationEndsALargerWait) {
+    Ring ring(8);
+    Pipe pipe;
+    char never[16];
+    ring.prepare(op::Read(Fd{pipe.read_end.get()}, never, sizeof never, 0)).user_data(1);
+    const __kernel_timespec ts{0, 20'000'000};
+    ring.prepare(op::Timeout(&ts)).user_data(2);
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(ring.submit_and_wait(2), 2);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 5s) << "waited past the Timeout";
+    ASSERT_EQ(ring.cq_ready(), 1u);
+    const Completion c = reap_one(ring);
+    EXPECT_EQ(c.user_data, 2u);
+    EXPECT_EQ(c.res, -ETIME);
+    // The read still points at `never`: cancel it and see its CQE before the
+    // buffer goes out of scope.
+    ring.prepare(op::AsyncCancel(1)).user_data(3);
+    ASSERT_EQ(ring.submit_and_wait(2), 1);
+    std::vector<Completion> rest;
+    while (rest.size() < 2) {
+        ring.for_each_completion([&](const Completion& d) { rest.push_back(d); });
+        if (rest.size() < 2) ring.submit_and_wait(1);
+    }
+    for (const Completion& d : rest) {
+        if (d.user_data == 1) {
+            EXPECT_EQ(d.res, -ECANCELED);
+        } else {
+            EXPECT_EQ(d.user_data, 3u);
+            EXPECT_EQ(d.res, 0);
+        }
+    }
 }

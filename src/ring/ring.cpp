@@ -221,10 +221,7 @@ int Ring::enter(unsigned wait_nr, unsigned flags, TimedWait* timed) noexcept {
 int Ring::enter_slow(int r, unsigned to_submit, unsigned wait_nr, unsigned flags,
                      TimedWait* timed) noexcept {
     const bool sqpoll = setup_flags_ & IORING_SETUP_SQPOLL;
-    // What "the wait is over" means: the kernel wakes us once wait_nr CQEs
-    // are ready, but never asks for more than the CQ holds.
     const bool waiting = (flags & IORING_ENTER_GETEVENTS) && wait_nr;
-    const unsigned want = std::min(wait_nr, cq_.entries);
     int submitted = 0;  // by this call, over all its enters
     for (bool first = true;; first = false) {
         if (r == kNotEntered) {
@@ -250,9 +247,12 @@ int Ring::enter_slow(int r, unsigned to_submit, unsigned wait_nr, unsigned flags
         // The kernel skips the wait when it submitted fewer than asked (an
         // SQE failed early): report that as is, waiting could never end.
         if (!sqpoll && static_cast<unsigned>(r) != to_submit) return submitted;
-        // A signal during the wait still returns the submitted count, with
-        // fewer than wait_nr completions ready: wait again, submitting nothing.
-        if (!waiting || cq_ready() >= want) return submitted;
+        // The kernel also ends a wait early, with fewer than wait_nr ready,
+        // when a Timeout operation fires (its CQE is then ready: return, so a
+        // Timeout works as a wake-up) or when a signal arrives (it still
+        // reports the submitted count).  Wait again, submitting nothing, only
+        // when nothing at all is ready: never return from a wait empty-handed.
+        if (!waiting || cq_ready() > 0) return submitted;
         to_submit = 0;
         flags &= ~IORING_ENTER_SQ_WAKEUP;
         r = kNotEntered;

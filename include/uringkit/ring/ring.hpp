@@ -111,9 +111,11 @@ public:
     // is retried.  With SQPOLL no system call is made unless the poll thread
     // sleeps.
     int submit() noexcept { return enter(0, 0); }
-    // Also waits until at least `wait_nr` completions are ready (capped at the
-    // CQ size).  A signal does not cut the wait short: EINTR, also the one the
-    // kernel hides behind a successful submission count, is waited through.
+    // Also waits until `wait_nr` completions are ready (capped at the CQ
+    // size).  It may return with fewer when the kernel ends the wait early (a
+    // Timeout operation fired, a signal arrived) but never with none: an EINTR,
+    // also the one the kernel hides behind a successful submission count, is
+    // waited through while nothing is ready.  Callers reap and loop.
     int submit_and_wait(unsigned wait_nr) noexcept {
         return enter(wait_nr, wait_nr ? IORING_ENTER_GETEVENTS : 0);
     }
