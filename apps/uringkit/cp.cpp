@@ -32,8 +32,8 @@ Register cp_command{Command{
         struct Args {
             std::vector<std::string> paths;
             bool recursive = false, preserve = false, direct = false, fsync = false, summary = false;
-            unsigned qd = 16, inflight = 64;
-            std::string bs = "512k";
+            unsigned qd = 8, inflight = 64;
+            std::string bs = "256k";
         };
         auto args = std::make_shared<Args>();
         app.add_option("paths", args->paths, "SRC... DST")->required()->expected(2, -1);

@@ -403,6 +403,13 @@ std::optional<Failure> copy_file(Ctx& c, const char* src, const std::string& dst
                    " does not allow O_DIRECT; copying through the page cache");
         }
     }
+    if (!direct && static_cast<std::uint64_t>(st.st_size) > c.o.block_size) {
+        // Several reads in flight at neighbouring offsets look random to the
+        // readahead heuristics; say it is sequential so the window grows
+        // (cold 1 GiB copies were ~1.5x slower without it).
+        ++c.syscalls();
+        ::posix_fadvise(sfd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    }
     RangeJob job{sfd, dfd, src, dst, data_extents(sfd, st, c.syscalls()), direct};
     std::uint64_t bytes = 0;
     if (c.ring) {

@@ -30,8 +30,8 @@
 namespace uringkit::fs {
 
 struct CopyOptions {
-    unsigned qd = 16;                     // read -> write pairs in flight for one large file
-    std::size_t block_size = 512 * 1024;  // bytes per pair; files up to this size take the one-chain path
+    unsigned qd = 8;                      // read -> write pairs in flight for one large file
+    std::size_t block_size = 256 * 1024;  // bytes per pair (8 x 256 KiB measured best for 1 GiB, cold and warm)
     unsigned inflight = 64;               // small files in flight (-r)
     bool direct = false;                  // O_DIRECT where both files allow it
     bool fsync = false;                   // make each file durable before it is renamed into place
