@@ -29,6 +29,7 @@ struct Conn {
     Conn* idle_next = nullptr;
     bool in_idle = false;
     bool cancelled = false;
+    bool sending = false;  // a response is on its way: a stop lets it finish
 };
 
 // A multishot accept as an awaitable stream of new descriptors.
@@ -160,11 +161,15 @@ private:
         stopping_ = true;
         grace_deadline_ = now_ + static_cast<std::uint64_t>(cfg_.grace.count());
         if (accepts_.armed()) co_await loop_.submit(op::AsyncCancel(reinterpret_cast<std::uintptr_t>(&accepts_)));
-        // Idle connections close now; busy ones finish their response first.
+        // Idle connections close now; one that is sending finishes its
+        // response and then sees stopping_ (the ticker cancels it if the grace
+        // period runs out first).
         for (Conn* c = idle_.front(); c != nullptr;) {
             Conn* next = c->idle_next;
-            idle_.remove(c);
-            cancel(c);
+            if (!c->sending) {
+                idle_.remove(c);
+                cancel(c);
+            }
             c = next;
         }
         wake_ticker_if_done();
@@ -209,7 +214,9 @@ private:
                 in.recycle(chunk);
                 if (session.take_progress()) idle_.touch(&conn, now_ + idle);
                 if (!out.empty()) {
+                    conn.sending = true;
                     const int n = co_await loop_.send_all(Fd{fd}, out.data(), out.size());
+                    conn.sending = false;
                     if (n < 0) break;
                     stats_.bytes_out.add(static_cast<std::uint64_t>(n));
                     out.clear();
