@@ -7,7 +7,6 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
-#include <nlohmann/json.hpp>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -16,11 +15,12 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
+#include <dirent.h>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
-#include <dirent.h>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -126,23 +126,26 @@ std::vector<std::string> with(std::vector<std::string> a, const std::vector<std:
 
 TEST_F(BenchCli, JsonHasTheSchemaAndTheTemporaryFileIsGone) {
     const std::string json = path("out.json"), csv = path("out.csv"), svg = path("out.svg");
-    const Result r = run(with(kQuick, {"--engines", "pread,uring,auto", "--iodepth", "1,8", "--verify", "--json",
-                                       json, "--csv", csv, "--plot", svg}));
+    const Result r = run(with(kQuick, {"--engines", "pread,uring,auto", "--iodepth", "1,8",
+                                       "--verify", "--json", json, "--csv", csv, "--plot", svg}));
     ASSERT_EQ(r.status, 0) << r.err << r.out;
     EXPECT_TRUE(tmp_empty()) << "the temporary file was left behind";
     EXPECT_EQ(r.err, "") << "no progress line when stderr is not a terminal";
     EXPECT_NE(r.out.find("at depth 8"), std::string::npos) << "a verdict per depth:\n" << r.out;
     const auto doc = nlohmann::json::parse(std::ifstream(json));
-    for (const char* k : {"kernel", "cpu_model", "cores", "io_uring_disabled", "filesystem", "device"})
+    for (const char* k :
+         {"kernel", "cpu_model", "cores", "io_uring_disabled", "filesystem", "device"})
         EXPECT_TRUE(doc["host"].contains(k)) << k;
     EXPECT_EQ(doc["job"]["bs"], 4096);
     EXPECT_EQ(doc["job"]["rw"], "randread");
     ASSERT_EQ(doc["rows"].size(), 6u);
     for (const auto& row : doc["rows"]) {
-        for (const char* k : {"engine", "iodepth", "status", "reason", "iops", "bw_bytes", "lat_ns", "cpu_usr",
-                              "cpu_sys", "cpu_us_per_io", "ctx_per_kio", "syscalls_per_io", "ios_per_submit"})
+        for (const char* k :
+             {"engine", "iodepth", "status", "reason", "iops", "bw_bytes", "lat_ns", "cpu_usr",
+              "cpu_sys", "cpu_us_per_io", "ctx_per_kio", "syscalls_per_io", "ios_per_submit"})
             EXPECT_TRUE(row.contains(k)) << k << " in " << row.dump();
-        for (const char* k : {"mean", "p50", "p90", "p99", "p99_9", "max"}) EXPECT_TRUE(row["lat_ns"].contains(k));
+        for (const char* k : {"mean", "p50", "p90", "p99", "p99_9", "max"})
+            EXPECT_TRUE(row["lat_ns"].contains(k));
         EXPECT_EQ(row["status"], "ok") << row.dump();
         EXPECT_EQ(row["ios"], 2000) << "--ios is exact";
         EXPECT_GT(row["iops"].get<double>(), 0);
@@ -165,26 +168,28 @@ TEST_F(BenchCli, JsonHasTheSchemaAndTheTemporaryFileIsGone) {
 
 TEST_F(BenchCli, IoUringForbiddenGivesUnavailableRowsAndPreadStillRuns) {
     const std::string json = path("out.json");
-    const Result r = run(with(kQuick, {"--engines", "pread,uring,uring-reg,auto", "--iodepth", "4", "--json", json}),
-                         [] {
-                             // As no_uring does: io_uring_* fail with EPERM.
-                             sock_filter f[] = {
-                                 BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
-                                 BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
-                                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-                                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-                             };
-                             sock_fprog prog{4, f};
-                             ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-                             ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
-                         });
+    const Result r = run(
+        with(kQuick, {"--engines", "pread,uring,uring-reg,auto", "--iodepth", "4", "--json", json}),
+        [] {
+            // As no_uring does: io_uring_* fail with EPERM.
+            sock_filter f[] = {
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+            };
+            sock_fprog prog{4, f};
+            ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+            ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+        });
     ASSERT_EQ(r.status, 0) << "pread ran, so the exit status is 0\n" << r.err << r.out;
     const auto doc = nlohmann::json::parse(std::ifstream(json));
     for (const auto& row : doc["rows"]) {
         const std::string e = row["engine"];
         if (e == "uring" || e == "uring-reg") {
             EXPECT_EQ(row["status"], "unavailable");
-            EXPECT_NE(row["reason"].get<std::string>().find("io_uring_setup"), std::string::npos) << row["reason"];
+            EXPECT_NE(row["reason"].get<std::string>().find("io_uring_setup"), std::string::npos)
+                << row["reason"];
         } else {
             EXPECT_EQ(row["status"], "ok") << e;
         }
@@ -297,12 +302,13 @@ TEST_F(BenchCli, BadValuesAreUsageErrors) {
 TEST_F(BenchCli, WritesToAUsersFileNeedAllowWrite) {
     make_file("mine", 1 << 20);
     const auto before = fs::last_write_time(path("mine"));
-    const Result r = run(with(kQuick, {"--filename", path("mine"), "--rw", "randwrite", "--engines", "pread"}));
+    const Result r =
+        run(with(kQuick, {"--filename", path("mine"), "--rw", "randwrite", "--engines", "pread"}));
     EXPECT_EQ(r.status, 2);
     one_line(r, "--allow-write");
     EXPECT_EQ(fs::last_write_time(path("mine")), before) << "the file was not touched";
-    const Result ok = run(with(kQuick, {"--filename", path("mine"), "--rw", "randwrite", "--engines", "pread",
-                                        "--allow-write"}));
+    const Result ok = run(with(kQuick, {"--filename", path("mine"), "--rw", "randwrite",
+                                        "--engines", "pread", "--allow-write"}));
     EXPECT_EQ(ok.status, 0) << ok.err;
 }
 
@@ -337,16 +343,18 @@ TEST_F(BenchCli, TemporaryDirectoryMissing) {
 TEST_F(BenchCli, InterruptPrintsWhatWasMeasuredAndRemovesTheFile) {
     // A run far longer than the test: SIGINT after the header line, when the
     // first engine is running.  The figures of the partial run are printed.
-    const Result r = run({"--size", "8m", "--runtime", "60", "--ramp", "0", "--engines", "pread,uring"}, {},
-                         [](pid_t pid, int out) {
-                             char c;
-                             while (::read(out, &c, 1) == 1 && c != '\n') {
-                             }
-                             ::usleep(300 * 1000);  // let the first run measure something
-                             ::kill(pid, SIGINT);
-                         });
+    const Result r =
+        run({"--size", "8m", "--runtime", "60", "--ramp", "0", "--engines", "pread,uring"}, {},
+            [](pid_t pid, int out) {
+                char c;
+                while (::read(out, &c, 1) == 1 && c != '\n') {
+                }
+                ::usleep(300 * 1000);  // let the first run measure something
+                ::kill(pid, SIGINT);
+            });
     EXPECT_EQ(r.status, 130) << r.err;
-    EXPECT_NE(r.out.find("\npread"), std::string::npos) << "the row measured so far is printed\n" << r.out;
+    EXPECT_NE(r.out.find("\npread"), std::string::npos) << "the row measured so far is printed\n"
+                                                        << r.out;
     EXPECT_NE(r.out.find("interrupted"), std::string::npos) << r.out;
     EXPECT_TRUE(tmp_empty()) << "the temporary file was removed";
 }
@@ -358,9 +366,11 @@ namespace {
 TEST(BenchCliTerminal, ProgressLineOnlyWhenStderrIsATerminal) {
     // script(1) gives the command a pseudo-terminal; everything it writes
     // comes back on our pipe.
-    if (std::system("command -v script > /dev/null 2>&1") != 0) GTEST_SKIP() << "script(1) is not installed";
-    const std::string cmd = std::string("script -qec '") + URINGKIT_CLI +
-                            " bench --size 4m --engines pread --iodepth 1 --runtime 0.6 --ramp 0' /dev/null";
+    if (std::system("command -v script > /dev/null 2>&1") != 0)
+        GTEST_SKIP() << "script(1) is not installed";
+    const std::string cmd =
+        std::string("script -qec '") + URINGKIT_CLI +
+        " bench --size 4m --engines pread --iodepth 1 --runtime 0.6 --ramp 0' /dev/null";
     FILE* p = ::popen(cmd.c_str(), "r");
     ASSERT_NE(p, nullptr);
     std::string all;

@@ -29,15 +29,26 @@ std::atomic<std::uint64_t> g_allocations{0};
 
 // Counts every allocation made while g_counting is set, from any thread.
 void* operator new(std::size_t n) {
-    if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
+    if (g_counting.load(std::memory_order_relaxed))
+        g_allocations.fetch_add(1, std::memory_order_relaxed);
     if (void* p = std::malloc(n ? n : 1)) return p;
     throw std::bad_alloc();
 }
-void* operator new[](std::size_t n) { return operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void* operator new[](std::size_t n) {
+    return operator new(n);
+}
+void operator delete(void* p) noexcept {
+    std::free(p);
+}
+void operator delete[](void* p) noexcept {
+    std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+    std::free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+    std::free(p);
+}
 
 using namespace uringkit::engines;
 
@@ -50,11 +61,14 @@ struct Case {
     std::string engine;
     unsigned depth;
 };
-void PrintTo(const Case& c, std::ostream* os) { *os << c.engine << " at depth " << c.depth; }
+void PrintTo(const Case& c, std::ostream* os) {
+    *os << c.engine << " at depth " << c.depth;
+}
 
 class BenchEngines : public ::testing::TestWithParam<Case> {
 protected:
-    std::unique_ptr<EngineJob> start(const Target& t, Workload& w, int fd, unsigned depth, unsigned batch) {
+    std::unique_ptr<EngineJob> start(const Target& t, Workload& w, int fd, unsigned depth,
+                                     unsigned batch) {
         const EngineInfo* info = find_engine(GetParam().engine);
         EXPECT_NE(info, nullptr);
         JobContext ctx;
@@ -123,7 +137,8 @@ TEST_P(BenchEngines, ReadsCarryTheirOwnOffsetAndNothingAllocates) {
     if (e == "pread" || (e == "auto" && depth == 1)) {
         EXPECT_EQ(r.syscalls, 3001u);
     }
-    if ((e == "uring" || e == "uring-reg" || e == "liburing" || (e == "auto" && depth > 1)) && depth == 32) {
+    if ((e == "uring" || e == "uring-reg" || e == "liburing" || (e == "auto" && depth > 1)) &&
+        depth == 32) {
         // One io_uring_enter per batch of 32 (+1 for the partial last batch).
         EXPECT_LE(r.syscalls, 3001u / 32 + 2);
         EXPECT_LE(static_cast<double>(r.syscalls) / static_cast<double>(r.ios), 0.04);
@@ -133,7 +148,8 @@ TEST_P(BenchEngines, ReadsCarryTheirOwnOffsetAndNothingAllocates) {
 }
 
 TEST_P(BenchEngines, WritesLandWhereTheySay) {
-    if (GetParam().engine == "uring-iopoll") GTEST_SKIP() << "IOPOLL needs O_DIRECT (covered by the read test)";
+    if (GetParam().engine == "uring-iopoll")
+        GTEST_SKIP() << "IOPOLL needs O_DIRECT (covered by the read test)";
     Target t(temp_spec(true));
     Workload w;
     w.bs = kBs;
@@ -166,7 +182,8 @@ TEST_P(BenchEngines, WritesLandWhereTheySay) {
         EXPECT_NE(0, std::memcmp(before.data() + at + 8, after.data() + at + 8, kStampSector - 8))
             << "block " << b << " was not written";
     }
-    EXPECT_EQ(0, std::memcmp(before.data() + blocks * kBs, after.data() + blocks * kBs, kSize - blocks * kBs))
+    EXPECT_EQ(0, std::memcmp(before.data() + blocks * kBs, after.data() + blocks * kBs,
+                             kSize - blocks * kBs))
         << "bytes past the written blocks changed";
 }
 
@@ -179,7 +196,8 @@ std::vector<Case> cases() {
 
 INSTANTIATE_TEST_SUITE_P(AllEngines, BenchEngines, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Case>& i) {
-                             std::string n = i.param.engine + "_depth" + std::to_string(i.param.depth);
+                             std::string n =
+                                 i.param.engine + "_depth" + std::to_string(i.param.depth);
                              for (char& ch : n)
                                  if (ch == '-') ch = '_';
                              return n;

@@ -17,10 +17,12 @@ TEST(BenchHistogram, BucketsAreNarrowerThanOnePercent) {
         // Every magnitude the histogram covers: 0 to 2^43 ns (2.4 hours).
         const std::uint64_t v = splitmix64(seed) >> (splitmix64(seed) % 43 + 21);
         const unsigned b = LatencyHistogram::index(v);
-        const std::uint64_t lo = LatencyHistogram::bucket_low(b), hi = LatencyHistogram::bucket_high(b);
+        const std::uint64_t lo = LatencyHistogram::bucket_low(b),
+                            hi = LatencyHistogram::bucket_high(b);
         ASSERT_LE(lo, v) << v;
         ASSERT_LT(v, hi) << v;
-        ASSERT_LE(static_cast<double>(hi - lo - 1), 0.01 * static_cast<double>(std::max<std::uint64_t>(v, 1)))
+        ASSERT_LE(static_cast<double>(hi - lo - 1),
+                  0.01 * static_cast<double>(std::max<std::uint64_t>(v, 1)))
             << "bucket [" << lo << "," << hi << ") around " << v;
     }
 }
@@ -37,13 +39,16 @@ TEST(BenchHistogram, QuantilesMatchExactValuesWithinOnePercent) {
     for (int i = 0; i < 100000; ++i) {
         // A long-tailed mix, like I/O latency: mostly ~2 µs, some ~100 µs, a few ms.
         const std::uint64_t r = rng.below(1000);
-        const std::uint64_t x = r < 900 ? 1500 + rng.below(1000) : r < 995 ? 80000 + rng.below(40000) : 2000000 + rng.below(3000000);
+        const std::uint64_t x = r < 900   ? 1500 + rng.below(1000)
+                                : r < 995 ? 80000 + rng.below(40000)
+                                          : 2000000 + rng.below(3000000);
         v.push_back(x);
         h.record(x);
     }
     std::sort(v.begin(), v.end());
     for (double q : {0.5, 0.9, 0.99, 0.999}) {
-        const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size()))) - 1;
+        const auto rank =
+            static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size()))) - 1;
         const double exact = static_cast<double>(v[rank]);
         EXPECT_NEAR(h.quantile(q), exact, exact * 0.01) << "q=" << q;
     }

@@ -2,9 +2,9 @@
 // `strace -c -f` counts them from outside for pread and uring, and the
 // figures in the JSON must agree.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <filesystem>
@@ -26,7 +26,8 @@ std::map<std::string, long> parse_strace_summary(const std::string& path) {
         std::istringstream f(line);
         std::vector<std::string> t;
         for (std::string w; f >> w;) t.push_back(w);
-        if (t.size() < 5 || t[0] == "%" || t[0].rfind("---", 0) == 0 || t.back() == "total") continue;
+        if (t.size() < 5 || t[0] == "%" || t[0].rfind("---", 0) == 0 || t.back() == "total")
+            continue;
         try {
             calls[t.back()] = std::stol(t[3]);
         } catch (...) {
@@ -44,9 +45,10 @@ struct Traced {
 Traced traced_run(const std::string& engine, const std::string& depth, const fs::path& dir) {
     const std::string trace = (dir / "trace.txt").string(), json = (dir / "out.json").string();
     // --cache cold: no warm-up reads, so every pread64 in the trace is the engine's.
-    const std::string cmd = "TMPDIR=" + dir.string() + " strace -c -f -o " + trace + " " + URINGKIT_CLI +
-                            " bench --size 4m --ios 3000 --ramp 0 --cache cold --engines " + engine +
-                            " --iodepth " + depth + " --json " + json + " > /dev/null 2>&1";
+    const std::string cmd =
+        "TMPDIR=" + dir.string() + " strace -c -f -o " + trace + " " + URINGKIT_CLI +
+        " bench --size 4m --ios 3000 --ramp 0 --cache cold --engines " + engine + " --iodepth " +
+        depth + " --json " + json + " > /dev/null 2>&1";
     const int st = std::system(cmd.c_str());
     Traced t;
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) return t;
@@ -87,7 +89,8 @@ TEST_F(BenchSyscalls, UringEnterCountMatchesStrace) {
     ASSERT_FALSE(t.row.is_null()) << "the traced run failed";
     if (t.row["status"] != "ok") GTEST_SKIP() << "uring unavailable: " << t.row["reason"];
     const long seen = t.calls.count("io_uring_enter") ? t.calls.at("io_uring_enter") : 0;
-    EXPECT_EQ(t.row["syscalls"].get<long>(), seen) << "every io_uring_enter is counted, and only those";
+    EXPECT_EQ(t.row["syscalls"].get<long>(), seen)
+        << "every io_uring_enter is counted, and only those";
     // Batch 32: one enter per 32 I/Os (3000 = 93 full batches + a partial one).
     EXPECT_LE(seen, 3000 / 32 + 2);
     EXPECT_LE(t.row["syscalls_per_io"].get<double>(), 0.04);

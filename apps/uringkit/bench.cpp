@@ -36,7 +36,8 @@ extern "C" void on_signal(int sig) {
 }
 
 struct Options {
-    std::string filename, size, rw = "randread", bs = "4k", iodepth = "1,32", engines, cache = "warm";
+    std::string filename, size, rw = "randread", bs = "4k", iodepth = "1,32", engines,
+                                cache = "warm";
     std::string runtime, ramp, json, csv, plot;
     unsigned rwmixread = 50, batch = 0, numjobs = 1, repeat = 1, threads = 64;
     long long ios = 0;
@@ -54,9 +55,12 @@ double parse_seconds(const std::string& opt, const std::string& text) {
     const double v = std::strtod(text.c_str(), &end);
     const std::string unit = end ? end : "";
     double scale = 0;
-    if (unit.empty() || unit == "s") scale = 1;
-    else if (unit == "ms") scale = 1e-3;
-    else if (unit == "m") scale = 60;
+    if (unit.empty() || unit == "s")
+        scale = 1;
+    else if (unit == "ms")
+        scale = 1e-3;
+    else if (unit == "m")
+        scale = 60;
     if (end == text.c_str() || scale == 0 || !(v >= 0) || v * scale > 86400)
         throw UsageError{fmt::format("{} {}: give seconds, like 2, 2s, 500ms or 1m", opt, text)};
     return v * scale;
@@ -67,7 +71,8 @@ std::vector<std::string> split(const std::string& s) {
     std::size_t start = 0;
     while (start <= s.size()) {
         const std::size_t comma = s.find(',', start);
-        const std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        const std::string item =
+            s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
         if (!item.empty()) out.push_back(item);
         if (comma == std::string::npos) break;
         start = comma + 1;
@@ -79,18 +84,24 @@ BenchSpec make_spec(const Options& o, TargetSpec& target) {
     BenchSpec spec;
     Workload& w = spec.workload;
     const auto rw = parse_rw(o.rw);
-    if (!rw) throw UsageError{fmt::format("--rw {}: use randread, read, randwrite, write or randrw", o.rw)};
+    if (!rw)
+        throw UsageError{
+            fmt::format("--rw {}: use randread, read, randwrite, write or randrw", o.rw)};
     w.rw = *rw;
-    if (o.rwmixread > 100) throw UsageError{fmt::format("--rwmixread {}: give a percentage, 0 to 100", o.rwmixread)};
+    if (o.rwmixread > 100)
+        throw UsageError{fmt::format("--rwmixread {}: give a percentage, 0 to 100", o.rwmixread)};
     w.rwmixread = o.rwmixread;
     const auto bs = util::parse_size(o.bs);
     if (!bs || *bs == 0 || *bs > (64u << 20))
-        throw UsageError{fmt::format("--bs {}: give a block size from 1 byte to 64m, like 4k", o.bs)};
+        throw UsageError{
+            fmt::format("--bs {}: give a block size from 1 byte to 64m, like 4k", o.bs)};
     w.bs = static_cast<std::uint32_t>(*bs);
     std::uint64_t size = 0;
     if (!o.size.empty()) {
         const auto s = util::parse_size(o.size);
-        if (!s || *s == 0) throw UsageError{fmt::format("--size {}: give a size above 0, like 256m or 1g", o.size)};
+        if (!s || *s == 0)
+            throw UsageError{
+                fmt::format("--size {}: give a size above 0, like 256m or 1g", o.size)};
         size = *s;
     } else if (o.filename.empty()) {
         size = 256u << 20;
@@ -100,32 +111,41 @@ BenchSpec make_spec(const Options& o, TargetSpec& target) {
         char* end = nullptr;
         const long v = std::strtol(d.c_str(), &end, 10);
         if (end == d.c_str() || *end || v < 1)
-            throw UsageError{fmt::format("--iodepth {}: depths are whole numbers from 1 to {}, like 1,8,32", d,
-                                         kMaxDepth)};
+            throw UsageError{fmt::format(
+                "--iodepth {}: depths are whole numbers from 1 to {}, like 1,8,32", d, kMaxDepth)};
         if (v > static_cast<long>(kMaxDepth))
-            throw UsageError{fmt::format("--iodepth {}: above the ring's maximum of {} entries", d, kMaxDepth)};
+            throw UsageError{
+                fmt::format("--iodepth {}: above the ring's maximum of {} entries", d, kMaxDepth)};
         spec.depths.push_back(static_cast<unsigned>(v));
     }
     if (spec.depths.empty()) throw UsageError{"--iodepth: give at least one depth, like 1,32"};
-    if (o.numjobs < 1 || o.numjobs > 1024) throw UsageError{fmt::format("--numjobs {}: give 1 to 1024", o.numjobs)};
+    if (o.numjobs < 1 || o.numjobs > 1024)
+        throw UsageError{fmt::format("--numjobs {}: give 1 to 1024", o.numjobs)};
     spec.numjobs = o.numjobs;
-    if (o.repeat < 1 || o.repeat > 1000) throw UsageError{fmt::format("--repeat {}: give 1 to 1000", o.repeat)};
+    if (o.repeat < 1 || o.repeat > 1000)
+        throw UsageError{fmt::format("--repeat {}: give 1 to 1000", o.repeat)};
     spec.repeat = o.repeat;
-    if (o.threads < 1 || o.threads > 4096) throw UsageError{fmt::format("--threads {}: give 1 to 4096", o.threads)};
+    if (o.threads < 1 || o.threads > 4096)
+        throw UsageError{fmt::format("--threads {}: give 1 to 4096", o.threads)};
     w.threadpool_workers = o.threads;
     spec.batch = o.batch;
     if (o.ios < 0) throw UsageError{fmt::format("--ios {}: give a count above 0", o.ios)};
     spec.ios = static_cast<std::uint64_t>(o.ios);
     if (!o.runtime.empty()) {
         spec.runtime_s = parse_seconds("--runtime", o.runtime);
-        if (spec.runtime_s <= 0) throw UsageError{"--runtime 0: give a time above 0 (or use --ios)"};
+        if (spec.runtime_s <= 0)
+            throw UsageError{"--runtime 0: give a time above 0 (or use --ios)"};
     } else if (spec.ios == 0) {
         spec.runtime_s = 1.75;  // with the ramp: about 2 s per engine and depth
     }
-    spec.ramp_s = !o.ramp.empty() ? parse_seconds("--ramp", o.ramp) : (spec.runtime_s > 0 ? 0.25 : 0.0);
-    if (o.cache == "warm") spec.cache = Cache::warm;
-    else if (o.cache == "cold") spec.cache = Cache::cold;
-    else throw UsageError{fmt::format("--cache {}: use warm or cold", o.cache)};
+    spec.ramp_s =
+        !o.ramp.empty() ? parse_seconds("--ramp", o.ramp) : (spec.runtime_s > 0 ? 0.25 : 0.0);
+    if (o.cache == "warm")
+        spec.cache = Cache::warm;
+    else if (o.cache == "cold")
+        spec.cache = Cache::cold;
+    else
+        throw UsageError{fmt::format("--cache {}: use warm or cold", o.cache)};
     w.direct = o.direct;
     w.seed = o.seed;
     if (o.engines.empty()) {
@@ -134,15 +154,18 @@ BenchSpec make_spec(const Options& o, TargetSpec& target) {
         for (const std::string& e : split(o.engines)) {
             if (!find_engine(e)) {
                 std::string known;
-                for (const EngineInfo& i : all_engines()) known += (known.empty() ? "" : ", ") + std::string(i.name);
-                throw UsageError{fmt::format("--engines: unknown engine '{}' (known: {})", e, known)};
+                for (const EngineInfo& i : all_engines())
+                    known += (known.empty() ? "" : ", ") + std::string(i.name);
+                throw UsageError{
+                    fmt::format("--engines: unknown engine '{}' (known: {})", e, known)};
             }
             spec.engines.push_back(e);
         }
         if (spec.engines.empty()) throw UsageError{"--engines: give at least one engine"};
     }
     if (o.verify && !o.filename.empty())
-        throw UsageError{"--verify checks the offset stamps of a temporary file; leave out --filename"};
+        throw UsageError{
+            "--verify checks the offset stamps of a temporary file; leave out --filename"};
     w.verify = o.verify;
     target.filename = o.filename;
     target.size = size;
@@ -156,10 +179,14 @@ BenchSpec make_spec(const Options& o, TargetSpec& target) {
 
 int exit_for(TargetError::Kind k) {
     switch (k) {
-        case TargetError::usage: return kUsage;
-        case TargetError::bad_input: return kBadInput;
-        case TargetError::no_space: return kNoSpace;
-        case TargetError::interrupted: return kInterrupted;
+        case TargetError::usage:
+            return kUsage;
+        case TargetError::bad_input:
+            return kBadInput;
+        case TargetError::no_space:
+            return kNoSpace;
+        case TargetError::interrupted:
+            return kInterrupted;
     }
     return kFailure;
 }
@@ -200,16 +227,19 @@ int run(const Options& o) {
     const Workload& w = spec.workload;
     std::string depths;
     for (unsigned d : spec.depths) depths += (depths.empty() ? "" : ",") + std::to_string(d);
-    fmt::print("uringkit bench: {} {}, {}, {} {} {} ({} on {}), depth {}{}, {} job{}, {} engine{}, {}\n",
-               util::format_bytes(w.bs), rw_name(w.rw),
-               w.direct ? "O_DIRECT" : (spec.cache == Cache::warm ? "warm cache" : "cold cache"),
-               util::format_bytes(target->size()), target->temporary() ? "temporary file" : "of",
-               target->path(), host.filesystem, host.device, depths,
-               spec.batch ? fmt::format(" batch {}", spec.batch) : std::string(" batch=depth"), spec.numjobs,
-               spec.numjobs > 1 ? "s" : "", spec.engines.size(), spec.engines.size() > 1 ? "s" : "",
-               spec.runtime_s > 0 ? fmt::format("{:g} s per run after {:g} s ramp{}", spec.runtime_s, spec.ramp_s,
-                                                spec.ios ? fmt::format(" (or {} I/Os)", spec.ios) : "")
-                                  : fmt::format("{} I/Os per run", spec.ios));
+    fmt::print(
+        "uringkit bench: {} {}, {}, {} {} {} ({} on {}), depth {}{}, {} job{}, {} engine{}, {}\n",
+        util::format_bytes(w.bs), rw_name(w.rw),
+        w.direct ? "O_DIRECT" : (spec.cache == Cache::warm ? "warm cache" : "cold cache"),
+        util::format_bytes(target->size()), target->temporary() ? "temporary file" : "of",
+        target->path(), host.filesystem, host.device, depths,
+        spec.batch ? fmt::format(" batch {}", spec.batch) : std::string(" batch=depth"),
+        spec.numjobs, spec.numjobs > 1 ? "s" : "", spec.engines.size(),
+        spec.engines.size() > 1 ? "s" : "",
+        spec.runtime_s > 0
+            ? fmt::format("{:g} s per run after {:g} s ramp{}", spec.runtime_s, spec.ramp_s,
+                          spec.ios ? fmt::format(" (or {} I/Os)", spec.ios) : "")
+            : fmt::format("{} I/Os per run", spec.ios));
     std::fflush(stdout);
 
     const bool live = ::isatty(STDERR_FILENO);
@@ -250,53 +280,69 @@ int run(const Options& o) {
 }
 
 const Register reg{Command{
-    "bench",
-    "Benchmark pread, threads, libaio and io_uring engines side by side on one file",
-    20,
+    "bench", "Benchmark pread, threads, libaio and io_uring engines side by side on one file", 20,
     [](CLI::App& app) -> std::function<int()> {
         auto o = std::make_shared<Options>();
-        app.add_option("--filename", o->filename,
-                       "File or block device to read (default: a temporary file of --size in $TMPDIR, removed "
-                       "afterwards)");
-        app.add_option("--size", o->size, "Bytes of the file to use, with k/m/g suffixes (temporary file: 256m)");
-        app.add_option("--rw", o->rw, "randread | read | randwrite | write | randrw")->capture_default_str();
-        app.add_option("--rwmixread", o->rwmixread, "Percent reads with --rw randrw")->capture_default_str();
+        app.add_option(
+            "--filename", o->filename,
+            "File or block device to read (default: a temporary file of --size in $TMPDIR, removed "
+            "afterwards)");
+        app.add_option("--size", o->size,
+                       "Bytes of the file to use, with k/m/g suffixes (temporary file: 256m)");
+        app.add_option("--rw", o->rw, "randread | read | randwrite | write | randrw")
+            ->capture_default_str();
+        app.add_option("--rwmixread", o->rwmixread, "Percent reads with --rw randrw")
+            ->capture_default_str();
         app.add_option("--bs", o->bs, "Block size per I/O")->capture_default_str();
         app.add_option("--iodepth", o->iodepth, "I/Os in flight per job; a list sweeps: 1,8,32")
             ->capture_default_str();
         app.add_option("--batch", o->batch,
                        "I/Os per submit and completions waited for per reap (default: the depth)");
-        app.add_option("--numjobs", o->numjobs, "Threads, each with its own ring and file descriptor")
+        app.add_option("--numjobs", o->numjobs,
+                       "Threads, each with its own ring and file descriptor")
             ->capture_default_str();
         app.add_flag("--direct", o->direct, "O_DIRECT: bypass the page cache");
-        app.add_option("--runtime", o->runtime, "Measured time per engine and depth (default 1.75 s: 2, 500ms, 1m)");
-        app.add_option("--ios", o->ios, "I/Os per engine and depth over all jobs (with --runtime: whichever first)");
-        app.add_option("--ramp", o->ramp, "Warm-up before measuring, excluded from the figures (default 0.25 s)");
+        app.add_option("--runtime", o->runtime,
+                       "Measured time per engine and depth (default 1.75 s: 2, 500ms, 1m)");
+        app.add_option("--ios", o->ios,
+                       "I/Os per engine and depth over all jobs (with --runtime: whichever first)");
+        app.add_option("--ramp", o->ramp,
+                       "Warm-up before measuring, excluded from the figures (default 0.25 s)");
         app.add_option("--engines", o->engines,
-                       "Engines to run: pread,threadpool,libaio,uring,uring-reg,uring-sqpoll,uring-iopoll,liburing,"
+                       "Engines to run: "
+                       "pread,threadpool,libaio,uring,uring-reg,uring-sqpoll,uring-iopoll,liburing,"
                        "auto (default: all but uring-iopoll)");
         app.add_option("--cache", o->cache,
-                       "warm: load the file into the page cache first; cold: drop it (POSIX_FADV_DONTNEED) before "
+                       "warm: load the file into the page cache first; cold: drop it "
+                       "(POSIX_FADV_DONTNEED) before "
                        "each run")
             ->capture_default_str();
-        app.add_option("--repeat", o->repeat, "Runs per engine and depth, interleaved round-robin; medians reported")
+        app.add_option("--repeat", o->repeat,
+                       "Runs per engine and depth, interleaved round-robin; medians reported")
             ->capture_default_str();
         app.add_option("--seed", o->seed, "Seed of the random offsets (the same for every engine)")
             ->capture_default_str();
-        app.add_option("--threads", o->threads, "Most workers of the threadpool engine (it uses min(depth, this))")
+        app.add_option("--threads", o->threads,
+                       "Most workers of the threadpool engine (it uses min(depth, this))")
             ->capture_default_str();
-        app.add_flag("--allow-write", o->allow_write, "Allow a write workload on the file given with --filename");
+        app.add_flag("--allow-write", o->allow_write,
+                     "Allow a write workload on the file given with --filename");
         app.add_flag("--verify", o->verify,
                      "Check that every block read carries its own offset (temporary file only)");
         app.add_option("--json", o->json, "Write every figure as JSON (schema: docs/bench.md)");
         app.add_option("--csv", o->csv, "Write the table as CSV");
         app.add_option("--plot", o->plot, "Write an SVG chart: IOPS and CPU per I/O against depth");
         app.footer(
-            "Exit status: 0 at least one engine ran; 1 no engine could run; 2 bad option or value (unknown "
-            "engine, zero or negative size or depth, depth above 32768, a write to your file without "
-            "--allow-write); 4 unusable file or output path (missing, unreadable, a directory, smaller than one "
-            "block, --bs not a multiple of the logical block size with --direct, a filesystem refusing "
-            "O_DIRECT, an output path that cannot be written); 5 no room for the temporary file; 130 "
+            "Exit status: 0 at least one engine ran; 1 no engine could run; 2 bad option or value "
+            "(unknown "
+            "engine, zero or negative size or depth, depth above 32768, a write to your file "
+            "without "
+            "--allow-write); 4 unusable file or output path (missing, unreadable, a directory, "
+            "smaller than one "
+            "block, --bs not a multiple of the logical block size with --direct, a filesystem "
+            "refusing "
+            "O_DIRECT, an output path that cannot be written); 5 no room for the temporary file; "
+            "130 "
             "interrupted (what was measured is printed, the temporary file removed).");
         return [o] { return run(*o); };
     }}};

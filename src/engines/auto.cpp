@@ -9,7 +9,8 @@ namespace {
 
 class AutoJob final : public EngineJob {
 public:
-    AutoJob(std::unique_ptr<EngineJob> inner, const char* path) : inner_(std::move(inner)), path_(path) {}
+    AutoJob(std::unique_ptr<EngineJob> inner, const char* path)
+        : inner_(std::move(inner)), path_(path) {}
     PhaseResult run(const Phase& ph) override { return inner_->run(ph); }
     std::string note() const override { return path_; }
 
@@ -21,7 +22,8 @@ private:
 }  // namespace
 
 std::unique_ptr<EngineJob> start_auto(const JobContext& ctx) {
-    if (ctx.depth <= 1) return std::make_unique<AutoJob>(start_pread(ctx), "auto: pread (one I/O in flight)");
+    if (ctx.depth <= 1)
+        return std::make_unique<AutoJob>(start_pread(ctx), "auto: pread (one I/O in flight)");
     try {
         return std::make_unique<AutoJob>(start_uring(ctx), "auto: ring");
     } catch (const EngineUnavailable&) {

@@ -24,13 +24,16 @@ double LatencyHistogram::quantile(double q) const noexcept {
     q = std::clamp(q, 0.0, 1.0);
     // The rank of the wanted value, 1-based: the smallest value with at least
     // q of all values at or below it.
-    const auto rank = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(count_))));
+    const auto rank = std::max<std::uint64_t>(
+        1, static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(count_))));
     std::uint64_t seen = 0;
     for (unsigned i = 0; i < kBuckets; ++i) {
         seen += counts_[i];
         if (seen >= rank) {
             const double mid = i < kSub ? static_cast<double>(i)
-                                        : (static_cast<double>(bucket_low(i)) + static_cast<double>(bucket_high(i) - 1)) / 2.0;
+                                        : (static_cast<double>(bucket_low(i)) +
+                                           static_cast<double>(bucket_high(i) - 1)) /
+                                              2.0;
             return std::clamp(mid, static_cast<double>(min()), static_cast<double>(max_));
         }
     }

@@ -21,7 +21,8 @@ Host describe_host(const std::string& path) {
         while (std::getline(in, line))
             if (line.rfind("model name", 0) == 0) {
                 const auto colon = line.find(':');
-                if (colon != std::string::npos) h.cpu_model = line.substr(line.find_first_not_of(' ', colon + 1));
+                if (colon != std::string::npos)
+                    h.cpu_model = line.substr(line.find_first_not_of(' ', colon + 1));
                 break;
             }
     }
@@ -45,7 +46,8 @@ Host describe_host(const std::string& path) {
         }
         std::ifstream in("/proc/self/mountinfo");
         std::string line;
-        // mountinfo: id parent major:minor root mountpoint options [optional...] - fstype source superopts
+        // mountinfo: id parent major:minor root mountpoint options [optional...] - fstype source
+        // superopts
         while (std::getline(in, line)) {
             std::istringstream f(line);
             std::string id, parent, majmin, root, mnt;

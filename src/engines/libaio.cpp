@@ -26,9 +26,17 @@ struct Slot {
 class LibaioJob final : public EngineJob {
 public:
     explicit LibaioJob(const JobContext& ctx)
-        : fd_(ctx.fd), w_(*ctx.workload), depth_(ctx.depth), batch_(ctx.batch), pattern_(w_, ctx.job, ctx.jobs),
-          buffers_(ctx.depth, w_.bs, ctx.buffer_align), slots_(ctx.depth), free_(ctx.depth), iocbs_(ctx.depth),
-          pending_(ctx.depth), events_(ctx.depth) {
+        : fd_(ctx.fd),
+          w_(*ctx.workload),
+          depth_(ctx.depth),
+          batch_(ctx.batch),
+          pattern_(w_, ctx.job, ctx.jobs),
+          buffers_(ctx.depth, w_.bs, ctx.buffer_align),
+          slots_(ctx.depth),
+          free_(ctx.depth),
+          iocbs_(ctx.depth),
+          pending_(ctx.depth),
+          events_(ctx.depth) {
         for (unsigned i = 0; i < depth_; ++i) free_[i] = depth_ - 1 - i;
         nfree_ = depth_;
         const int r = io_setup(static_cast<int>(depth_), &ctx_);
@@ -70,7 +78,8 @@ public:
             // when the kernel is out of requests); offer the rest again.
             unsigned done = 0;
             while (done < prepared) {
-                const int n = io_submit(ctx_, static_cast<long>(prepared - done), pending_.data() + done);
+                const int n =
+                    io_submit(ctx_, static_cast<long>(prepared - done), pending_.data() + done);
                 ++r.syscalls;
                 ++r.submits;
                 if (n > 0) {
@@ -81,13 +90,16 @@ public:
                 if (n == -EAGAIN && inflight > 0) break;  // reap first, then offer again below
                 if (r.error == 0) {
                     r.error = n < 0 ? n : -EIO;
-                    r.error_offset = slots_[static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(pending_[done]->data))].offset;
+                    r.error_offset = slots_[static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(
+                                                pending_[done]->data))]
+                                         .offset;
                 }
                 issuing = false;
                 break;
             }
             for (unsigned i = done; i < prepared; ++i)  // not taken: back to the free list
-                free_[nfree_++] = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(pending_[i]->data));
+                free_[nfree_++] =
+                    static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(pending_[i]->data));
             issued -= prepared - done;
             if (inflight == 0) break;
             const long want = inflight < batch_ ? inflight : batch_;
@@ -145,7 +157,9 @@ private:
 
 }  // namespace
 
-std::unique_ptr<EngineJob> start_libaio(const JobContext& ctx) { return std::make_unique<LibaioJob>(ctx); }
+std::unique_ptr<EngineJob> start_libaio(const JobContext& ctx) {
+    return std::make_unique<LibaioJob>(ctx);
+}
 
 #else
 

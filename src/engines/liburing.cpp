@@ -25,8 +25,14 @@ struct Slot {
 class LiburingJob final : public EngineJob {
 public:
     explicit LiburingJob(const JobContext& ctx)
-        : fd_(ctx.fd), w_(*ctx.workload), depth_(ctx.depth), batch_(ctx.batch), pattern_(w_, ctx.job, ctx.jobs),
-          buffers_(ctx.depth, w_.bs, ctx.buffer_align), slots_(ctx.depth), free_(ctx.depth) {
+        : fd_(ctx.fd),
+          w_(*ctx.workload),
+          depth_(ctx.depth),
+          batch_(ctx.batch),
+          pattern_(w_, ctx.job, ctx.jobs),
+          buffers_(ctx.depth, w_.bs, ctx.buffer_align),
+          slots_(ctx.depth),
+          free_(ctx.depth) {
         for (unsigned i = 0; i < depth_; ++i) free_[i] = depth_ - 1 - i;
         nfree_ = depth_;
         io_uring_params p{};
@@ -36,7 +42,9 @@ public:
             p = io_uring_params{};
             r = io_uring_queue_init_params(depth_, &ring_, &p);
         }
-        if (r < 0) throw EngineUnavailable(std::string("io_uring_queue_init (liburing): ") + std::strerror(-r));
+        if (r < 0)
+            throw EngineUnavailable(std::string("io_uring_queue_init (liburing): ") +
+                                    std::strerror(-r));
         io_uring_register_ring_fd(&ring_);  // best effort, as the uring engine
     }
     ~LiburingJob() override { io_uring_queue_exit(&ring_); }
@@ -91,7 +99,8 @@ public:
                 --inflight;
                 free_[nfree_++] = s;
                 ++seen;
-                if (check_transfer(r, cqe->res, bs, slot.offset, buffers_.slot(s), slot.write, verify)) {
+                if (check_transfer(r, cqe->res, bs, slot.offset, buffers_.slot(s), slot.write,
+                                   verify)) {
                     ++r.ios;
                     r.bytes += bs;
                     if (ph.latency) ph.latency->record(t_reap - slot.submitted_ns);
@@ -121,7 +130,9 @@ private:
 
 }  // namespace
 
-std::unique_ptr<EngineJob> start_liburing(const JobContext& ctx) { return std::make_unique<LiburingJob>(ctx); }
+std::unique_ptr<EngineJob> start_liburing(const JobContext& ctx) {
+    return std::make_unique<LiburingJob>(ctx);
+}
 
 #else
 

@@ -12,7 +12,10 @@ namespace {
 class PreadJob final : public EngineJob {
 public:
     explicit PreadJob(const JobContext& ctx)
-        : fd_(ctx.fd), w_(*ctx.workload), pattern_(w_, ctx.job, ctx.jobs), buf_(1, w_.bs, ctx.buffer_align) {}
+        : fd_(ctx.fd),
+          w_(*ctx.workload),
+          pattern_(w_, ctx.job, ctx.jobs),
+          buf_(1, w_.bs, ctx.buffer_align) {}
 
     PhaseResult run(const Phase& ph) override {
         PhaseResult r;
@@ -30,7 +33,8 @@ public:
             } while (n < 0 && errno == EINTR);
             const std::uint64_t t1 = now_ns();
             ++r.submits;
-            if (!check_transfer(r, n < 0 ? -errno : n, bs, io.offset, buf, io.write, w_.verify)) break;
+            if (!check_transfer(r, n < 0 ? -errno : n, bs, io.offset, buf, io.write, w_.verify))
+                break;
             ++r.ios;
             r.bytes += bs;
             if (ph.latency) ph.latency->record(t1 - t0);
@@ -49,6 +53,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<EngineJob> start_pread(const JobContext& ctx) { return std::make_unique<PreadJob>(ctx); }
+std::unique_ptr<EngineJob> start_pread(const JobContext& ctx) {
+    return std::make_unique<PreadJob>(ctx);
+}
 
 }  // namespace uringkit::engines::detail

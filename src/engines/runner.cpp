@@ -17,9 +17,12 @@ namespace uringkit::engines {
 
 std::string_view status_name(Row::Status s) noexcept {
     switch (s) {
-        case Row::ok: return "ok";
-        case Row::unavailable: return "unavailable";
-        case Row::failed: return "failed";
+        case Row::ok:
+            return "ok";
+        case Row::unavailable:
+            return "unavailable";
+        case Row::failed:
+            return "failed";
     }
     return "failed";
 }
@@ -47,7 +50,9 @@ struct alignas(64) JobState {
     std::atomic<std::uint64_t> progress{0};
 };
 
-double seconds_of(const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6; }
+double seconds_of(const timeval& tv) {
+    return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
+}
 
 double median(std::vector<double> v) {
     if (v.empty()) return 0;
@@ -105,10 +110,12 @@ Outcome run_once(RunContext& rc, const EngineInfo& engine, unsigned depth) {
                 stage.store(1, std::memory_order_relaxed);
                 break;
             case 1:
-                for (unsigned i = 0; i < jobs; ++i) state[i].progress.store(0, std::memory_order_relaxed);
+                for (unsigned i = 0; i < jobs; ++i)
+                    state[i].progress.store(0, std::memory_order_relaxed);
                 ::getrusage(RUSAGE_SELF, &r0);
                 t0 = now_ns();
-                if (spec.runtime_s > 0) measure_deadline = t0 + static_cast<std::uint64_t>(spec.runtime_s * 1e9);
+                if (spec.runtime_s > 0)
+                    measure_deadline = t0 + static_cast<std::uint64_t>(spec.runtime_s * 1e9);
                 stage.store(2, std::memory_order_relaxed);
                 break;
             default:
@@ -182,7 +189,8 @@ Outcome run_once(RunContext& rc, const EngineInfo& engine, unsigned depth) {
         while (!cv.wait_for(lk, std::chrono::milliseconds(250), [&] { return finished == jobs; })) {
             if (!rc.progress) continue;
             std::uint64_t ios = 0;
-            for (unsigned i = 0; i < jobs; ++i) ios += state[i].progress.load(std::memory_order_relaxed);
+            for (unsigned i = 0; i < jobs; ++i)
+                ios += state[i].progress.load(std::memory_order_relaxed);
             const std::uint64_t now = now_ns();
             if (ios < last_ios) last_ios = 0;  // the counters restart when measuring starts
             Progress p{};
@@ -193,8 +201,10 @@ Outcome run_once(RunContext& rc, const EngineInfo& engine, unsigned depth) {
             p.ramp = stage.load(std::memory_order_relaxed) < 2;
             p.elapsed_s = static_cast<double>(now - run_start) / 1e9;
             p.run_s = run_s;
-            p.iops = static_cast<double>(ios - last_ios) / (static_cast<double>(now - last_ns) / 1e9);
-            p.eta_s = run_s > 0 ? std::max(0.0, run_s - p.elapsed_s) + run_s * (rc.runs - rc.run) : -1;
+            p.iops =
+                static_cast<double>(ios - last_ios) / (static_cast<double>(now - last_ns) / 1e9);
+            p.eta_s =
+                run_s > 0 ? std::max(0.0, run_s - p.elapsed_s) + run_s * (rc.runs - rc.run) : -1;
             last_ios = ios;
             last_ns = now;
             lk.unlock();
@@ -233,12 +243,13 @@ Outcome run_once(RunContext& rc, const EngineInfo& engine, unsigned depth) {
     out.stime_s = seconds_of(r1.ru_stime) - seconds_of(r0.ru_stime);
     out.nvcsw = r1.ru_nvcsw - r0.ru_nvcsw;
     out.nivcsw = r1.ru_nivcsw - r0.ru_nivcsw;
-    out.lat = {merged.mean(),         merged.quantile(0.50), merged.quantile(0.90),
+    out.lat = {merged.mean(),         merged.quantile(0.50),  merged.quantile(0.90),
                merged.quantile(0.99), merged.quantile(0.999), static_cast<double>(merged.max())};
     return out;
 }
 
-Row aggregate(const std::string& engine, unsigned depth, unsigned batch, const std::vector<Outcome>& runs) {
+Row aggregate(const std::string& engine, unsigned depth, unsigned batch,
+              const std::vector<Outcome>& runs) {
     Row row;
     row.engine = engine;
     row.iodepth = depth;
@@ -246,7 +257,8 @@ Row aggregate(const std::string& engine, unsigned depth, unsigned batch, const s
     std::vector<const Outcome*> good;
     for (const Outcome& o : runs) {
         if (o.status != Row::ok) {
-            if (row.status == Row::ok || (row.status == Row::unavailable && o.status == Row::failed)) {
+            if (row.status == Row::ok ||
+                (row.status == Row::unavailable && o.status == Row::failed)) {
                 row.status = o.status;
                 row.reason = o.reason;
             }
@@ -275,9 +287,12 @@ Row aggregate(const std::string& engine, unsigned depth, unsigned batch, const s
     row.iops = median(iops);
     row.iops_min = *std::min_element(iops.begin(), iops.end());
     row.iops_max = *std::max_element(iops.begin(), iops.end());
-    row.ios = static_cast<std::uint64_t>(med([](const Outcome& o) { return static_cast<double>(o.ios); }));
-    row.syscalls = static_cast<std::uint64_t>(med([](const Outcome& o) { return static_cast<double>(o.syscalls); }));
-    row.submits = static_cast<std::uint64_t>(med([](const Outcome& o) { return static_cast<double>(o.submits); }));
+    row.ios = static_cast<std::uint64_t>(
+        med([](const Outcome& o) { return static_cast<double>(o.ios); }));
+    row.syscalls = static_cast<std::uint64_t>(
+        med([](const Outcome& o) { return static_cast<double>(o.syscalls); }));
+    row.submits = static_cast<std::uint64_t>(
+        med([](const Outcome& o) { return static_cast<double>(o.submits); }));
     row.seconds = med([](const Outcome& o) { return o.seconds; });
     row.bw_bytes = med([](const Outcome& o) { return static_cast<double>(o.bytes) / o.seconds; });
     row.lat_ns.mean = med([](const Outcome& o) { return o.lat.mean; });
@@ -288,12 +303,16 @@ Row aggregate(const std::string& engine, unsigned depth, unsigned batch, const s
     row.lat_ns.max = med([](const Outcome& o) { return o.lat.max; });
     row.cpu_usr = med([](const Outcome& o) { return 100 * o.utime_s / o.seconds; });
     row.cpu_sys = med([](const Outcome& o) { return 100 * o.stime_s / o.seconds; });
-    row.cpu_us_per_io = med([&](const Outcome& o) { return per_io(1e6 * (o.utime_s + o.stime_s), o); });
-    row.ctx_vol_per_kio = med([&](const Outcome& o) { return per_io(1e3 * static_cast<double>(o.nvcsw), o); });
-    row.ctx_invol_per_kio = med([&](const Outcome& o) { return per_io(1e3 * static_cast<double>(o.nivcsw), o); });
-    row.ctx_per_kio =
-        med([&](const Outcome& o) { return per_io(1e3 * static_cast<double>(o.nvcsw + o.nivcsw), o); });
-    row.syscalls_per_io = med([&](const Outcome& o) { return per_io(static_cast<double>(o.syscalls), o); });
+    row.cpu_us_per_io =
+        med([&](const Outcome& o) { return per_io(1e6 * (o.utime_s + o.stime_s), o); });
+    row.ctx_vol_per_kio =
+        med([&](const Outcome& o) { return per_io(1e3 * static_cast<double>(o.nvcsw), o); });
+    row.ctx_invol_per_kio =
+        med([&](const Outcome& o) { return per_io(1e3 * static_cast<double>(o.nivcsw), o); });
+    row.ctx_per_kio = med(
+        [&](const Outcome& o) { return per_io(1e3 * static_cast<double>(o.nvcsw + o.nivcsw), o); });
+    row.syscalls_per_io =
+        med([&](const Outcome& o) { return per_io(static_cast<double>(o.syscalls), o); });
     row.ios_per_submit = med([](const Outcome& o) {
         return o.submits ? static_cast<double>(o.ios) / static_cast<double>(o.submits) : 0.0;
     });
@@ -336,7 +355,8 @@ Results run_bench(const BenchSpec& spec, const Target& target, const std::atomic
         for (std::size_t e = 0; e < ne; ++e) {
             const auto& mine = outcomes[d * ne + e];
             if (mine.empty()) continue;  // never started (interrupted)
-            res.rows.push_back(aggregate(spec.engines[e], spec.depths[d], spec.batch_for(spec.depths[d]), mine));
+            res.rows.push_back(
+                aggregate(spec.engines[e], spec.depths[d], spec.batch_for(spec.depths[d]), mine));
         }
     rusage ru{};
     ::getrusage(RUSAGE_SELF, &ru);

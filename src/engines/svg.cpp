@@ -33,10 +33,14 @@ std::string tick_label(double v) {
 std::string escape(const std::string& s) {
     std::string o;
     for (char c : s) {
-        if (c == '<') o += "&lt;";
-        else if (c == '>') o += "&gt;";
-        else if (c == '&') o += "&amp;";
-        else o += c;
+        if (c == '<')
+            o += "&lt;";
+        else if (c == '>')
+            o += "&gt;";
+        else if (c == '&')
+            o += "&amp;";
+        else
+            o += c;
     }
     return o;
 }
@@ -52,28 +56,35 @@ std::string to_svg(const Report& rep) {
     std::vector<unsigned> depths;
     std::vector<std::string> engines;
     for (const Row& r : res.rows) {
-        if (std::find(depths.begin(), depths.end(), r.iodepth) == depths.end()) depths.push_back(r.iodepth);
-        if (r.status == Row::ok && std::find(engines.begin(), engines.end(), r.engine) == engines.end())
+        if (std::find(depths.begin(), depths.end(), r.iodepth) == depths.end())
+            depths.push_back(r.iodepth);
+        if (r.status == Row::ok &&
+            std::find(engines.begin(), engines.end(), r.engine) == engines.end())
             engines.push_back(r.engine);
     }
     std::sort(depths.begin(), depths.end());
     const double W = 1000, H = 520;
     const Panel panels[2] = {{80, 70, 360, 330}, {560, 70, 360, 330}};
     std::string s = fmt::format(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
+        "{1}\" "
         "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"12\">\n"
         "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
         W, H);
     const Workload& w = rep.spec.workload;
-    const std::string cache = w.direct ? "O_DIRECT" : (rep.spec.cache == Cache::warm ? "warm cache" : "cold cache");
-    s += fmt::format("<text x=\"{}\" y=\"24\" font-size=\"16\" font-weight=\"bold\" text-anchor=\"middle\">uringkit "
-                     "bench: {} {} {}, {} file, {} job{}</text>\n",
-                     W / 2, escape(util::format_bytes(w.bs)), rw_name(w.rw), cache,
-                     escape(util::format_bytes(rep.size)), rep.spec.numjobs, rep.spec.numjobs > 1 ? "s" : "");
-    s += fmt::format("<text x=\"{}\" y=\"44\" fill=\"#555\" text-anchor=\"middle\">Linux {}, {} cores, {} on {}"
-                     "</text>\n",
-                     W / 2, escape(rep.host.kernel), rep.host.cores, escape(rep.host.filesystem),
-                     escape(rep.host.device));
+    const std::string cache =
+        w.direct ? "O_DIRECT" : (rep.spec.cache == Cache::warm ? "warm cache" : "cold cache");
+    s += fmt::format(
+        "<text x=\"{}\" y=\"24\" font-size=\"16\" font-weight=\"bold\" "
+        "text-anchor=\"middle\">uringkit "
+        "bench: {} {} {}, {} file, {} job{}</text>\n",
+        W / 2, escape(util::format_bytes(w.bs)), rw_name(w.rw), cache,
+        escape(util::format_bytes(rep.size)), rep.spec.numjobs, rep.spec.numjobs > 1 ? "s" : "");
+    s += fmt::format(
+        "<text x=\"{}\" y=\"44\" fill=\"#555\" text-anchor=\"middle\">Linux {}, {} cores, {} on {}"
+        "</text>\n",
+        W / 2, escape(rep.host.kernel), rep.host.cores, escape(rep.host.filesystem),
+        escape(rep.host.device));
 
     // x: depth on a log2 scale (1, 2, 4 ... evenly spaced), so 1 and 32 both read.
     const double lo = std::log2(std::max(1u, depths.empty() ? 1u : depths.front()));
@@ -92,29 +103,37 @@ std::string to_svg(const Report& rep) {
         const double step = nice_step(vmax * 1.05, 5);
         const double top = std::ceil(vmax * 1.05 / step) * step;
         auto ypos = [&](double v) { return p.y + p.h - v / top * p.h; };
-        s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"14\" font-weight=\"bold\" text-anchor=\"middle\">{}"
-                         "</text>\n",
-                         p.x + p.w / 2, p.y - 10,
-                         k == 0 ? "IOPS (higher is better)" : "CPU per I/O (lower is better)");
+        s += fmt::format(
+            "<text x=\"{}\" y=\"{}\" font-size=\"14\" font-weight=\"bold\" "
+            "text-anchor=\"middle\">{}"
+            "</text>\n",
+            p.x + p.w / 2, p.y - 10,
+            k == 0 ? "IOPS (higher is better)" : "CPU per I/O (lower is better)");
         for (double v = 0; v <= top + step / 2; v += step) {
             const double y = ypos(v);
-            s += fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"#e5e5e5\"/>\n", p.x, y,
-                             p.x + p.w, y);
-            s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", p.x - 6, y + 4,
-                             tick_label(v));
+            s += fmt::format(
+                "<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"#e5e5e5\"/>\n", p.x,
+                y, p.x + p.w, y);
+            s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", p.x - 6,
+                             y + 4, tick_label(v));
         }
-        s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n", p.x,
-                         p.y, p.w, p.h);
+        s += fmt::format(
+            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n",
+            p.x, p.y, p.w, p.h);
         for (unsigned d : depths) {
             const double x = xpos(p, d);
-            s += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#333\"/>\n", x,
-                             p.y + p.h, p.y + p.h + 5);
-            s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", x, p.y + p.h + 19, d);
+            s += fmt::format(
+                "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#333\"/>\n", x,
+                p.y + p.h, p.y + p.h + 5);
+            s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", x,
+                             p.y + p.h + 19, d);
         }
-        s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">I/O depth (in flight per job)</text>\n",
-                         p.x + p.w / 2, p.y + p.h + 38);
-        s += fmt::format("<text transform=\"translate({},{}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
-                         p.x - 58, p.y + p.h / 2, k == 0 ? "I/Os per second" : "µs of CPU per I/O");
+        s += fmt::format(
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">I/O depth (in flight per job)</text>\n",
+            p.x + p.w / 2, p.y + p.h + 38);
+        s += fmt::format(
+            "<text transform=\"translate({},{}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
+            p.x - 58, p.y + p.h / 2, k == 0 ? "I/Os per second" : "µs of CPU per I/O");
         for (std::size_t e = 0; e < engines.size(); ++e) {
             const char* color = kColors[e % std::size(kColors)];
             std::string points;
@@ -123,29 +142,38 @@ std::string to_svg(const Report& rep) {
                     if (r.engine == engines[e] && r.iodepth == d && r.status == Row::ok) {
                         const double x = xpos(p, d), y = ypos(value(r));
                         points += fmt::format("{:.1f},{:.1f} ", x, y);
-                        s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\"><title>{} depth "
-                                         "{}: {}</title></circle>\n",
-                                         x, y, color, engines[e], d, tick_label(std::round(value(r) * 100) / 100));
+                        s += fmt::format(
+                            "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\"><title>{} "
+                            "depth "
+                            "{}: {}</title></circle>\n",
+                            x, y, color, engines[e], d,
+                            tick_label(std::round(value(r) * 100) / 100));
                     }
             if (!points.empty())
-                s += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n", points,
-                                 color);
+                s += fmt::format(
+                    "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n",
+                    points, color);
         }
     }
     // Legend: one row under both panels.
     const double ly = H - 50;
-    const double slot = engines.empty() ? 0 : std::min(150.0, (W - 80) / static_cast<double>(engines.size()));
+    const double slot =
+        engines.empty() ? 0 : std::min(150.0, (W - 80) / static_cast<double>(engines.size()));
     for (std::size_t e = 0; e < engines.size(); ++e) {
         const double lx = 40 + slot * static_cast<double>(e);
         const char* color = kColors[e % std::size(kColors)];
-        s += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" stroke-width=\"3\"/>"
-                         "<circle cx=\"{4}\" cy=\"{1}\" r=\"3.5\" fill=\"{3}\"/>\n",
-                         lx, ly, lx + 24, color, lx + 12);
-        s += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", lx + 30, ly + 4, escape(engines[e]));
+        s += fmt::format(
+            "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" stroke-width=\"3\"/>"
+            "<circle cx=\"{4}\" cy=\"{1}\" r=\"3.5\" fill=\"{3}\"/>\n",
+            lx, ly, lx + 24, color, lx + 12);
+        s +=
+            fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", lx + 30, ly + 4, escape(engines[e]));
     }
-    s += fmt::format("<text x=\"40\" y=\"{}\" fill=\"#555\">CPU: user + system time of the whole process (kernel "
-                     "threads included) divided by I/Os; medians of {} run{} each</text>\n",
-                     H - 18, rep.spec.repeat, rep.spec.repeat > 1 ? "s" : "");
+    s += fmt::format(
+        "<text x=\"40\" y=\"{}\" fill=\"#555\">CPU: user + system time of the whole process "
+        "(kernel "
+        "threads included) divided by I/Os; medians of {} run{} each</text>\n",
+        H - 18, rep.spec.repeat, rep.spec.repeat > 1 ? "s" : "");
     s += "</svg>\n";
     return s;
 }

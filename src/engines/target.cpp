@@ -27,7 +27,9 @@ struct FdGuard {
     }
 };
 
-bool space_error(int err) { return err == ENOSPC || err == EFBIG || err == EDQUOT; }
+bool space_error(int err) {
+    return err == ENOSPC || err == EFBIG || err == EDQUOT;
+}
 
 // One aligned buffer for probing and filling.
 struct AlignedBuf {
@@ -50,32 +52,37 @@ Target::Target(const TargetSpec& spec) : direct_(spec.direct), write_(spec.write
         path_ = spec.filename;
         struct stat st;
         if (::stat(path_.c_str(), &st) != 0)
-            throw TargetError(TargetError::bad_input,
-                              fmt::format("{}: {} (give an existing file or block device, or leave out "
-                                          "--filename for a temporary file)",
-                                          path_, std::strerror(errno)));
+            throw TargetError(
+                TargetError::bad_input,
+                fmt::format("{}: {} (give an existing file or block device, or leave out "
+                            "--filename for a temporary file)",
+                            path_, std::strerror(errno)));
         if (S_ISDIR(st.st_mode))
-            throw TargetError(TargetError::bad_input,
-                              fmt::format("{}: is a directory (give a file or block device)", path_));
+            throw TargetError(
+                TargetError::bad_input,
+                fmt::format("{}: is a directory (give a file or block device)", path_));
         if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
             throw TargetError(TargetError::bad_input,
                               fmt::format("{}: not a regular file or block device", path_));
         block_device_ = S_ISBLK(st.st_mode);
         if (spec.write && !spec.allow_write)
-            throw TargetError(TargetError::usage,
-                              fmt::format("{}: refusing to write to a file you named; add --allow-write if its "
-                                          "contents may be overwritten",
-                                          path_));
+            throw TargetError(
+                TargetError::usage,
+                fmt::format("{}: refusing to write to a file you named; add --allow-write if its "
+                            "contents may be overwritten",
+                            path_));
         FdGuard f{::open(path_.c_str(), (spec.write ? O_RDWR : O_RDONLY) | O_CLOEXEC)};
         if (f.fd < 0)
-            throw TargetError(TargetError::bad_input,
-                              fmt::format("{}: cannot open for {}: {}", path_, spec.write ? "writing" : "reading",
-                                          std::strerror(errno)));
+            throw TargetError(
+                TargetError::bad_input,
+                fmt::format("{}: cannot open for {}: {}", path_, spec.write ? "writing" : "reading",
+                            std::strerror(errno)));
         std::uint64_t bytes = static_cast<std::uint64_t>(st.st_size);
         if (block_device_) {
             if (::ioctl(f.fd, BLKGETSIZE64, &bytes) != 0) bytes = 0;
             int lbs = 0;
-            if (::ioctl(f.fd, BLKSSZGET, &lbs) == 0 && lbs > 0) direct_align_ = static_cast<std::uint32_t>(lbs);
+            if (::ioctl(f.fd, BLKSSZGET, &lbs) == 0 && lbs > 0)
+                direct_align_ = static_cast<std::uint32_t>(lbs);
         }
         if (spec.size) bytes = std::min(bytes, spec.size);
         size_ = bytes / spec.bs * spec.bs;
@@ -92,20 +99,22 @@ Target::Target(const TargetSpec& spec) : direct_(spec.direct), write_(spec.write
             if (sx.stx_dio_offset_align == 0) {
                 const std::string p = path_;
                 remove();
-                throw TargetError(TargetError::bad_input,
-                                  fmt::format("{}: its filesystem refuses O_DIRECT (statx reports no direct I/O "
-                                              "support); drop --direct or use a file on another filesystem",
-                                              p));
+                throw TargetError(
+                    TargetError::bad_input,
+                    fmt::format("{}: its filesystem refuses O_DIRECT (statx reports no direct I/O "
+                                "support); drop --direct or use a file on another filesystem",
+                                p));
             }
             direct_align_ = sx.stx_dio_offset_align;
         }
         if (spec.bs % direct_align_ != 0) {
             const std::string p = path_;
             remove();
-            throw TargetError(TargetError::bad_input,
-                              fmt::format("--bs {} is not a multiple of {}'s logical block size ({} bytes), "
-                                          "which O_DIRECT requires",
-                                          spec.bs, p, direct_align_));
+            throw TargetError(
+                TargetError::bad_input,
+                fmt::format("--bs {} is not a multiple of {}'s logical block size ({} bytes), "
+                            "which O_DIRECT requires",
+                            spec.bs, p, direct_align_));
         }
         // Opening is not enough: some filesystems accept O_DIRECT in open()
         // and refuse the I/O, so read one block.
@@ -119,15 +128,18 @@ Target::Target(const TargetSpec& spec) : direct_(spec.direct), write_(spec.write
         if (err) {
             const std::string p = path_;
             remove();
-            throw TargetError(TargetError::bad_input,
-                              fmt::format("{}: O_DIRECT {} failed: {} (its filesystem refuses direct I/O; drop "
-                                          "--direct or use a file on another filesystem)",
-                                          p, fd < 0 ? "open" : "read", std::strerror(err)));
+            throw TargetError(
+                TargetError::bad_input,
+                fmt::format("{}: O_DIRECT {} failed: {} (its filesystem refuses direct I/O; drop "
+                            "--direct or use a file on another filesystem)",
+                            p, fd < 0 ? "open" : "read", std::strerror(err)));
         }
     }
 }
 
-Target::~Target() { remove(); }
+Target::~Target() {
+    remove();
+}
 
 void Target::remove() noexcept {
     if (temporary_ && !path_.empty()) ::unlink(path_.c_str());
@@ -135,11 +147,13 @@ void Target::remove() noexcept {
 }
 
 void Target::create_temporary(const TargetSpec& spec) {
-    if (spec.size == 0) throw TargetError(TargetError::usage, "--size must be more than 0 for a temporary file");
+    if (spec.size == 0)
+        throw TargetError(TargetError::usage, "--size must be more than 0 for a temporary file");
     size_ = spec.size / spec.bs * spec.bs;
     if (size_ == 0)
-        throw TargetError(TargetError::usage,
-                          fmt::format("--size {} is smaller than one block (--bs {})", spec.size, spec.bs));
+        throw TargetError(
+            TargetError::usage,
+            fmt::format("--size {} is smaller than one block (--bs {})", spec.size, spec.bs));
     std::string dir = spec.tmpdir;
     if (dir.empty()) {
         const char* t = std::getenv("TMPDIR");
@@ -150,10 +164,11 @@ void Target::create_temporary(const TargetSpec& spec) {
     name.push_back('\0');
     const int fd = ::mkostemp(name.data(), O_CLOEXEC);
     if (fd < 0)
-        throw TargetError(TargetError::bad_input,
-                          fmt::format("cannot create a temporary file in {}: {} (set TMPDIR to a writable "
-                                      "directory, or give --filename)",
-                                      dir, std::strerror(errno)));
+        throw TargetError(
+            TargetError::bad_input,
+            fmt::format("cannot create a temporary file in {}: {} (set TMPDIR to a writable "
+                        "directory, or give --filename)",
+                        dir, std::strerror(errno)));
     path_ = name.data();
     temporary_ = true;  // from here on the destructor (or remove()) unlinks it
     FdGuard f{fd};
@@ -161,15 +176,17 @@ void Target::create_temporary(const TargetSpec& spec) {
         const std::string p = path_;
         remove();
         if (space_error(err))
-            throw TargetError(TargetError::no_space,
-                              fmt::format("{}: no room for a {} temporary file in {} ({} failed: {}); free "
-                                          "space, set TMPDIR elsewhere or lower --size",
-                                          p, util::format_bytes(size_), dir, what, std::strerror(err)));
+            throw TargetError(
+                TargetError::no_space,
+                fmt::format("{}: no room for a {} temporary file in {} ({} failed: {}); free "
+                            "space, set TMPDIR elsewhere or lower --size",
+                            p, util::format_bytes(size_), dir, what, std::strerror(err)));
         throw TargetError(TargetError::bad_input,
                           fmt::format("{}: {} failed: {}", p, what, std::strerror(err)));
     };
     // Reserve first so a full disk fails at once, not after writing gigabytes.
-    if (const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(size_)); err != 0 && err != EOPNOTSUPP)
+    if (const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(size_));
+        err != 0 && err != EOPNOTSUPP)
         fail(err, "fallocate");
     // Real data, not unwritten extents: reading those costs no device I/O and
     // would flatter every O_DIRECT figure.  Each sector carries its offset
@@ -181,14 +198,17 @@ void Target::create_temporary(const TargetSpec& spec) {
     for (std::uint64_t off = 0; off < size_; off += kChunk) {
         if (spec.stop && spec.stop->load(std::memory_order_relaxed)) {
             remove();
-            throw TargetError(TargetError::interrupted, "interrupted while writing the temporary file");
+            throw TargetError(TargetError::interrupted,
+                              "interrupted while writing the temporary file");
         }
-        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, size_ - off));
+        const std::size_t n =
+            static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, size_ - off));
         for (std::size_t i = 0; i < n / 8; ++i) words[i] = splitmix64(rng);
         stamp_block(buf.p, static_cast<std::uint32_t>(n), off);
         std::size_t done = 0;
         while (done < n) {
-            const ssize_t w = ::pwrite(fd, static_cast<char*>(buf.p) + done, n - done, static_cast<off_t>(off + done));
+            const ssize_t w = ::pwrite(fd, static_cast<char*>(buf.p) + done, n - done,
+                                       static_cast<off_t>(off + done));
             if (w < 0 && errno == EINTR) continue;
             if (w <= 0) fail(w < 0 ? errno : ENOSPC, "write");
             done += static_cast<std::size_t>(w);
@@ -202,7 +222,8 @@ void Target::create_temporary(const TargetSpec& spec) {
 int Target::open_job_fd() const {
     const int flags = (write_ ? O_RDWR : O_RDONLY) | (direct_ ? O_DIRECT : 0) | O_CLOEXEC;
     const int fd = ::open(path_.c_str(), flags);
-    if (fd < 0) throw std::runtime_error(fmt::format("{}: open failed: {}", path_, std::strerror(errno)));
+    if (fd < 0)
+        throw std::runtime_error(fmt::format("{}: open failed: {}", path_, std::strerror(errno)));
     return fd;
 }
 
@@ -212,7 +233,8 @@ void Target::warm_cache() const {
     constexpr std::size_t kChunk = 1 << 20;
     AlignedBuf buf(kChunk);
     for (std::uint64_t off = 0; off < size_; off += kChunk)
-        if (::pread(f.fd, buf.p, static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, size_ - off)),
+        if (::pread(f.fd, buf.p,
+                    static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, size_ - off)),
                     static_cast<off_t>(off)) <= 0)
             break;
 }

@@ -53,7 +53,8 @@ public:
 private:
     void futex(int op, std::uint32_t val) noexcept {
         static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
-        ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&count_), op, val, nullptr, nullptr, 0);
+        ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&count_), op, val, nullptr, nullptr,
+                  0);
     }
     alignas(64) std::atomic<std::uint32_t> count_{0};
     std::atomic<std::uint32_t> sleepers_{0};
@@ -136,16 +137,24 @@ struct alignas(64) WorkerCounter {
 class ThreadpoolJob final : public EngineJob {
 public:
     explicit ThreadpoolJob(const JobContext& ctx)
-        : fd_(ctx.fd), w_(*ctx.workload), depth_(ctx.depth), batch_(ctx.batch), pattern_(w_, ctx.job, ctx.jobs),
-          buffers_(ctx.depth, w_.bs, ctx.buffer_align), reqs_(ctx.depth), free_(ctx.depth),
-          to_workers_(2 * ctx.depth + 64), to_submitter_(2 * ctx.depth),
+        : fd_(ctx.fd),
+          w_(*ctx.workload),
+          depth_(ctx.depth),
+          batch_(ctx.batch),
+          pattern_(w_, ctx.job, ctx.jobs),
+          buffers_(ctx.depth, w_.bs, ctx.buffer_align),
+          reqs_(ctx.depth),
+          free_(ctx.depth),
+          to_workers_(2 * ctx.depth + 64),
+          to_submitter_(2 * ctx.depth),
           counters_(std::clamp<unsigned>(ctx.depth, 1, std::max(1u, w_.threadpool_workers))) {
         for (unsigned i = 0; i < depth_; ++i) free_[i] = depth_ - 1 - i;
         nfree_ = depth_;
         const unsigned n = static_cast<unsigned>(counters_.size());
         workers_.reserve(n);
         try {
-            for (unsigned i = 0; i < n; ++i) workers_.emplace_back([this, i] { work(counters_[i]); });
+            for (unsigned i = 0; i < n; ++i)
+                workers_.emplace_back([this, i] { work(counters_[i]); });
         } catch (...) {
             stop_workers();
             throw;
@@ -189,7 +198,8 @@ public:
             // Wait for `want` completions, then take whatever else is ready.
             while (got < want) {
                 r.syscalls += done_sem_.wait();
-                while (!to_submitter_.pop(s)) std::this_thread::yield();  // posted after the push: rare
+                while (!to_submitter_.pop(s))
+                    std::this_thread::yield();  // posted after the push: rare
                 complete(r, s, verify, bs, issuing, got, inflight);
             }
             const std::uint64_t t_reap = now_ns();
@@ -209,8 +219,8 @@ public:
     }
 
 private:
-    void complete(PhaseResult& r, std::uint32_t s, bool verify, std::uint32_t bs, bool& issuing, unsigned& got,
-                  unsigned& inflight) noexcept {
+    void complete(PhaseResult& r, std::uint32_t s, bool verify, std::uint32_t bs, bool& issuing,
+                  unsigned& got, unsigned& inflight) noexcept {
         const Request& q = reqs_[s];
         --inflight;
         free_[nfree_++] = s;
@@ -285,6 +295,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<EngineJob> start_threadpool(const JobContext& ctx) { return std::make_unique<ThreadpoolJob>(ctx); }
+std::unique_ptr<EngineJob> start_threadpool(const JobContext& ctx) {
+    return std::make_unique<ThreadpoolJob>(ctx);
+}
 
 }  // namespace uringkit::engines::detail

@@ -18,7 +18,8 @@ Ring make_ring(unsigned entries, RingOptions options) {
         try {
             return Ring(entries, options);
         } catch (const RingError& e) {
-            if (e.code().value() != EINVAL || !(options.single_issuer || options.defer_taskrun)) throw;
+            if (e.code().value() != EINVAL || !(options.single_issuer || options.defer_taskrun))
+                throw;
             options.single_issuer = options.defer_taskrun = false;  // kernels before 6.0/6.1
             return Ring(entries, options);
         }
@@ -55,6 +56,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<EngineJob> start_uring(const JobContext& ctx) { return std::make_unique<UringJob>(ctx); }
+std::unique_ptr<EngineJob> start_uring(const JobContext& ctx) {
+    return std::make_unique<UringJob>(ctx);
+}
 
 }  // namespace uringkit::engines::detail

@@ -23,8 +23,10 @@ std::string queue_io_poll(int fd, std::string& device) {
     struct stat st;
     if (::fstat(fd, &st) != 0) return {};
     const dev_t dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
-    const std::string base = "/sys/dev/block/" + std::to_string(major(dev)) + ":" + std::to_string(minor(dev));
-    for (const char* q : {"/queue/io_poll", "/../queue/io_poll"}) {  // a partition's queue is its disk's
+    const std::string base =
+        "/sys/dev/block/" + std::to_string(major(dev)) + ":" + std::to_string(minor(dev));
+    for (const char* q :
+         {"/queue/io_poll", "/../queue/io_poll"}) {  // a partition's queue is its disk's
         std::ifstream in(base + q);
         std::string v;
         if (in >> v) {
@@ -45,15 +47,19 @@ RingOptions iopoll_options() noexcept {
 
 class UringIopollJob final : public UringJobBase {
 public:
-    explicit UringIopollJob(const JobContext& ctx) : UringJobBase(ctx), fd_(ctx.fd), ring_(make(ctx)) {
+    explicit UringIopollJob(const JobContext& ctx)
+        : UringJobBase(ctx), fd_(ctx.fd), ring_(make(ctx)) {
         op::Read(Fd{fd_}, buffers_.slot(0), w_.bs, 0).prepare(*ring_.get_sqe());
         const int sub = ring_.submit_and_wait(1);
         int res = sub;
         if (sub >= 0) ring_.for_each_completion([&](const Completion& c) { res = c.res; });
         if (res == -EOPNOTSUPP)
             throw EngineUnavailable(
-                "the device has no poll queues (an IOPOLL read returned EOPNOTSUPP; NVMe needs nvme.poll_queues)");
-        if (res < 0) throw EngineUnavailable(std::string("an IOPOLL probe read failed: ") + std::strerror(-res));
+                "the device has no poll queues (an IOPOLL read returned EOPNOTSUPP; NVMe needs "
+                "nvme.poll_queues)");
+        if (res < 0)
+            throw EngineUnavailable(std::string("an IOPOLL probe read failed: ") +
+                                    std::strerror(-res));
     }
 
     PhaseResult run(const Phase& ph) override {
@@ -73,12 +79,14 @@ public:
 private:
     static Ring make(const JobContext& ctx) {
         if (!ctx.workload->direct)
-            throw EngineUnavailable("IOPOLL polls the device, so it works only with O_DIRECT (add --direct)");
+            throw EngineUnavailable(
+                "IOPOLL polls the device, so it works only with O_DIRECT (add --direct)");
         std::string device;
         if (queue_io_poll(ctx.fd, device) != "1")
-            throw EngineUnavailable("the device" + (device.empty() ? std::string() : " " + device) +
-                                    " has no poll queues (its queue/io_poll in sysfs is not 1; NVMe needs "
-                                    "nvme.poll_queues)");
+            throw EngineUnavailable(
+                "the device" + (device.empty() ? std::string() : " " + device) +
+                " has no poll queues (its queue/io_poll in sysfs is not 1; NVMe needs "
+                "nvme.poll_queues)");
         return make_ring(ctx.depth, iopoll_options());
     }
     int fd_;

@@ -41,8 +41,13 @@ Ring make_ring(unsigned entries, RingOptions options);
 class UringJobBase : public EngineJob {
 public:
     explicit UringJobBase(const JobContext& ctx)
-        : w_(*ctx.workload), depth_(ctx.depth), batch_(ctx.batch), pattern_(w_, ctx.job, ctx.jobs),
-          buffers_(ctx.depth, w_.bs, ctx.buffer_align), slots_(ctx.depth), free_(ctx.depth) {
+        : w_(*ctx.workload),
+          depth_(ctx.depth),
+          batch_(ctx.batch),
+          pattern_(w_, ctx.job, ctx.jobs),
+          buffers_(ctx.depth, w_.bs, ctx.buffer_align),
+          slots_(ctx.depth),
+          free_(ctx.depth) {
         for (unsigned i = 0; i < depth_; ++i) free_[i] = depth_ - 1 - i;
         nfree_ = depth_;
     }
@@ -89,7 +94,8 @@ protected:
                 const UringSlot& slot = slots_[s];
                 --inflight;
                 free_[nfree_++] = s;
-                if (check_transfer(r, c.res, bs, slot.offset, buffers_.slot(s), slot.write, verify)) {
+                if (check_transfer(r, c.res, bs, slot.offset, buffers_.slot(s), slot.write,
+                                   verify)) {
                     ++r.ios;
                     r.bytes += bs;
                     if (ph.latency) ph.latency->record(t_reap - slot.submitted_ns);

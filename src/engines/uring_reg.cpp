@@ -12,7 +12,8 @@ namespace {
 
 class UringRegJob final : public UringJobBase {
 public:
-    explicit UringRegJob(const JobContext& ctx) : UringJobBase(ctx), ring_(make_ring(ctx.depth, lean_ring_options())) {
+    explicit UringRegJob(const JobContext& ctx)
+        : UringJobBase(ctx), ring_(make_ring(ctx.depth, lean_ring_options())) {
         try {
             const int fds[] = {ctx.fd};
             ring_.register_files(fds);
@@ -44,6 +45,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<EngineJob> start_uring_reg(const JobContext& ctx) { return std::make_unique<UringRegJob>(ctx); }
+std::unique_ptr<EngineJob> start_uring_reg(const JobContext& ctx) {
+    return std::make_unique<UringRegJob>(ctx);
+}
 
 }  // namespace uringkit::engines::detail

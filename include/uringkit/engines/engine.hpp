@@ -19,13 +19,14 @@ namespace uringkit::engines {
 
 // Everything one job thread needs to build its engine instance.
 struct JobContext {
-    int fd = -1;              // this job's own descriptor (O_DIRECT when the workload is direct)
+    int fd = -1;  // this job's own descriptor (O_DIRECT when the workload is direct)
     const Workload* workload = nullptr;
-    unsigned depth = 1;       // I/Os kept in flight
-    unsigned batch = 1;       // I/Os per submit and completions waited for per reap
-    unsigned job = 0;         // index of this job among `jobs`
+    unsigned depth = 1;  // I/Os kept in flight
+    unsigned batch = 1;  // I/Os per submit and completions waited for per reap
+    unsigned job = 0;    // index of this job among `jobs`
     unsigned jobs = 1;
-    std::uint32_t buffer_align = 4096;  // alignment of the I/O buffers (O_DIRECT needs the logical block size)
+    std::uint32_t buffer_align =
+        4096;  // alignment of the I/O buffers (O_DIRECT needs the logical block size)
 };
 
 // One phase of a run: the engine issues I/Os until the deadline, the I/O
@@ -35,11 +36,12 @@ struct Phase {
     std::uint64_t max_ios = UINT64_MAX;       // I/Os to issue at most
     const std::atomic<bool>* stop = nullptr;  // set by a signal handler: stop issuing
     LatencyHistogram* latency = nullptr;      // null: do not record (ramp)
-    std::atomic<std::uint64_t>* progress = nullptr;  // completed I/Os, stored once per batch for the progress line
+    std::atomic<std::uint64_t>* progress =
+        nullptr;  // completed I/Os, stored once per batch for the progress line
 };
 
 struct PhaseResult {
-    std::uint64_t ios = 0;       // completed I/Os
+    std::uint64_t ios = 0;  // completed I/Os
     std::uint64_t bytes = 0;
     std::uint64_t syscalls = 0;  // system calls the engine made for them
     std::uint64_t submits = 0;   // calls that handed I/O to the kernel or the pool

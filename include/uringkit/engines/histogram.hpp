@@ -33,7 +33,9 @@ public:
     std::uint64_t count() const noexcept { return count_; }
     std::uint64_t max() const noexcept { return max_; }
     std::uint64_t min() const noexcept { return count_ ? min_ : 0; }
-    double mean() const noexcept { return count_ ? static_cast<double>(sum_) / static_cast<double>(count_) : 0.0; }
+    double mean() const noexcept {
+        return count_ ? static_cast<double>(sum_) / static_cast<double>(count_) : 0.0;
+    }
     // The value at quantile q in [0,1]: the middle of the bucket holding it
     // (within 0.4% of every value in that bucket), clamped to [min, max].
     double quantile(double q) const noexcept;

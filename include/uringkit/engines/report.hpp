@@ -16,9 +16,9 @@ struct Report {
     const BenchSpec& spec;
     const Results& results;
     const Host& host;
-    std::string filename;      // the benchmarked file (a temporary one is already gone)
+    std::string filename;  // the benchmarked file (a temporary one is already gone)
     bool temporary = false;
-    std::uint64_t size = 0;    // bytes used
+    std::uint64_t size = 0;  // bytes used
 };
 
 std::string format_table(const Results& results);

@@ -21,11 +21,11 @@ struct BenchSpec {
     Workload workload;
     std::vector<std::string> engines;
     std::vector<unsigned> depths{1};
-    unsigned batch = 0;        // 0: the depth (one enter per full queue)
+    unsigned batch = 0;  // 0: the depth (one enter per full queue)
     unsigned numjobs = 1;
-    double runtime_s = 0;      // 0: no time limit (then ios must be set)
-    double ramp_s = 0;         // warm-up excluded from the figures
-    std::uint64_t ios = 0;     // total I/Os per run over all jobs; 0: no limit
+    double runtime_s = 0;   // 0: no time limit (then ios must be set)
+    double ramp_s = 0;      // warm-up excluded from the figures
+    std::uint64_t ios = 0;  // total I/Os per run over all jobs; 0: no limit
     Cache cache = Cache::warm;
     unsigned repeat = 1;
 
@@ -41,8 +41,8 @@ struct Row {
     unsigned iodepth = 0;
     unsigned batch = 0;
     enum Status { ok, unavailable, failed } status = ok;
-    std::string reason;  // why unavailable or failed
-    std::string note;    // e.g. which path auto took
+    std::string reason;        // why unavailable or failed
+    std::string note;          // e.g. which path auto took
     bool interrupted = false;  // cut short by Ctrl-C: figures cover the part measured
     unsigned runs = 0;
 
@@ -67,18 +67,18 @@ std::string_view status_name(Row::Status s) noexcept;
 struct Progress {
     std::string_view engine;
     unsigned iodepth;
-    unsigned run, runs;        // 1-based index of this run among all runs
-    bool ramp;                 // in the warm-up
-    double elapsed_s;          // in this run
-    double run_s;              // planned length of this run (0: unknown, I/O count bound)
-    double iops;               // over the last interval
-    double eta_s;              // for the whole benchmark (negative: unknown)
+    unsigned run, runs;  // 1-based index of this run among all runs
+    bool ramp;           // in the warm-up
+    double elapsed_s;    // in this run
+    double run_s;        // planned length of this run (0: unknown, I/O count bound)
+    double iops;         // over the last interval
+    double eta_s;        // for the whole benchmark (negative: unknown)
 };
 
 struct Results {
-    std::vector<Row> rows;     // by depth, then engine in the order asked
+    std::vector<Row> rows;  // by depth, then engine in the order asked
     bool interrupted = false;
-    long peak_rss_kib = 0;     // getrusage ru_maxrss at the end
+    long peak_rss_kib = 0;  // getrusage ru_maxrss at the end
     double wall_s = 0;
 };
 

@@ -22,13 +22,13 @@ private:
 };
 
 struct TargetSpec {
-    std::string filename;       // empty: a temporary file in `tmpdir`
-    std::uint64_t size = 0;     // bytes to use (0 with a named file: all of it)
+    std::string filename;    // empty: a temporary file in `tmpdir`
+    std::uint64_t size = 0;  // bytes to use (0 with a named file: all of it)
     std::uint32_t bs = 4096;
     bool direct = false;
-    bool write = false;         // the workload writes
-    bool allow_write = false;   // the user agreed to writes on a named file
-    std::string tmpdir;         // empty: $TMPDIR or /tmp
+    bool write = false;        // the workload writes
+    bool allow_write = false;  // the user agreed to writes on a named file
+    std::string tmpdir;        // empty: $TMPDIR or /tmp
     const std::atomic<bool>* stop = nullptr;
 };
 

@@ -23,10 +23,10 @@ inline bool random_offsets(RwMode m) noexcept {
 // The I/O pattern every engine runs; the same for all of them in one benchmark.
 struct Workload {
     RwMode rw = RwMode::randread;
-    unsigned rwmixread = 50;     // percent of reads with randrw
-    std::uint32_t bs = 4096;     // bytes per I/O
-    std::uint64_t size = 0;      // bytes of the file used (a multiple of bs)
-    bool direct = false;         // O_DIRECT
+    unsigned rwmixread = 50;  // percent of reads with randrw
+    std::uint32_t bs = 4096;  // bytes per I/O
+    std::uint64_t size = 0;   // bytes of the file used (a multiple of bs)
+    bool direct = false;      // O_DIRECT
     std::uint64_t seed = 1;
     // Check the offset stamp of every block read (files this tool wrote only,
     // see Target::stamped): proves that each engine read the block it asked for.
@@ -67,7 +67,9 @@ public:
     }
 
 private:
-    static std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
+    static std::uint64_t rotl(std::uint64_t x, int k) noexcept {
+        return (x << k) | (x >> (64 - k));
+    }
     std::uint64_t s_[4];
 };
 
@@ -81,7 +83,10 @@ struct Io {
 class IoPattern {
 public:
     IoPattern(const Workload& w, unsigned job, unsigned jobs) noexcept
-        : rng_(w.seed * 0x100000001b3ULL + job), rw_(w.rw), mix_(w.rwmixread), bs_(w.bs),
+        : rng_(w.seed * 0x100000001b3ULL + job),
+          rw_(w.rw),
+          mix_(w.rwmixread),
+          bs_(w.bs),
           blocks_(w.size / w.bs) {
         // Sequential jobs start evenly spread so they do not read the same blocks.
         next_block_ = jobs ? blocks_ * job / jobs : 0;
