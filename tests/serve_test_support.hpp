@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -83,7 +84,18 @@ inline int connect_to(std::uint16_t port, std::chrono::milliseconds timeout = st
     a.sin_family = AF_INET;
     a.sin_port = htons(port);
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) < 0) {
+    int rc = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    if (rc < 0 && errno == EINTR) {
+        // Interrupted, the connect goes on in the background (connect(2)):
+        // wait for it and read its outcome.
+        pollfd p{fd, POLLOUT, 0};
+        int err = ETIMEDOUT;
+        socklen_t len = sizeof err;
+        if (::poll(&p, 1, 10000) == 1) ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+        rc = err == 0 ? 0 : -1;
+        errno = err;
+    }
+    if (rc < 0) {
         const int e = errno;
         ::close(fd);
         throw std::runtime_error(std::string("connect: ") + std::strerror(e));
