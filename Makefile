@@ -39,7 +39,7 @@ test-asan: deps
 # Thread code only: the tests labelled `threads`.
 test-tsan: deps
 	cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=Debug -DURINGKIT_BENCH=OFF -DURINGKIT_SANITIZE=thread
-	cmake --build $(BUILD)-tsan -j $(JOBS)
+	cmake --build $(BUILD)-tsan -j $(JOBS) --target thread-tests
 	ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS) -L threads
 
 test: check test-asan test-tsan
