@@ -200,3 +200,27 @@ TEST(SetupFlags, NoSqArrayViaExtraFlags) {
     }
     EXPECT_EQ(buf, pattern(4096, 2));
 }
+
+// Ring::create keeps SINGLE_ISSUER/DEFER_TASKRUN where the kernel has them,
+// and does not hide a failure that dropping them cannot fix.
+TEST(SetupFlags, CreateWithSingleThreadOptions) {
+    Ring ring = Ring::create(8, single_thread_options(32));
+    EXPECT_EQ(ring.cq_entries(), 32u);
+    if (!(ring.setup_flags() & IORING_SETUP_DEFER_TASKRUN))
+        GTEST_SKIP() << "this kernel refused DEFER_TASKRUN (before 6.1): the ring was set up without it";
+    EXPECT_TRUE(ring.setup_flags() & IORING_SETUP_SINGLE_ISSUER);
+    ring.prepare(op::Nop{}).user_data(4);
+    ASSERT_EQ(ring.submit_and_wait(1), 1);
+    EXPECT_EQ(ring.for_each_completion([](const Completion& c) { EXPECT_EQ(c.user_data, 4u); }), 1u);
+}
+
+TEST(SetupFlags, CreateStillThrowsForOtherRefusals) {
+    RingOptions o = single_thread_options();
+    o.extra_flags = 1U << 30;  // no kernel knows this bit
+    try {
+        Ring::create(8, o);
+        FAIL() << "an unknown setup flag was accepted";
+    } catch (const RingError& e) {
+        EXPECT_EQ(e.code().value(), EINVAL);
+    }
+}

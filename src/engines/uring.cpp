@@ -5,24 +5,11 @@
 
 namespace uringkit::engines::detail {
 
-RingOptions lean_ring_options() noexcept {
-    RingOptions o;
-    o.single_issuer = true;
-    o.defer_taskrun = true;
-    o.register_ring_fd = true;
-    return o;
-}
+RingOptions lean_ring_options() noexcept { return single_thread_options(); }
 
 Ring make_ring(unsigned entries, RingOptions options) {
     try {
-        try {
-            return Ring(entries, options);
-        } catch (const RingError& e) {
-            if (e.code().value() != EINVAL || !(options.single_issuer || options.defer_taskrun))
-                throw;
-            options.single_issuer = options.defer_taskrun = false;  // kernels before 6.0/6.1
-            return Ring(entries, options);
-        }
+        return Ring::create(entries, options);
     } catch (const RingError& e) {
         throw EngineUnavailable(e.what());
     }

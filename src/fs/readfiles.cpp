@@ -536,23 +536,8 @@ private:
 };
 
 std::optional<Ring> make_ring(unsigned entries, std::string& why) {
-    RingOptions ro;
-    ro.cq_entries = entries * 2;
-    ro.single_issuer = true;
-    ro.defer_taskrun = true;
-    ro.register_ring_fd = true;
     try {
-        return Ring(entries, ro);
-    } catch (const RingError& e) {
-        if (e.code().value() != EINVAL) {
-            why = e.what();
-            return std::nullopt;
-        }
-    }
-    try {  // a kernel before 6.1: no DEFER_TASKRUN
-        RingOptions plain;
-        plain.cq_entries = entries * 2;
-        return Ring(entries, plain);
+        return Ring::create(entries, single_thread_options(entries * 2));
     } catch (const RingError& e) {
         why = e.what();
         return std::nullopt;

@@ -46,6 +46,25 @@ std::uint32_t setup_flags_of(const RingOptions& o) noexcept {
 
 }  // namespace
 
+RingOptions single_thread_options(unsigned cq_entries) noexcept {
+    RingOptions o;
+    o.cq_entries = cq_entries;
+    o.single_issuer = true;
+    o.defer_taskrun = true;
+    o.register_ring_fd = true;
+    return o;
+}
+
+Ring Ring::create(unsigned entries, RingOptions options) {
+    try {
+        return Ring(entries, options);
+    } catch (const RingError& e) {
+        if (e.code().value() != EINVAL || !(options.single_issuer || options.defer_taskrun)) throw;
+    }
+    options.single_issuer = options.defer_taskrun = false;
+    return Ring(entries, options);
+}
+
 Ring::Ring(unsigned entries, const RingOptions& options) {
     io_uring_params p{};
     p.flags = setup_flags_of(options);

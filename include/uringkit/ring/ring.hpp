@@ -42,6 +42,12 @@ struct RingOptions {
     std::uint32_t extra_flags = 0;
 };
 
+// Options for the usual ring: one thread creates it and alone submits to and
+// reaps from it.  SINGLE_ISSUER (6.0) and DEFER_TASKRUN (6.1) let the kernel
+// skip locking and run completion work only when that thread waits; the
+// registered ring fd (5.18) saves an fd-table lookup per io_uring_enter.
+RingOptions single_thread_options(unsigned cq_entries = 0) noexcept;
+
 // The opcodes the running kernel reports (IORING_REGISTER_PROBE, 5.6).
 class OpcodeSupport {
 public:
@@ -58,6 +64,10 @@ class Ring {
 public:
     // Throws RingError naming io_uring_setup or mmap and what the errno usually means.
     explicit Ring(unsigned entries, const RingOptions& options = {});
+    // As the constructor, but where this kernel refuses SINGLE_ISSUER or
+    // DEFER_TASKRUN (EINVAL before 6.0/6.1) the same ring is set up without
+    // them: they change speed, not meaning.  Other failures throw RingError.
+    static Ring create(unsigned entries, RingOptions options);
     Ring(Ring&& other) noexcept;
     Ring& operator=(Ring&& other) noexcept;
     Ring(const Ring&) = delete;
