@@ -278,6 +278,19 @@ int Ring::enter_slow(int r, unsigned to_submit, unsigned wait_nr, unsigned flags
     }
 }
 
+int Ring::wait_sq_space() noexcept {
+    if (sq_space_left() > 0) return 0;
+    const int r = submit();
+    if (r < 0 || !(setup_flags_ & IORING_SETUP_SQPOLL)) return r < 0 ? r : 0;
+    while (sq_space_left() == 0) {
+        ++enter_calls_;
+        const int w = sys::io_uring_enter(enter_fd_, 0, 0, IORING_ENTER_SQ_WAIT | enter_flags_,
+                                          nullptr, 0);
+        if (w < 0 && w != -EINTR) return w;
+    }
+    return 0;
+}
+
 int Ring::submit_and_wait_for(unsigned wait_nr, std::chrono::nanoseconds timeout) noexcept {
     if (!(features_ & IORING_FEAT_EXT_ARG)) return -EOPNOTSUPP;
     TimedWait timed;

@@ -113,6 +113,12 @@ public:
     unsigned sq_space_left() const noexcept {
         return sq_.entries - (sq_.tail - barrier::load_acquire(sq_.khead));
     }
+    // Returns once at least one SQE is free (0), or -errno.  Without SQPOLL a
+    // full SQ holds only prepared SQEs, so this submits them.  With SQPOLL the
+    // poll thread may complete an SQE (and we may reap it) before it moves
+    // the SQ head past it: the SQ can look full with fewer than sq_entries()
+    // in flight, and this waits for the thread (IORING_ENTER_SQ_WAIT).
+    int wait_sq_space() noexcept;
     // Prepared SQEs the kernel has not consumed yet.
     unsigned sq_pending() const noexcept { return sq_.tail - barrier::load_acquire(sq_.khead); }
 
