@@ -4,7 +4,7 @@
 // back through another; a thread with nothing to do sleeps on a futex.  The
 // futex calls are made here directly (not through std::mutex or
 // std::counting_semaphore) so that each one is counted as a system call.
-#include "internal.hpp"
+#include "queue_job.hpp"
 
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -123,33 +123,19 @@ private:
 
 constexpr std::uint32_t kQuit = UINT32_MAX;
 
-struct Request {
-    std::uint64_t offset;
-    std::uint64_t submitted_ns;
-    std::int64_t res;
-    bool write;
-};
-
 struct alignas(64) WorkerCounter {
     std::atomic<std::uint64_t> syscalls{0};
 };
 
-class ThreadpoolJob final : public EngineJob {
+class ThreadpoolJob final : public QueueJob {
 public:
     explicit ThreadpoolJob(const JobContext& ctx)
-        : fd_(ctx.fd),
-          w_(*ctx.workload),
-          depth_(ctx.depth),
-          batch_(ctx.batch),
-          pattern_(w_, ctx.job, ctx.jobs),
-          buffers_(ctx.depth, w_.bs, ctx.buffer_align),
-          reqs_(ctx.depth),
-          free_(ctx.depth),
+        : QueueJob(ctx),
+          fd_(ctx.fd),
+          res_(ctx.depth),
           to_workers_(2 * ctx.depth + 64),
           to_submitter_(2 * ctx.depth),
           counters_(std::clamp<unsigned>(ctx.depth, 1, std::max(1u, w_.threadpool_workers))) {
-        for (unsigned i = 0; i < depth_; ++i) free_[i] = depth_ - 1 - i;
-        nfree_ = depth_;
         const unsigned n = static_cast<unsigned>(counters_.size());
         workers_.reserve(n);
         try {
@@ -163,79 +149,46 @@ public:
     ~ThreadpoolJob() override { stop_workers(); }
 
     PhaseResult run(const Phase& ph) override {
-        PhaseResult r;
+        PhaseState st(ph);
+        PhaseResult& r = st.r;
         const std::uint64_t worker_calls_before = worker_syscalls();
-        const std::uint32_t bs = w_.bs;
-        const bool verify = w_.verify;
-        unsigned inflight = 0;
-        std::uint64_t issued = 0;
-        bool issuing = !stop_requested(ph);
         for (;;) {
             const std::uint64_t t_submit = now_ns();
-            std::uint32_t handed = 0;
-            if (issuing) {
-                while (nfree_ > 0 && issued < ph.max_ios) {
-                    const unsigned s = free_[nfree_ - 1];
-                    const Io io = pattern_.next();
-                    reqs_[s] = Request{io.offset, t_submit, 0, io.write};
-                    if (io.write) stamp_block(buffers_.slot(s), bs, io.offset);
-                    // Cannot be full: the queue holds twice the depth.
-                    if (!to_workers_.push(s)) break;
-                    --nfree_;
-                    ++issued;
-                    ++handed;
-                }
-            }
+            // Cannot be refused: the queue holds twice the depth.
+            const std::uint32_t handed =
+                issue(ph, st, t_submit, [&](unsigned s, const Io&) { return to_workers_.push(s); });
             if (handed) {
                 r.syscalls += to_workers_sem_.post(handed);
                 ++r.submits;
-                inflight += handed;
+                st.inflight += handed;
             }
-            if (inflight == 0) break;
-            const unsigned want = inflight < batch_ ? inflight : batch_;
+            if (st.inflight == 0) break;
+            const unsigned want_n = want(st);
             unsigned got = 0;
             std::uint32_t s;
             // Wait for `want` completions, then take whatever else is ready.
-            while (got < want) {
+            while (got < want_n) {
                 r.syscalls += done_sem_.wait();
                 while (!to_submitter_.pop(s))
                     std::this_thread::yield();  // posted after the push: rare
-                complete(r, s, verify, bs, issuing, got, inflight);
+                if (settle(st, s, res_[s])) batch_slots_[got++] = s;
             }
             const std::uint64_t t_reap = now_ns();
             // Latency for the completions taken above is stamped here, once per batch.
-            for (unsigned i = 0; i < got; ++i) record_latency(ph, t_reap, batch_slots_[i]);
+            for (unsigned i = 0; i < got; ++i) record_latency(ph, batch_slots_[i], t_reap);
             got = 0;
             while (done_sem_.try_wait()) {
                 while (!to_submitter_.pop(s)) std::this_thread::yield();
-                complete(r, s, verify, bs, issuing, got, inflight);
+                if (settle(st, s, res_[s])) batch_slots_[got++] = s;
             }
-            for (unsigned i = 0; i < got; ++i) record_latency(ph, t_reap, batch_slots_[i]);
-            publish_progress(ph, r.ios);
-            if (t_reap >= ph.deadline_ns || stop_requested(ph)) issuing = false;
+            for (unsigned i = 0; i < got; ++i) record_latency(ph, batch_slots_[i], t_reap);
+            end_turn(ph, st, t_reap);
         }
         r.syscalls += worker_syscalls() - worker_calls_before;
         return r;
     }
 
 private:
-    void complete(PhaseResult& r, std::uint32_t s, bool verify, std::uint32_t bs, bool& issuing,
-                  unsigned& got, unsigned& inflight) noexcept {
-        const Request& q = reqs_[s];
-        --inflight;
-        free_[nfree_++] = s;
-        if (check_transfer(r, q.res, bs, q.offset, buffers_.slot(s), q.write, verify)) {
-            ++r.ios;
-            r.bytes += bs;
-            batch_slots_[got++] = s;
-        } else {
-            issuing = false;
-        }
-    }
-    void record_latency(const Phase& ph, std::uint64_t t_reap, std::uint32_t s) noexcept {
-        if (ph.latency) ph.latency->record(t_reap - reqs_[s].submitted_ns);
-    }
-
     void work(WorkerCounter& counter) noexcept {
         const std::uint32_t bs = w_.bs;
         std::uint64_t calls = 0;
@@ -244,7 +197,7 @@ private:
             std::uint32_t s;
             while (!to_workers_.pop(s)) std::this_thread::yield();
             if (s == kQuit) break;
-            Request& q = reqs_[s];
+            const InflightSlot& q = slot(s);
             void* buf = buffers_.slot(s);
             ssize_t n;
             do {
@@ -252,7 +205,7 @@ private:
                 n = q.write ? ::pwrite(fd_, buf, bs, static_cast<off_t>(q.offset))
                             : ::pread(fd_, buf, bs, static_cast<off_t>(q.offset));
             } while (n < 0 && errno == EINTR);
-            q.res = n < 0 ? -errno : n;
+            res_[s] = n < 0 ? -errno : n;
             // Published before the completion is: the submitter reads it after popping.
             counter.syscalls.store(calls, std::memory_order_relaxed);
             to_submitter_.push(s);
@@ -276,14 +229,7 @@ private:
     }
 
     int fd_;
-    const Workload& w_;
-    unsigned depth_;
-    unsigned batch_;
-    IoPattern pattern_;
-    BufferArena buffers_;
-    std::vector<Request> reqs_;
-    std::vector<unsigned> free_;
-    unsigned nfree_ = 0;
+    std::vector<std::int64_t> res_;  // by slot: written by the worker before it hands the slot back
     SlotQueue to_workers_;
     SlotQueue to_submitter_;
     Semaphore to_workers_sem_;

@@ -22,19 +22,7 @@ public:
     explicit UringJob(const JobContext& ctx)
         : UringJobBase(ctx), fd_(ctx.fd), ring_(make_ring(ctx.depth, lean_ring_options())) {}
 
-    PhaseResult run(const Phase& ph) override {
-        const int fd = fd_;
-        const std::uint32_t bs = w_.bs;
-        return run_loop(ring_, ph, [&](Ring& ring, unsigned s, const Io& io) {
-            void* buf = buffers_.slot(s);
-            io_uring_sqe* sqe = ring.get_sqe();
-            if (io.write)
-                op::Write(Fd{fd}, buf, bs, io.offset).prepare(*sqe);
-            else
-                op::Read(Fd{fd}, buf, bs, io.offset).prepare(*sqe);
-            sqe->user_data = s;
-        });
-    }
+    PhaseResult run(const Phase& ph) override { return run_rw(ring_, ph, Fd{fd_}); }
 
 private:
     int fd_;

@@ -62,19 +62,7 @@ public:
                                     std::strerror(-res));
     }
 
-    PhaseResult run(const Phase& ph) override {
-        const int fd = fd_;
-        const std::uint32_t bs = w_.bs;
-        return run_loop(ring_, ph, [&](Ring& ring, unsigned s, const Io& io) {
-            void* buf = buffers_.slot(s);
-            io_uring_sqe* sqe = ring.get_sqe();
-            if (io.write)
-                op::Write(Fd{fd}, buf, bs, io.offset).prepare(*sqe);
-            else
-                op::Read(Fd{fd}, buf, bs, io.offset).prepare(*sqe);
-            sqe->user_data = s;
-        });
-    }
+    PhaseResult run(const Phase& ph) override { return run_rw(ring_, ph, Fd{fd_}); }
 
 private:
     static Ring make(const JobContext& ctx) {

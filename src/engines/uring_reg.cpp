@@ -14,16 +14,14 @@ class UringRegJob final : public UringJobBase {
 public:
     explicit UringRegJob(const JobContext& ctx)
         : UringJobBase(ctx), ring_(make_ring(ctx.depth, lean_ring_options())) {
-        try {
+        register_or_unavailable([&] {
             const int fds[] = {ctx.fd};
             ring_.register_files(fds);
             // One registered buffer spanning every slot: buf_index 0 for all,
             // and no limit on depth from the 16,384-entry buffer table.
             const iovec iov{buffers_.data(), buffers_.bytes()};
             ring_.register_buffers({&iov, 1});
-        } catch (const RingError& e) {
-            throw EngineUnavailable(e.what());
-        }
+        });
     }
 
     PhaseResult run(const Phase& ph) override {

@@ -4,8 +4,6 @@
 // its CPU in the figures: SQPOLL buys latency with a core.
 #include "uring_loop.hpp"
 
-#include "uringkit/ops/ops.hpp"
-
 namespace uringkit::engines::detail {
 namespace {
 
@@ -24,28 +22,15 @@ class UringSqpollJob final : public UringJobBase {
 public:
     explicit UringSqpollJob(const JobContext& ctx)
         : UringJobBase(ctx), ring_(make_ring(ctx.depth, sqpoll_options())) {
-        try {
-            // SQPOLL reads file descriptors from its own thread: registering
-            // the file saves it the lookup (and was required before 5.11).
+        // SQPOLL reads file descriptors from its own thread: registering the
+        // file saves it the lookup (and was required before 5.11).
+        register_or_unavailable([&] {
             const int fds[] = {ctx.fd};
             ring_.register_files(fds);
-        } catch (const RingError& e) {
-            throw EngineUnavailable(e.what());
-        }
-    }
-
-    PhaseResult run(const Phase& ph) override {
-        const std::uint32_t bs = w_.bs;
-        return run_loop(ring_, ph, [&](Ring& ring, unsigned s, const Io& io) {
-            void* buf = buffers_.slot(s);
-            io_uring_sqe* sqe = ring.get_sqe();
-            if (io.write)
-                op::Write(Fixed{0}, buf, bs, io.offset).prepare(*sqe);
-            else
-                op::Read(Fixed{0}, buf, bs, io.offset).prepare(*sqe);
-            sqe->user_data = s;
         });
     }
+
+    PhaseResult run(const Phase& ph) override { return run_rw(ring_, ph, Fixed{0}); }
 
     std::string note() const override { return "SQ poll thread CPU included"; }
 
