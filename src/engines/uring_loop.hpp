@@ -56,7 +56,7 @@ protected:
         for (;;) {
             const std::uint64_t t_submit = now_ns();
             st.inflight +=
-                issue(ph, st, t_submit, [&](unsigned s, const Io& io) { prep(ring, s, io); });
+                issue(ph, st, t_submit, [&](unsigned s, const Io& io) { return prep(ring, s, io); });
             if (st.inflight == 0) break;
             const int ret = ring.submit_and_wait(want(st));
             ++st.r.submits;
@@ -81,13 +81,27 @@ protected:
         const std::uint32_t bs = w_.bs;
         return run_loop(ring, ph, [&](Ring& rg, unsigned s, const Io& io) {
             void* buf = buffers_.slot(s);
-            io_uring_sqe* sqe = rg.get_sqe();
+            io_uring_sqe* sqe = next_sqe(rg);
+            if (!sqe) return false;
             if (io.write)
                 op::Write(file, buf, bs, io.offset).prepare(*sqe);
             else
                 op::Read(file, buf, bs, io.offset).prepare(*sqe);
             sqe->user_data = s;
+            return true;
         });
+    }
+
+    // The SQ holds `depth` entries and at most `depth` I/Os are in flight, yet
+    // with SQPOLL it can look full for a moment: the poll thread moves the SQ
+    // head only after submitting its whole batch, and a read it completed
+    // inline may already be reaped and its slot refilled.  Wait for the head
+    // then (Ring::wait_sq_space); nullptr only if the ring itself failed.
+    static io_uring_sqe* next_sqe(Ring& ring) noexcept {
+        for (;;) {
+            if (io_uring_sqe* sqe = ring.get_sqe()) return sqe;
+            if (ring.wait_sq_space() < 0) return nullptr;
+        }
     }
 };
 

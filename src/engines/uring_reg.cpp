@@ -28,12 +28,14 @@ public:
         const std::uint32_t bs = w_.bs;
         return run_loop(ring_, ph, [&](Ring& ring, unsigned s, const Io& io) {
             void* buf = buffers_.slot(s);
-            io_uring_sqe* sqe = ring.get_sqe();
+            io_uring_sqe* sqe = next_sqe(ring);
+            if (!sqe) return false;
             if (io.write)
                 op::WriteFixed(Fixed{0}, buf, bs, io.offset, 0).prepare(*sqe);
             else
                 op::ReadFixed(Fixed{0}, buf, bs, io.offset, 0).prepare(*sqe);
             sqe->user_data = s;
+            return true;
         });
     }
 
