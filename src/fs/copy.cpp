@@ -2,6 +2,7 @@
 
 #include "uringkit/fs/path_list.hpp"
 #include "uringkit/fs/walk.hpp"
+#include "shared.hpp"
 #include "uringkit/ops/ops.hpp"
 #include "uringkit/ring/ring.hpp"
 #include "uringkit/sys/error.hpp"
@@ -25,6 +26,10 @@
 
 namespace uringkit::fs {
 namespace {
+
+using detail::aligned_buffer;
+using detail::Buffer;
+using detail::make_ring;
 
 using Clock = std::chrono::steady_clock;
 
@@ -59,16 +64,6 @@ struct Failure {
     CopyStatus status;
     std::string message;
 };
-
-struct AlignedFree {
-    void operator()(void* p) const noexcept { std::free(p); }
-};
-using Buffer = std::unique_ptr<char, AlignedFree>;
-Buffer aligned_buffer(std::size_t size) {
-    void* p = std::aligned_alloc(4096, (size + 4095) / 4096 * 4096);
-    if (!p) throw std::bad_alloc();
-    return Buffer(static_cast<char*>(p));
-}
 
 std::string dirname_of(const std::string& path) {
     const auto slash = path.find_last_of('/');
@@ -798,15 +793,6 @@ unsigned pow2_at_least(unsigned v) {
     unsigned p = 1;
     while (p < v) p <<= 1;
     return p;
-}
-
-std::optional<Ring> make_ring(unsigned entries, std::string& why) {
-    try {
-        return Ring::create(entries, single_thread_options(entries * 2));
-    } catch (const RingError& e) {
-        why = e.what();
-        return std::nullopt;
-    }
 }
 
 // realpath, or empty when it cannot be resolved.

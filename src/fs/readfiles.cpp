@@ -1,6 +1,7 @@
 #include "uringkit/fs/readfiles.hpp"
 
 #include "uringkit/fs/walk.hpp"
+#include "shared.hpp"
 #include "uringkit/ops/ops.hpp"
 #include "uringkit/ring/ring.hpp"
 #include "uringkit/sys/error.hpp"
@@ -26,6 +27,10 @@
 namespace uringkit::fs {
 namespace {
 
+using detail::aligned_buffer;
+using detail::Buffer;
+using detail::make_ring;
+
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
@@ -33,17 +38,6 @@ double seconds_since(Clock::time_point t0) {
 }
 
 bool retryable(int res) noexcept { return res == -EINTR || res == -EAGAIN; }
-
-struct AlignedFree {
-    void operator()(void* p) const noexcept { std::free(p); }
-};
-using Buffer = std::unique_ptr<char, AlignedFree>;
-
-Buffer aligned_buffer(std::size_t size) {
-    void* p = std::aligned_alloc(4096, (size + 4095) / 4096 * 4096);
-    if (!p) throw std::bad_alloc();
-    return Buffer(static_cast<char*>(p));
-}
 
 // ---- collecting the files --------------------------------------------------
 
@@ -534,15 +528,6 @@ private:
     std::size_t active_ = 0;
     unsigned outstanding_ = 0;  // SQEs prepared whose CQE has not been reaped
 };
-
-std::optional<Ring> make_ring(unsigned entries, std::string& why) {
-    try {
-        return Ring::create(entries, single_thread_options(entries * 2));
-    } catch (const RingError& e) {
-        why = e.what();
-        return std::nullopt;
-    }
-}
 
 unsigned pow2_at_least(unsigned n) {
     unsigned p = 1;
