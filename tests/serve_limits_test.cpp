@@ -6,7 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <future>
+#include <memory>
 #include <thread>
+#include <vector>
 
 using namespace serve_test;
 using uringkit::net::EngineKind;
@@ -123,6 +128,36 @@ TEST_P(ServeLimits, NoDescriptorGrowthAcrossManyConnections) {
     EXPECT_EQ(srv.server().stats().active, 0u);
     EXPECT_EQ(open_fds(), before);
     EXPECT_GE(srv.server().stats().accepted, static_cast<std::uint64_t>(n));
+}
+
+// A stop that lands in the same batch of events as the connections it
+// closes: those events are stale by the time they are handled.  Acting on one
+// closed its connection a second time and the server never finished (the
+// epoll engine's count of open connections wrapped below zero).  Racing the
+// stop against resets from the clients puts both in one batch within a few
+// rounds; a server that does not finish ends the test binary with a message.
+TEST_P(ServeLimits, StopRacingResetsFinishesEveryTime) {
+    auto c = config();
+    c.idle_timeout = std::chrono::seconds(30);
+    for (int round = 0; round < 60; ++round) {
+        TestServer srv(c);
+        std::vector<std::unique_ptr<Socket>> clients;
+        for (int i = 0; i < 24; ++i) {
+            clients.push_back(std::make_unique<Socket>(srv.port()));
+            ASSERT_TRUE(clients.back()->send("GET / HTTP/1.1\r\nHost: half"));
+        }
+        for (int i = 0; i < 400 && srv.server().stats().active < clients.size(); ++i) ::usleep(1000);
+        ASSERT_EQ(srv.server().stats().active, clients.size()) << "round " << round;
+        srv.server().stop();
+        for (auto& s : clients) s->reset();
+        auto done = std::async(std::launch::async, [&] { srv.finish(); });
+        if (done.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+            std::fprintf(stderr, "round %d: the server did not finish within 20 s of stop()\n", round);
+            std::_Exit(1);  // the worker is stuck; its thread cannot be joined
+        }
+        done.get();
+        EXPECT_EQ(srv.final_stats().active, 0u) << "round " << round;
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, ServeLimits, testing::ValuesIn(engines()), engine_param_name);

@@ -71,6 +71,17 @@ private:
     net::StatsSnapshot stats_;
 };
 
+// recv() that retries EINTR.  With SO_RCVTIMEO set the kernel cannot restart
+// an interrupted recv, so it returns EINTR.  No signal is needed: strace shows
+// it here when another thread of the process sets up an io_uring (a task-work
+// notification), so the test's own client must retry like any real client.
+inline ssize_t recv_retrying(int fd, void* buf, std::size_t n) {
+    for (;;) {
+        const ssize_t r = ::recv(fd, buf, n, 0);
+        if (r >= 0 || errno != EINTR) return r;
+    }
+}
+
 // A connected, blocking client socket; reads give up after `timeout`.
 inline int connect_to(std::uint16_t port, std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -127,12 +138,11 @@ struct Socket {
         std::string out;
         char buf[65536];
         for (;;) {
-            const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+            const ssize_t n = recv_retrying(fd, buf, sizeof buf);
             if (n > 0) {
                 out.append(buf, static_cast<std::size_t>(n));
                 continue;
             }
-            if (n < 0 && errno == EINTR) continue;
             if (closed) *closed = n == 0 || errno == ECONNRESET;
             return out;
         }
@@ -143,8 +153,7 @@ struct Socket {
         out.resize(n);
         std::size_t got = 0;
         while (got < n) {
-            const ssize_t r = ::recv(fd, out.data() + got, n - got, 0);
-            if (r < 0 && errno == EINTR) continue;
+            const ssize_t r = recv_retrying(fd, out.data() + got, n - got);
             if (r <= 0) break;
             got += static_cast<std::size_t>(r);
         }
@@ -155,8 +164,7 @@ struct Socket {
     bool closed_by_peer() const {
         char c;
         for (;;) {
-            const ssize_t n = ::recv(fd, &c, 1, 0);
-            if (n < 0 && errno == EINTR) continue;
+            const ssize_t n = recv_retrying(fd, &c, 1);
             if (n == 0) return true;
             if (n < 0) return errno == ECONNRESET;
             // data: keep reading until the close
@@ -183,7 +191,7 @@ inline Response read_response(const Socket& s, std::string& carry) {
     std::size_t end;
     char buf[16384];
     while ((end = carry.find("\r\n\r\n")) == std::string::npos) {
-        const ssize_t n = ::recv(s.fd, buf, sizeof buf, 0);
+        const ssize_t n = recv_retrying(s.fd, buf, sizeof buf);
         if (n <= 0) return r;
         carry.append(buf, static_cast<std::size_t>(n));
     }
@@ -195,7 +203,7 @@ inline Response read_response(const Socket& s, std::string& carry) {
     const auto cl = r.head.find("Content-Length: ");
     if (cl != std::string::npos) len = std::stoul(r.head.substr(cl + 16));
     while (carry.size() < len) {
-        const ssize_t n = ::recv(s.fd, buf, sizeof buf, 0);
+        const ssize_t n = recv_retrying(s.fd, buf, sizeof buf);
         if (n <= 0) {
             r.status = 0;
             return r;

@@ -66,6 +66,10 @@ public:
                 else if (p == &wake_tag) begin_stop();
                 else on_event(static_cast<Conn*>(p), events[static_cast<std::size_t>(i)].events);
             }
+            // Connections closed during the batch are reusable only now: a
+            // later event of the same batch may still name them.
+            free_.insert(free_.end(), closed_.begin(), closed_.end());
+            closed_.clear();
             if (accept_paused_until_ != 0 && now_ >= accept_paused_until_) {
                 accept_paused_until_ = 0;
                 accept_all();  // edge-triggered: the backlog will not announce itself again
@@ -131,6 +135,9 @@ private:
     }
 
     void on_event(Conn* c, std::uint32_t ev) {
+        // Closed earlier in this batch (by the stop, or by an error on a send):
+        // the event is stale, and acting on it would close the slot twice.
+        if (c->fd < 0) return;
         if (ev & EPOLLERR) c->closing = c->aborting = true;
         if (!c->closing && (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP))) read_all(c, (ev & (EPOLLRDHUP | EPOLLHUP)) != 0);
         advance(c);
@@ -196,7 +203,7 @@ private:
         c->fd = -1;
         c->session.reset();
         c->closing = c->aborting = false;
-        free_.push_back(c);
+        closed_.push_back(c);
     }
 
     void sweep() {
@@ -231,6 +238,7 @@ private:
     std::vector<char> buf_;  // one receive buffer for the thread: data is parsed before the next read
     std::vector<std::unique_ptr<Conn>> all_;
     std::vector<Conn*> free_;
+    std::vector<Conn*> closed_;  // closed in the current batch of events; see run()
     IdleList<Conn> idle_;
     std::uint64_t now_ = 0;
     std::uint64_t grace_deadline_ = 0;
