@@ -102,8 +102,10 @@ def bench_readfiles(a, uk, work, out):
         return float(sh([node, mjs, tree, '64'], env=env).stdout.split()[3])
 
     runs = [
-        ('uringkit readfiles --hash none (ring)', f'{uk} readfiles --hash none --summary TREE', lambda: uk_rate('--hash', 'none')),
+        ('uringkit readfiles --hash none (ring per CPU)', f'{uk} readfiles --hash none --summary TREE', lambda: uk_rate('--hash', 'none')),
         ('C sync open/read/close loop', f'sync_readfiles TREE', lambda: c_rate()),
+        ('uringkit readfiles --threads 1 --hash none (one ring)', f'{uk} readfiles --threads 1 --hash none --summary TREE',
+         lambda: uk_rate('--threads', '1', '--hash', 'none')),
         ('uringkit readfiles (ring, XXH64)', f'{uk} readfiles --summary TREE', lambda: uk_rate()),
         ('C sync loop + XXH64', f'sync_readfiles --hash TREE', lambda: c_rate('--hash')),
         ('uringkit readfiles --async --hash none (chains on io-wq workers)', f'{uk} readfiles --async --hash none --summary TREE',
@@ -129,14 +131,16 @@ def bench_readfiles(a, uk, work, out):
                          sh([uk, 'readfiles', '--hash', 'none', '--summary', tree]).stderr)
     sc_c, _ = strace_total([cc, tree])
 
-    ring = statistics.median(results[runs[0][0]])
+    med = {name: statistics.median(v) for name, v in results.items()}
+    names = [name for name, _, _ in runs]
+    ring = med[names[0]]
     lines = [
         '# readfiles: 10,000 files of 4 KiB, warm page cache',
         '',
         f'Command: `bench/files_bench.py --only readfiles --rounds {a.rounds}` ({time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}).',
         f'Machine: {platform.node() and "2-core VM"}, kernel {platform.release()}, {os.cpu_count()} CPUs, '
         f'ext4; load average before {" ".join(load_before)}, after {" ".join(load_after)} '
-        '(the machine is shared: other builds ran at the same time; figures are medians of interleaved rounds).',
+        '(figures are medians of interleaved rounds).',
         '',
         'Each program times only its reading loop (the file list is gathered first, untimed), so process start-up '
         'and Node.js start-up are excluded for everyone.  files/s, median (min-max) of '
@@ -148,12 +152,13 @@ def bench_readfiles(a, uk, work, out):
     for name, cmd, _ in runs:
         m = statistics.median(results[name])
         lines.append(f'| {name} | {fmt_rate(results[name])} | {ring / m:.2f}x |')
-    c = statistics.median(results[runs[1][0]])
-    lines += ['', f'**readfiles (ring) / C sync loop: {ring / c:.2f}x** (target >= 1.5x); '
-              f'with XXH64 on both sides: {statistics.median(results[runs[2][0]]) / statistics.median(results[runs[3][0]]):.2f}x.']
+    c = med['C sync open/read/close loop']
+    lines += ['', f'**readfiles (ring per CPU) / C sync loop: {ring / c:.2f}x** (target >= 1.5x); '
+              f'with XXH64 on both sides: {med["uringkit readfiles (ring, XXH64)"] / med["C sync loop + XXH64"]:.2f}x; '
+              f'one ring on one thread: {med[names[2]] / c:.2f}x.']
     if node:
-        n1 = statistics.median(results[runs[7][0]])
-        n0 = statistics.median(results[runs[8][0]])
+        n1 = med['Node.js readFile x64, UV_USE_IO_URING=1']
+        n0 = med['Node.js readFile x64, UV_USE_IO_URING=0']
         lines += [f'**readfiles (ring) / Node.js readFile: {ring / n1:.2f}x (UV_USE_IO_URING=1), {ring / n0:.2f}x (=0)** (target >= 4x).']
     lines += ['', '## System calls',
               '',

@@ -66,16 +66,18 @@ Collected run_lib(const std::vector<std::string>& inputs, uringkit::fs::ReadFile
     return c;
 }
 
-class ReadFilesEngines : public ::testing::TestWithParam<std::tuple<ReadEngine, bool, unsigned>> {};
+class ReadFilesEngines : public ::testing::TestWithParam<std::tuple<ReadEngine, bool, unsigned, unsigned>> {};
 
+// threads: 1, or 3 (the ring engine then runs three rings on three threads
+// when there are enough files for them, i.e. at inflight 1 and 3).
 TEST_P(ReadFilesEngines, EveryByteHashedInWalkOrder) {
-    const auto [engine, ordered, inflight] = GetParam();
+    const auto [engine, ordered, inflight, threads] = GetParam();
     Tree t;
     uringkit::fs::ReadFilesOptions o;
     o.engine = engine;
     o.ordered = ordered;
     o.inflight = inflight;
-    o.threads = 3;
+    o.threads = threads;
     o.block_size = kBlock;
     const Collected c = run_lib({t.root()}, o);
     ASSERT_EQ(c.files.size(), t.order.size());
@@ -103,7 +105,8 @@ TEST_P(ReadFilesEngines, EveryByteHashedInWalkOrder) {
 
 INSTANTIATE_TEST_SUITE_P(All, ReadFilesEngines,
                          ::testing::Combine(::testing::Values(ReadEngine::ring, ReadEngine::threadpool, ReadEngine::sync),
-                                            ::testing::Bool(), ::testing::Values(1u, 3u, 64u)));
+                                            ::testing::Bool(), ::testing::Values(1u, 3u, 64u),
+                                            ::testing::Values(1u, 3u)));
 
 TEST(ReadFiles, RingSyscallsPerFileWellUnderOne) {
     Scratch s;

@@ -31,7 +31,7 @@ Register readfiles_command{Command{
             bool summary = false;
             bool async = false;
             unsigned inflight = 32;
-            unsigned threads = 8;
+            unsigned threads = 0;
             std::string bs = "64k";
         };
         auto args = std::make_shared<Args>();
@@ -51,7 +51,10 @@ Register readfiles_command{Command{
                      "ring: run the chains on io-wq workers (IOSQE_ASYNC), several files at once on other CPUs");
         app.add_option("--inflight", args->inflight, "Files in flight on the ring (fixed-file slots)")
             ->check(CLI::Range(1u, 4096u));
-        app.add_option("--threads", args->threads, "Workers of the threadpool engine")->check(CLI::Range(1u, 1024u));
+        app.add_option("--threads", args->threads,
+                       "ring: threads, each with its own ring and --inflight files (default: one per CPU, "
+                       "up to 4); threadpool: blocking workers (default 8)")
+            ->check(CLI::Range(1u, 1024u));
         app.add_option("--bs", args->bs, "Read size per request (e.g. 64k, 1m)");
         app.footer(
             "Output: '<XXH64 hex>  <path>' per file, byte-identical to `xxhsum -H1` for the same "

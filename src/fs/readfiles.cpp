@@ -208,14 +208,33 @@ public:
             return;
         }
         results_[i] = r;
-        done_[i].store(true, std::memory_order_release);
-        done_[i].notify_one();
+        // seq_cst with the mirror-image pair in drain_in_order(): either the
+        // emitter sees this file done, or this sees the emitter waiting for it.
+        done_[i].store(true, std::memory_order_seq_cst);
+        if (waiting_for_.load(std::memory_order_seq_cst) == i) {
+            wake_.fetch_add(1, std::memory_order_seq_cst);
+            wake_.notify_one();
+        }
     }
     void drain_in_order() {
         if (!ordered_) return;
-        for (; next_ < files_.size(); ++next_) {
-            done_[next_].wait(false, std::memory_order_acquire);
-            emit(next_, results_[next_]);
+        const std::size_t n = files_.size();
+        for (;;) {
+            while (next_ < n && done_[next_].load(std::memory_order_acquire)) {
+                emit(next_, results_[next_]);
+                ++next_;
+            }
+            if (next_ == n) return;
+            // Wait for a file well ahead of the next one: the workers finish
+            // files roughly in order, so one wake-up then emits a run of them,
+            // instead of a futex wait (and the yields before it) per file.
+            // Only the worker that finishes `target` wakes us: a futex call
+            // per run of files, not one per file.
+            std::size_t target = std::min(next_ + kWaitAhead, n - 1);
+            if (done_[target].load(std::memory_order_acquire)) target = next_;
+            waiting_for_.store(target, std::memory_order_seq_cst);
+            const unsigned seen = wake_.load(std::memory_order_seq_cst);
+            if (!done_[target].load(std::memory_order_seq_cst)) wake_.wait(seen, std::memory_order_seq_cst);
         }
     }
 
@@ -230,12 +249,15 @@ private:
         if (sink_.file) sink_.file(FileResult{files_[i], r.hash, r.bytes, r.error, r.stage});
     }
 
+    static constexpr std::size_t kWaitAhead = 64;
     const PathList& files_;
     bool ordered_;
     const ReadFilesSink& sink_;
     ReadFilesStats& stats_;
     std::vector<Slot_result> results_;
     std::unique_ptr<std::atomic<bool>[]> done_;
+    std::atomic<std::size_t> waiting_for_{~std::size_t{0}};  // the file drain_in_order() sleeps on
+    std::atomic<unsigned> wake_{0};                           // bumped to wake it
     std::size_t next_ = 0;
     std::mutex mutex_;
 };
@@ -282,7 +304,7 @@ void run_sync(const PathList& files, const ReadFilesOptions& o, Emitter& out, Re
 }
 
 void run_threadpool(const PathList& files, const ReadFilesOptions& o, Emitter& out, ReadFilesStats& stats) {
-    const unsigned nthreads = std::max(1u, std::min<unsigned>(o.threads, static_cast<unsigned>(files.size())));
+    const unsigned nthreads = std::max(1u, std::min<unsigned>(o.threads ? o.threads : 8, static_cast<unsigned>(files.size())));
     std::atomic<std::size_t> next{0};
     std::vector<std::uint64_t> syscalls(nthreads, 0);
     std::vector<std::thread> pool;
@@ -301,6 +323,43 @@ void run_threadpool(const PathList& files, const ReadFilesOptions& o, Emitter& o
     for (std::uint64_t c : syscalls) stats.syscalls += c;
 }
 
+// ---- handing out files --------------------------------------------------------
+
+// Gives file indexes, in input order, to one reader or several.  Each reader
+// takes a run of `chunk` files at a time, so threads touch the shared counter
+// once per run, not once per file, and nearby files stay on one ring.
+class FileFeed {
+public:
+    FileFeed(std::size_t files, std::size_t chunk) : files_(files), chunk_(std::max<std::size_t>(1, chunk)) {}
+
+    class Cursor {
+    public:
+        explicit Cursor(FileFeed& feed) : feed_(feed) {}
+        bool take(std::size_t& file) noexcept {
+            if (cur_ == end_) {
+                const std::size_t first = feed_.next_.fetch_add(feed_.chunk_, std::memory_order_relaxed);
+                if (first >= feed_.files_) return false;
+                cur_ = first;
+                end_ = std::min(first + feed_.chunk_, feed_.files_);
+            }
+            file = cur_++;
+            return true;
+        }
+        // Files taken but not started: [cur, end).
+        void untaken(std::vector<std::size_t>& out) {
+            for (; cur_ < end_; ++cur_) out.push_back(cur_);
+        }
+
+    private:
+        FileFeed& feed_;
+        std::size_t cur_ = 0, end_ = 0;
+    };
+
+private:
+    std::size_t files_, chunk_;
+    std::atomic<std::size_t> next_{0};
+};
+
 // ---- the ring engine ---------------------------------------------------------
 
 // user_data: slot << 3 | step.
@@ -308,8 +367,12 @@ enum Step : std::uint64_t { kOpen, kRead1, kRead2, kClose, kContOpen, kContRead,
 
 class RingReader {
 public:
-    RingReader(Ring& ring, const FileList& list, const ReadFilesOptions& o, Emitter& out)
-        : ring_(ring), files_(list.paths), eof_(list.short_read_is_eof), o_(o), out_(out),
+    // `threaded`: one of several readers, each on its own thread and ring;
+    // results are recorded for the calling thread to emit.
+    RingReader(Ring& ring, const FileList& list, const ReadFilesOptions& o, Emitter& out, FileFeed::Cursor& feed,
+               bool threaded)
+        : ring_(ring), files_(list.paths), eof_(list.short_read_is_eof), o_(o), out_(out), feed_(feed),
+          threaded_(threaded),
           nslots_(static_cast<unsigned>(std::min<std::size_t>(o.inflight, list.paths.size()))),
           slots_(nslots_), bufs_(aligned_buffer(std::size_t{nslots_} * 2 * o.block_size)) {
         ring_.register_files_sparse(nslots_);
@@ -335,13 +398,18 @@ public:
     unsigned register_calls() const noexcept { return 2; }
 
     void run() {
-        std::size_t next = 0;
-        while (next < files_.size() || active_ > 0) {
-            while (next < files_.size() && !free_.empty()) {
-                if (ring_.sq_space_left() < 4) break;
-                start(free_.back(), next++);
+        bool more = true;
+        while (more || active_ > 0) {
+            while (more && !free_.empty() && ring_.sq_space_left() >= 4) {
+                std::size_t file;
+                if (!feed_.take(file)) {
+                    more = false;
+                    break;
+                }
+                start(free_.back(), file);
                 free_.pop_back();
             }
+            if (active_ == 0) break;  // the feed ran dry just now: nothing to wait for
             // Wait for half of what is outstanding, not for one CQE: with
             // DEFER_TASKRUN the kernel runs the chains' next steps while we
             // wait, so one io_uring_enter moves many files along.  (Waiting
@@ -352,6 +420,14 @@ public:
                 throw std::system_error(errno_code(r), "io_uring_enter");
             ring_.for_each_completion([this](const Completion& c) { complete(c); });
         }
+    }
+
+    // After run() threw: the files this reader started and did not finish.
+    void unfinished(std::vector<std::size_t>& out) const {
+        std::vector<bool> idle(nslots_, false);
+        for (unsigned f : free_) idle[f] = true;
+        for (unsigned i = 0; i < nslots_; ++i)
+            if (!idle[i]) out.push_back(slots_[i].file);
     }
 
 private:
@@ -510,7 +586,10 @@ private:
         r.error = s.error;
         r.stage = s.stage;
         if (o_.hash && !s.error) r.hash = XXH64_digest(s.state);
-        out_.finish(s.file, r);
+        if (threaded_)
+            out_.record(s.file, r);
+        else
+            out_.finish(s.file, r);
         free_.push_back(slot);
         --active_;
     }
@@ -520,6 +599,8 @@ private:
     const std::vector<bool>& eof_;
     const ReadFilesOptions& o_;
     Emitter& out_;
+    FileFeed::Cursor& feed_;
+    bool threaded_;
     unsigned nslots_;
     std::vector<Slot> slots_;
     std::vector<unsigned> free_;
@@ -533,6 +614,71 @@ unsigned pow2_at_least(unsigned n) {
     unsigned p = 1;
     while (p < n) p <<= 1;
     return p;
+}
+
+// One ring per CPU, up to 4: beyond that the directory and inode locks of a
+// shared tree, not the CPUs, set the pace.
+unsigned ring_threads(const ReadFilesOptions& o) {
+    if (o.threads) return o.threads;
+    return std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
+}
+
+unsigned ring_entries(const ReadFilesOptions& o) { return pow2_at_least(o.inflight * 4); }
+
+// Several rings, one per thread, each running its own chains on its own CPU;
+// the calling thread emits the results in order.  A thread whose ring cannot
+// be set up, or whose ring fails mid-way, reads its files (also the ones it
+// had in flight) the blocking way, so no file is lost or reported twice.
+void run_rings(const FileList& list, const ReadFilesOptions& o, unsigned nthreads, Emitter& out,
+               ReadFilesStats& stats, const ReadFilesSink& sink) {
+    const PathList& files = list.paths;
+    // Runs of inflight/2 files: enough to fill a ring between visits to the
+    // counter, small enough that the threads finish together.
+    FileFeed feed(files.size(), std::max(1u, o.inflight / 2));
+    std::vector<std::uint64_t> syscalls(nthreads, 0);
+    std::vector<std::string> trouble(nthreads);
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < nthreads; ++t)
+        pool.emplace_back([&, t] {
+            FileFeed::Cursor cursor(feed);
+            std::vector<std::size_t> left;
+            std::uint64_t calls = 0;
+            std::string why;
+            // Created here: a SINGLE_ISSUER ring belongs to the thread that sets it up.
+            if (std::optional<Ring> ring = make_ring(ring_entries(o), why)) {
+                std::optional<RingReader> reader;
+                try {
+                    reader.emplace(*ring, list, o, out, cursor, true);
+                    calls += reader->register_calls();
+                    reader->run();
+                } catch (const std::exception& e) {
+                    trouble[t] = e.what();
+                    if (reader) reader->unfinished(left);
+                    cursor.untaken(left);
+                }
+                calls += ring->enter_calls();
+            } else {
+                trouble[t] = "io_uring unavailable (" + why + ")";
+            }
+            if (!trouble[t].empty()) {
+                Buffer buf = aligned_buffer(o.block_size);
+                XXH64_state_t* st = XXH64_createState();
+                std::size_t i;
+                for (std::size_t f : left)
+                    out.record(f, read_blocking(files.c_str(f), buf.get(), o.block_size, o.hash, calls, st));
+                while (cursor.take(i))
+                    out.record(i, read_blocking(files.c_str(i), buf.get(), o.block_size, o.hash, calls, st));
+                XXH64_freeState(st);
+            }
+            syscalls[t] = calls;
+        });
+    out.drain_in_order();
+    for (std::thread& th : pool) th.join();
+    for (unsigned t = 0; t < nthreads; ++t) {
+        stats.syscalls += syscalls[t];
+        if (!trouble[t].empty() && sink.note)
+            sink.note({}, 0, "ring thread " + std::to_string(t) + ": " + trouble[t] + "; its files were read with blocking calls");
+    }
 }
 
 }  // namespace
@@ -567,7 +713,7 @@ ReadFilesStats read_files(std::span<const std::string> inputs, const ReadFilesOp
     std::optional<Ring> ring;
     if (o.engine == ReadEngine::ring) {
         std::string why;
-        ring = make_ring(pow2_at_least(o.inflight * 4), why);
+        ring = make_ring(ring_entries(o), why);
         if (!ring) {
             stats.engine = ReadEngine::sync;
             if (sink.note) sink.note({}, 0, "io_uring unavailable (" + why + "); reading with the sync engine");
@@ -584,7 +730,15 @@ ReadFilesStats read_files(std::span<const std::string> inputs, const ReadFilesOp
     if (!files.empty()) {
         switch (stats.engine) {
         case ReadEngine::ring: {
-            RingReader reader(*ring, list, o, out);
+            const auto nthreads = static_cast<unsigned>(
+                std::min<std::size_t>(ring_threads(o), (files.size() + o.inflight - 1) / o.inflight));
+            if (nthreads > 1) {
+                run_rings(list, o, nthreads, out, stats, sink);
+                break;
+            }
+            FileFeed feed(files.size(), files.size());
+            FileFeed::Cursor cursor(feed);
+            RingReader reader(*ring, list, o, out, cursor, false);
             stats.syscalls += reader.register_calls();
             reader.run();
             break;

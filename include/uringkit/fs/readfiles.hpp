@@ -7,8 +7,9 @@
 // answer in pieces) the chain is open -> read -> read -> close and the second
 // read confirms it (it returns 0).  A file smaller than the block size costs
 // one chain and no system call of its own; a larger file continues with
-// further reads.  The threadpool and sync engines run the same job the usual
-// ways, for comparison.
+// further reads.  Several threads may each run a ring over their share of
+// the files; results still come out in input order.  The threadpool and sync
+// engines run the same job the usual ways, for comparison.
 #pragma once
 
 #include "uringkit/fs/path_list.hpp"
@@ -31,7 +32,10 @@ struct ReadFilesOptions {
     bool hash = true;        // XXH64 (libxxhash) of each file; false: only count bytes
     bool ordered = true;     // results in input order (false: as they complete)
     unsigned inflight = 32;  // ring: files in flight (fixed-file slots)
-    unsigned threads = 8;    // threadpool: blocking workers
+    // ring: threads, each with its own ring and `inflight` files (0: one per
+    // CPU, up to 4; fewer when there are not enough files to fill them);
+    // threadpool: blocking workers (0: 8).
+    unsigned threads = 0;
     std::size_t block_size = 64 * 1024;  // 32 x 64 KiB keeps the registered buffers in cache; 16 MiB of them cost ~10% CPU
     // ring: run each chain on an io-wq worker (IOSQE_ASYNC on the open), so
     // several files are opened and read at once on other CPUs while this
