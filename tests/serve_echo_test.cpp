@@ -4,6 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <random>
 #include <thread>
 
@@ -63,5 +70,20 @@ TEST_P(ServeEcho, BytesComeBackInOrder) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, ServeEcho, testing::ValuesIn(engines()), engine_param_name);
+
+// The serve tests run the uring engines only where uring_unavailable_reason()
+// is empty, so a trial that wrongly failed would quietly skip them all.  On
+// a kernel that has multishot recv (6.0+) and lets this process use io_uring
+// it must pass.
+TEST(ServeEngines, UringTrialPassesWhereTheKernelHasMultishotRecv) {
+    utsname u{};
+    ASSERT_EQ(::uname(&u), 0);
+    unsigned major = 0, minor = 0;
+    ASSERT_EQ(std::sscanf(u.release, "%u.%u", &major, &minor), 2) << u.release;
+    if (major < 6) GTEST_SKIP() << "Linux " << u.release << " predates multishot recv (6.0)";
+    const int fd = static_cast<int>(::syscall(__NR_io_uring_setup, 1, nullptr));
+    if (fd < 0 && errno != EFAULT) GTEST_SKIP() << "io_uring_setup refused here: " << std::strerror(errno);
+    EXPECT_EQ(net::uring_unavailable_reason(), "");
+}
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <system_error>
 
@@ -35,16 +36,45 @@ std::optional<EngineKind> parse_engine(std::string_view name) noexcept {
     return std::nullopt;
 }
 
+namespace {
+// Owns one end of the socket pair below.
+struct FdCloser {
+    int fd;
+    ~FdCloser() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+}  // namespace
+
 std::string uring_unavailable_reason() {
+    // Tried, not guessed from a version: a provided buffer ring (5.19) and a
+    // multishot recv from it (6.0) are the engine's backbone, and kernels
+    // with backports or seccomp policies disagree with their version numbers.
     try {
         Ring ring(8);
-        // Provided buffer rings (5.19) and multishot recv (6.0) are the
-        // engine's backbone.  Registering a tiny buffer ring proves the first;
-        // IORING_FEAT_REG_REG_RING arrived in 6.3, after multishot recv, so its
-        // presence proves the second (the opcode probe cannot: RECV is 5.6).
-        BufferRing probe(ring, 0, 1, 64);
-        if (!ring.has_feature(IORING_FEAT_REG_REG_RING))
-            return "io_uring on this kernel predates multishot recv (needs Linux 6.0, checked as 6.3+)";
+        BufferRing group(ring, 0, 2, 64);
+        int sv[2];
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+            return std::string("socketpair: ") + std::strerror(errno);
+        const FdCloser a{sv[0]}, b{sv[1]};
+        ring.prepare(op::Recv::provided(Fd{a.fd}, 0).multishot()).user_data(1);
+        if (::send(b.fd, "x", 1, MSG_NOSIGNAL) != 1) return std::string("send: ") + std::strerror(errno);
+        int res = -ETIME;
+        bool more = false;
+        for (int round = 0; round < 2 && res == -ETIME; ++round) {
+            const int r = ring.submit_and_wait_for(1, std::chrono::milliseconds(500));
+            if (r < 0 && r != -ETIME && r != -EINTR) return "io_uring_enter: " + errno_code(r).message();
+            ring.for_each_completion([&](const Completion& c) {
+                res = c.res;
+                more = c.more();
+            });
+        }
+        if (res == -EINVAL) return "this kernel has no multishot recv (needs Linux 6.0)";
+        if (res < 0) return "multishot recv failed in a trial: " + errno_code(res).message();
+        if (!more) return "recv came back without IORING_CQE_F_MORE: no multishot recv (needs Linux 6.0)";
+        // EOF ends the armed recv before the ring and the group go away.
+        ::shutdown(b.fd, SHUT_WR);
+        ring.submit_and_wait_for(1, std::chrono::milliseconds(500));
         return {};
     } catch (const RingError& e) {
         return e.what();
