@@ -144,15 +144,10 @@ private:
             co_await sleep;
             ticker_sleep_ = nullptr;
             now_ = now_ms();
-            for (Conn* c = idle_.front(); c != nullptr;) {
-                Conn* next = c->idle_next;
-                const bool expired = c->deadline <= now_;
-                if (!expired && !(stopping_ && now_ >= grace_deadline_)) break;
+            idle_.expire(now_, stopping_ && now_ >= grace_deadline_, [this](Conn* c, bool expired) {
                 if (expired) stats_.idle_closed.add();
-                idle_.remove(c);
                 cancel(c);
-                c = next;
-            }
+            });
         }
     }
 
@@ -164,14 +159,12 @@ private:
         // Idle connections close now; one that is sending finishes its
         // response and then sees stopping_ (the ticker cancels it if the grace
         // period runs out first).
-        for (Conn* c = idle_.front(); c != nullptr;) {
-            Conn* next = c->idle_next;
+        idle_.for_each([this](Conn* c) {
             if (!c->sending) {
                 idle_.remove(c);
                 cancel(c);
             }
-            c = next;
-        }
+        });
         wake_ticker_if_done();
     }
 

@@ -67,6 +67,28 @@ public:
     }
     C* front() const noexcept { return head_; }
 
+    // Takes off the list every connection whose deadline has passed (they
+    // are at the front), or every one when `all` is set (a stop's grace is
+    // over), and hands each to f(c, expired).
+    template <class F>
+    void expire(std::uint64_t now, bool all, F&& f) {
+        while (C* c = head_) {
+            const bool expired = c->deadline <= now;
+            if (!expired && !all) return;
+            remove(c);
+            f(c, expired);
+        }
+    }
+    // f(c) for every connection on the list; f may take c off it.
+    template <class F>
+    void for_each(F&& f) {
+        for (C* c = head_; c != nullptr;) {
+            C* next = c->idle_next;
+            f(c);
+            c = next;
+        }
+    }
+
 private:
     C* head_ = nullptr;
     C* tail_ = nullptr;

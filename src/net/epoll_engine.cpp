@@ -207,14 +207,11 @@ private:
     }
 
     void sweep() {
-        while (Conn* c = idle_.front()) {
-            const bool expired = c->deadline <= now_;
-            const bool grace_over = stopping_ && now_ >= grace_deadline_;
-            if (!expired && !grace_over) break;
+        idle_.expire(now_, stopping_ && now_ >= grace_deadline_, [this](Conn* c, bool expired) {
             if (expired) stats_.idle_closed.add();
             c->closing = c->aborting = true;
             advance(c);
-        }
+        });
     }
 
     void begin_stop() {
@@ -223,12 +220,12 @@ private:
         grace_deadline_ = now_ + static_cast<std::uint64_t>(cfg_.grace.count());
         ::epoll_ctl(ep_, EPOLL_CTL_DEL, ctx_.listen_fd, nullptr);
         stats_.syscalls.add();
-        for (Conn* c = idle_.front(); c != nullptr;) {
-            Conn* next = c->idle_next;
+        // Every connection finishes the response it is sending, then closes;
+        // a half-received request is dropped.
+        idle_.for_each([this](Conn* c) {
             c->closing = true;
             advance(c);
-            c = next;
-        }
+        });
     }
 
     WorkerContext& ctx_;

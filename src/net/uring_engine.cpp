@@ -312,15 +312,11 @@ private:
     void on_timer(const Completion& c) {
         timer_armed_ = false;
         if (c.res == -ECANCELED) return;  // removed at exit
-        while (Conn* conn = idle_.front()) {
-            const bool expired = conn->deadline <= now_;
-            const bool grace_over = stopping_ && now_ >= grace_deadline_;
-            if (!expired && !grace_over) break;
-            idle_.remove(conn);
+        idle_.expire(now_, stopping_ && now_ >= grace_deadline_, [this](Conn* conn, bool expired) {
             if (expired) stats_.idle_closed.add();
             conn->closing = conn->aborting = true;
             advance(conn);
-        }
+        });
         if (!timer_removed_) arm_timer();
     }
 
@@ -335,12 +331,10 @@ private:
         if (backoff_armed_) sqe(op::TimeoutRemove(kBackoff)).user_data(kIgnore);
         // Every connection finishes the response it is sending, then closes;
         // a half-received request is dropped.
-        for (Conn* c = idle_.front(); c != nullptr;) {
-            Conn* next = c->idle_next;
+        idle_.for_each([this](Conn* c) {
             c->closing = true;
             advance(c);
-            c = next;
-        }
+        });
     }
 
     WorkerContext& ctx_;
