@@ -148,7 +148,7 @@ out.append("# uringkit serve vs nginx and the epoll twin (wrk, loopback)\n")
 out.append(f"Command: `bench/serve_bench.sh {build} {rounds}` (a RelWithDebInfo build) — {rounds} interleaved rounds of {dur} s runs, "
            "wrk -t1 pinned to CPU 0, each server pinned to CPU 1, one server thread (nginx: one worker, "
            "`return 200` with the same 128-byte body, access_log off).  Median (min–max) over the rounds.\n")
-out.append(f"Load average before: `{load0}`, after: `{load1}` (2 cores, shared with other work: "
+out.append(f"Load average before: `{load0}`, after: `{load1}` (2 cores, shared by wrk and the servers: "
            "figures are noisy; compare within a row).\n")
 summary = {}
 for pipe in ("1", "16"):
