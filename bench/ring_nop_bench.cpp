@@ -9,14 +9,9 @@
 //   (one command line)
 //
 // per_op is the figure to compare: CPU time per NOP completed.
-#include "uringkit/ops/ops.hpp"
-#include "uringkit/ring/ring.hpp"
+#include "nop_round.hpp"
 
 #include <benchmark/benchmark.h>
-
-#ifdef URINGKIT_HAVE_LIBURING
-#include <liburing.h>
-#endif
 
 #include <cstdint>
 #include <cstdlib>
@@ -24,7 +19,7 @@
 
 namespace {
 
-constexpr unsigned kEntries = 64;
+using nop_round::kEntries;
 
 void set_counters(benchmark::State& state, unsigned batch) {
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * batch);
@@ -42,14 +37,9 @@ void BM_uringkit_nop(benchmark::State& state) {
     uringkit::Ring ring(kEntries);
     std::uint64_t sum = 0;
     for (auto _ : state) {
-        for (unsigned i = 0; i < batch; ++i) ring.prepare(uringkit::op::Nop{}).user_data(i);
-        if (ring.submit_and_wait(batch) < 0) {
+        if (!nop_round::uringkit_round(ring, batch, sum)) {
             state.SkipWithError("submit_and_wait failed");
             break;
-        }
-        unsigned seen = 0;
-        while (seen < batch) {
-            seen += ring.for_each_completion([&](const uringkit::Completion& c) { sum += c.user_data; });
         }
     }
     benchmark::DoNotOptimize(sum);
@@ -68,25 +58,9 @@ void BM_liburing_nop(benchmark::State& state) {
     }
     std::uint64_t sum = 0;
     for (auto _ : state) {
-        for (unsigned i = 0; i < batch; ++i) {
-            io_uring_sqe* sqe = io_uring_get_sqe(&ring);
-            io_uring_prep_nop(sqe);
-            io_uring_sqe_set_data64(sqe, i);
-        }
-        if (io_uring_submit_and_wait(&ring, batch) < 0) {
+        if (!nop_round::liburing_round(ring, batch, sum)) {
             state.SkipWithError("io_uring_submit_and_wait failed");
             break;
-        }
-        unsigned seen = 0;
-        while (seen < batch) {
-            io_uring_cqe* cqe;
-            unsigned head, n = 0;
-            io_uring_for_each_cqe(&ring, head, cqe) {
-                sum += cqe->user_data;
-                ++n;
-            }
-            io_uring_cq_advance(&ring, n);
-            seen += n;
         }
     }
     benchmark::DoNotOptimize(sum);

@@ -12,12 +12,7 @@
 //
 // RING is uringkit or liburing (when built with it).  Kernel time is not in
 // the count: it is the same kernel work for both rings.
-#include "uringkit/ops/ops.hpp"
-#include "uringkit/ring/ring.hpp"
-
-#ifdef URINGKIT_HAVE_LIBURING
-#include <liburing.h>
-#endif
+#include "nop_round.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -25,17 +20,12 @@
 #include <cstring>
 
 namespace {
-constexpr unsigned kEntries = 64;
+using nop_round::kEntries;
 
 int run_uringkit(unsigned batch, long iterations, std::uint64_t& sum) {
     uringkit::Ring ring(kEntries);
-    for (long it = 0; it < iterations; ++it) {
-        for (unsigned i = 0; i < batch; ++i) ring.prepare(uringkit::op::Nop{}).user_data(i);
-        if (ring.submit_and_wait(batch) < 0) return 1;
-        unsigned seen = 0;
-        while (seen < batch)
-            seen += ring.for_each_completion([&](const uringkit::Completion& c) { sum += c.user_data; });
-    }
+    for (long it = 0; it < iterations; ++it)
+        if (!nop_round::uringkit_round(ring, batch, sum)) return 1;
     return 0;
 }
 
@@ -43,27 +33,11 @@ int run_uringkit(unsigned batch, long iterations, std::uint64_t& sum) {
 int run_liburing(unsigned batch, long iterations, std::uint64_t& sum) {
     io_uring ring;
     if (io_uring_queue_init(kEntries, &ring, 0) < 0) return 1;
-    for (long it = 0; it < iterations; ++it) {
-        for (unsigned i = 0; i < batch; ++i) {
-            io_uring_sqe* sqe = io_uring_get_sqe(&ring);
-            io_uring_prep_nop(sqe);
-            io_uring_sqe_set_data64(sqe, i);
-        }
-        if (io_uring_submit_and_wait(&ring, batch) < 0) return 1;
-        unsigned seen = 0;
-        while (seen < batch) {
-            io_uring_cqe* cqe;
-            unsigned head, n = 0;
-            io_uring_for_each_cqe(&ring, head, cqe) {
-                sum += cqe->user_data;
-                ++n;
-            }
-            io_uring_cq_advance(&ring, n);
-            seen += n;
-        }
-    }
+    int rc = 0;
+    for (long it = 0; it < iterations && rc == 0; ++it)
+        if (!nop_round::liburing_round(ring, batch, sum)) rc = 1;
     io_uring_queue_exit(&ring);
-    return 0;
+    return rc;
 }
 #endif
 }  // namespace
