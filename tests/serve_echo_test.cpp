@@ -19,11 +19,10 @@ using uringkit::net::EngineKind;
 
 namespace {
 
-class ServeEcho : public testing::TestWithParam<EngineKind> {};
+class ServeEcho : public PerEngine {};
 
 TEST_P(ServeEcho, BytesComeBackInOrder) {
-    net::ServerConfig c;
-    c.engine = GetParam();
+    net::ServerConfig c = config();
     c.mode = net::Mode::Echo;
     c.threads = 2;
     TestServer srv(c);

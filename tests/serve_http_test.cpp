@@ -12,15 +12,8 @@ using uringkit::net::EngineKind;
 
 namespace {
 
-class ServeHttp : public testing::TestWithParam<EngineKind> {
+class ServeHttp : public PerEngine {
 protected:
-    net::ServerConfig config() const {
-        net::ServerConfig c;
-        c.engine = GetParam();
-        c.idle_timeout = std::chrono::seconds(30);
-        c.grace = std::chrono::milliseconds(500);
-        return c;
-    }
     static std::string expected_root(const std::string& conn = "") {
         std::string r;
         net::append_response(r, 200, "text/plain", net::make_body(128), conn, false);

@@ -18,15 +18,7 @@ using uringkit::net::EngineKind;
 
 namespace {
 
-class ServeLimits : public testing::TestWithParam<EngineKind> {
-protected:
-    net::ServerConfig config() const {
-        net::ServerConfig c;
-        c.engine = GetParam();
-        c.grace = std::chrono::milliseconds(500);
-        return c;
-    }
-};
+class ServeLimits : public PerEngine {};
 
 TEST_P(ServeLimits, SilentClientClosedAtIdleTimeout) {
     auto c = config();

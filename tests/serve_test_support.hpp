@@ -47,6 +47,18 @@ inline std::string engine_param_name(const testing::TestParamInfo<net::EngineKin
     return n;
 }
 
+// The serve tests that run once per engine start from this configuration:
+// the engine under test, and a short grace period so a stop never waits long.
+class PerEngine : public testing::TestWithParam<net::EngineKind> {
+protected:
+    net::ServerConfig config() const {
+        net::ServerConfig c;
+        c.engine = GetParam();
+        c.grace = std::chrono::milliseconds(500);
+        return c;
+    }
+};
+
 class TestServer {
 public:
     explicit TestServer(net::ServerConfig cfg) {
