@@ -389,6 +389,10 @@ public:
         }
     }
     ~RingReader() {
+        // run() threw with reads in flight: the kernel may still write into
+        // bufs_ after this (closing a ring does not wait for its requests),
+        // so keep that memory for the rest of the process instead of freeing it.
+        if (outstanding_ > 0) (void)bufs_.release();
         for (Slot& s : slots_) XXH64_freeState(s.state);
     }
     RingReader(const RingReader&) = delete;
