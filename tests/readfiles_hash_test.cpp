@@ -4,6 +4,7 @@
 // say size 0 are read to their end; FIFOs are skipped, not read forever; a
 // file that fails is reported and the others continue.
 #include "files_test_support.hpp"
+#include "tools/forbid_uring.hpp"
 
 #include "uringkit/fs/readfiles.hpp"
 
@@ -11,6 +12,7 @@
 #include <xxhash.h>
 
 #include <map>
+#include <thread>
 
 namespace {
 
@@ -107,6 +109,50 @@ INSTANTIATE_TEST_SUITE_P(All, ReadFilesEngines,
                          ::testing::Combine(::testing::Values(ReadEngine::ring, ReadEngine::threadpool, ReadEngine::sync),
                                             ::testing::Bool(), ::testing::Values(1u, 3u, 64u),
                                             ::testing::Values(1u, 3u)));
+
+// A ring thread that cannot set up its ring reads its share of the files with
+// blocking calls: nothing is lost, doubled or out of order, and a note says so.
+// The fault is injected between the calling thread's ring (made first, for
+// the walk) and the reader threads: the walk notes the FIFO, and that note
+// installs a seccomp filter on the calling thread that the reader threads,
+// created afterwards, inherit.
+TEST(ReadFiles, RingThreadWithoutItsRingReadsItsShareTheBlockingWay) {
+    Tree t;
+    ASSERT_EQ(::mkfifo((t.s / "d/fifo").c_str(), 0600), 0);
+    uringkit::fs::ReadFilesOptions o;
+    o.threads = 3;
+    o.inflight = 1;  // three threads' worth of files in an 11-file tree
+    o.block_size = kBlock;
+    Collected c;
+    bool forbidden = false;
+    const std::vector<std::string> inputs{t.root()};
+    std::thread runner([&] {
+        uringkit::fs::ReadFilesSink sink;
+        sink.file = [&](const uringkit::fs::FileResult& r) {
+            c.files.push_back(r);
+            c.paths.emplace_back(r.path);
+        };
+        sink.note = [&](std::string_view p, int e, std::string_view m) {
+            if (!forbidden) forbidden = forbid_io_uring(EPERM, true);
+            c.notes.push_back(std::string(p) + "|" + std::to_string(e) + "|" + std::string(m));
+        };
+        c.stats = uringkit::fs::read_files(inputs, o, sink);
+    });
+    runner.join();
+    ASSERT_TRUE(forbidden) << "the seccomp filter could not be installed";
+    EXPECT_EQ(c.stats.engine, ReadEngine::ring);
+    EXPECT_EQ(c.paths, t.order);
+    EXPECT_EQ(c.stats.files, t.order.size());
+    EXPECT_EQ(c.stats.failed, 0u);
+    for (std::size_t i = 0; i < c.files.size(); ++i) {
+        const std::string& data = t.content.at(c.paths[i]);
+        EXPECT_EQ(c.files[i].hash, XXH64(data.data(), data.size(), 0)) << c.paths[i];
+    }
+    int fallbacks = 0;
+    for (const std::string& n : c.notes)
+        fallbacks += n.find("its files were read with blocking calls") != std::string::npos;
+    EXPECT_EQ(fallbacks, 3) << "every reader thread says it fell back";
+}
 
 TEST(ReadFiles, RingSyscallsPerFileWellUnderOne) {
     Scratch s;
