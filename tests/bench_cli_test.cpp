@@ -2,6 +2,8 @@
 // status and leaves nothing behind; io_uring forbidden by seccomp gives
 // `unavailable` rows while the others run; Ctrl-C prints what was measured
 // and removes the temporary file; the JSON has every field of the schema.
+#include "tools/forbid_uring.hpp"
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/audit.h>
@@ -173,18 +175,7 @@ TEST_F(BenchCli, IoUringForbiddenGivesUnavailableRowsAndPreadStillRuns) {
     const std::string json = path("out.json");
     const Result r = run(
         with(kQuick, {"--engines", "pread,uring,uring-reg,auto", "--iodepth", "4", "--json", json}),
-        [] {
-            // As no_uring does: io_uring_* fail with EPERM.
-            sock_filter f[] = {
-                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
-                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-            };
-            sock_fprog prog{4, f};
-            ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-            ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
-        });
+        [] { forbid_io_uring(EPERM, true); });  // io_uring_setup fails with EPERM, as under no_uring
     ASSERT_EQ(r.status, 0) << "pread ran, so the exit status is 0\n" << r.err << r.out;
     const auto doc = nlohmann::json::parse(std::ifstream(json));
     for (const auto& row : doc["rows"]) {
