@@ -225,11 +225,10 @@ public:
                 ++next_;
             }
             if (next_ == n) return;
-            // Wait for a file well ahead of the next one: the workers finish
-            // files roughly in order, so one wake-up then emits a run of them,
-            // instead of a futex wait (and the yields before it) per file.
-            // Only the worker that finishes `target` wakes us: a futex call
-            // per run of files, not one per file.
+            // Wait for a file well ahead of the next one, woken only by the
+            // worker that finishes it: the workers finish files roughly in
+            // order, so one wake-up emits a run of them, instead of a futex
+            // wait (and the yields before it) per file.
             std::size_t target = std::min(next_ + kWaitAhead, n - 1);
             if (done_[target].load(std::memory_order_acquire)) target = next_;
             waiting_for_.store(target, std::memory_order_seq_cst);
@@ -264,9 +263,27 @@ private:
 
 // ---- sync and threadpool engines ------------------------------------------------
 
-// open, read to end of file (st_size is not trusted: /proc files say 0), close.
-Slot_result read_blocking(const char* path, char* buf, std::size_t bs, bool hash, std::uint64_t& syscalls,
-                          XXH64_state_t* st) {
+// What one thread needs to read files the blocking way: a buffer and a hash
+// state, made once and reused for every file.
+class BlockingReader {
+public:
+    explicit BlockingReader(const ReadFilesOptions& o)
+        : bs_(o.block_size), hash_(o.hash), buf_(aligned_buffer(o.block_size)), st_(XXH64_createState()) {}
+    ~BlockingReader() { XXH64_freeState(st_); }
+    BlockingReader(const BlockingReader&) = delete;
+    BlockingReader& operator=(const BlockingReader&) = delete;
+
+    // open, read to end of file (st_size is not trusted: /proc files say 0), close.
+    Slot_result read(const char* path, std::uint64_t& syscalls);
+
+private:
+    std::size_t bs_;
+    bool hash_;
+    Buffer buf_;
+    XXH64_state_t* st_;
+};
+
+Slot_result BlockingReader::read(const char* path, std::uint64_t& syscalls) {
     Slot_result r;
     ++syscalls;
     const int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -275,10 +292,10 @@ Slot_result read_blocking(const char* path, char* buf, std::size_t bs, bool hash
         r.stage = "open";
         return r;
     }
-    if (hash) XXH64_reset(st, 0);
+    if (hash_) XXH64_reset(st_, 0);
     for (;;) {
         ++syscalls;
-        const ssize_t n = ::read(fd, buf, bs);
+        const ssize_t n = ::read(fd, buf_.get(), bs_);
         if (n < 0) {
             if (errno == EINTR || errno == EAGAIN) continue;
             r.error = errno;
@@ -286,21 +303,18 @@ Slot_result read_blocking(const char* path, char* buf, std::size_t bs, bool hash
             break;
         }
         if (n == 0) break;
-        if (hash) XXH64_update(st, buf, static_cast<std::size_t>(n));
+        if (hash_) XXH64_update(st_, buf_.get(), static_cast<std::size_t>(n));
         r.bytes += static_cast<std::uint64_t>(n);
     }
     ++syscalls;
     ::close(fd);
-    if (hash && !r.error) r.hash = XXH64_digest(st);
+    if (hash_ && !r.error) r.hash = XXH64_digest(st_);
     return r;
 }
 
 void run_sync(const PathList& files, const ReadFilesOptions& o, Emitter& out, ReadFilesStats& stats) {
-    Buffer buf = aligned_buffer(o.block_size);
-    XXH64_state_t* st = XXH64_createState();
-    for (std::size_t i = 0; i < files.size(); ++i)
-        out.finish(i, read_blocking(files.c_str(i), buf.get(), o.block_size, o.hash, stats.syscalls, st));
-    XXH64_freeState(st);
+    BlockingReader reader(o);
+    for (std::size_t i = 0; i < files.size(); ++i) out.finish(i, reader.read(files.c_str(i), stats.syscalls));
 }
 
 void run_threadpool(const PathList& files, const ReadFilesOptions& o, Emitter& out, ReadFilesStats& stats) {
@@ -310,12 +324,10 @@ void run_threadpool(const PathList& files, const ReadFilesOptions& o, Emitter& o
     std::vector<std::thread> pool;
     for (unsigned t = 0; t < nthreads; ++t)
         pool.emplace_back([&, t] {
-            Buffer buf = aligned_buffer(o.block_size);
-            XXH64_state_t* st = XXH64_createState();
+            BlockingReader reader(o);
             std::uint64_t calls = 0;
             for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < files.size();)
-                out.record(i, read_blocking(files.c_str(i), buf.get(), o.block_size, o.hash, calls, st));
-            XXH64_freeState(st);
+                out.record(i, reader.read(files.c_str(i), calls));
             syscalls[t] = calls;
         });
     out.drain_in_order();
@@ -665,14 +677,9 @@ void run_rings(const FileList& list, const ReadFilesOptions& o, unsigned nthread
                 trouble[t] = "io_uring unavailable (" + why + ")";
             }
             if (!trouble[t].empty()) {
-                Buffer buf = aligned_buffer(o.block_size);
-                XXH64_state_t* st = XXH64_createState();
-                std::size_t i;
-                for (std::size_t f : left)
-                    out.record(f, read_blocking(files.c_str(f), buf.get(), o.block_size, o.hash, calls, st));
-                while (cursor.take(i))
-                    out.record(i, read_blocking(files.c_str(i), buf.get(), o.block_size, o.hash, calls, st));
-                XXH64_freeState(st);
+                BlockingReader blocking(o);
+                for (std::size_t f : left) out.record(f, blocking.read(files.c_str(f), calls));
+                for (std::size_t i; cursor.take(i);) out.record(i, blocking.read(files.c_str(i), calls));
             }
             syscalls[t] = calls;
         });
