@@ -4,13 +4,17 @@
 #   bench/serve_bench.sh [BUILD_DIR] [ROUNDS]        (default: build, 3)
 #
 # One server thread each (nginx: one worker), all started once and left
-# running; runs are interleaved (uring, uring-coro, epoll, nginx, uring, ...)
+# running; runs are interleaved (uring, uring-coro, uring-nobatch, epoll,
+# nginx, uring, ...)
 # so load drift on a shared machine hits every server alike.  wrk uses one
 # thread pinned to CPU 0, the servers are pinned to CPU 1.  Per run:
 #   req/s        wrk's figure
 #   cpu/req      server utime+stime (/proc/PID/stat) over the run / requests
 #   sys/req      system calls per request (our engines count their own; nginx
 #                is counted with strace -c in a separate, untimed run)
+#   p50/p99      wrk's latency percentiles
+# uring-nobatch is the uring engine with --batch-wait 0: what the adaptive
+# batching wait (default 50 µs, on only under many clients) buys and costs.
 # Two sets: no pipelining (CPU per request is the figure; wrk's single thread
 # is the bottleneck) and 16 requests per write (serve_wrk.lua; the server
 # saturates, req/s is the figure).  Writes bench/results/serve_wrk.md.
@@ -72,19 +76,23 @@ PIDS+=($!)
 NGINX_MASTER=$!
 
 declare -A PORT PID
-for eng in uring uring-coro epoll; do
+OURS="uring uring-coro uring-nobatch epoll"
+SERVERS="$OURS nginx"
+for eng in $OURS; do
   port=$(free_port)
-  taskset -c 1 "$BIN" serve --engine "$eng" --port "$port" --idle-timeout 0 >"$T/$eng.out" 2>"$T/$eng.err" &
+  args=(--engine "$eng")
+  [ "$eng" = uring-nobatch ] && args=(--engine uring --batch-wait 0)
+  taskset -c 1 "$BIN" serve "${args[@]}" --port "$port" --idle-timeout 0 >"$T/$eng.out" 2>"$T/$eng.err" &
   PIDS+=($!)
   PID[$eng]=$!
   PORT[$eng]=$port
 done
 PORT[nginx]=$NGINX_PORT
 sleep 1
-for eng in uring uring-coro epoll; do grep -q listening "$T/$eng.out" || { cat "$T/$eng.err"; exit 1; }; done
+for eng in $OURS; do grep -q listening "$T/$eng.out" || { cat "$T/$eng.err"; exit 1; }; done
 PID[nginx]=$(pgrep -P "$NGINX_MASTER" | head -1)
 [ -n "${PID[nginx]}" ] || { cat "$T/nginx/stderr" "$T/nginx/error.log"; exit 1; }
-for s in uring uring-coro epoll nginx; do
+for s in $SERVERS; do
   curl -sf "http://127.0.0.1:${PORT[$s]}/" | cmp -s - <(printf '%b' "$BODY") || { echo "serve_bench: $s does not serve the expected body" >&2; exit 1; }
 done
 
@@ -92,25 +100,30 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 syscalls() { curl -s "http://127.0.0.1:$1/stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["syscalls"])'; }
 
 RAW=$T/raw.tsv
-echo -e "round\tserver\tconns\tpipeline\treqs\trps\tcpu_ticks\tsyscalls" > "$RAW"
+echo -e "round\tserver\tconns\tpipeline\treqs\trps\tcpu_ticks\tsyscalls\tp50_us\tp99_us" > "$RAW"
 LOAD_BEFORE=$(cat /proc/loadavg)
 echo "load before: $LOAD_BEFORE" >&2
 for round in $(seq 1 "$ROUNDS"); do
   for pipe in 1 16; do
     for c in $CONNS; do
-      for s in uring uring-coro epoll nginx; do
+      for s in $SERVERS; do
         script=()
         [ "$pipe" = 16 ] && script=(-s "$ROOT/bench/serve_wrk.lua")
         sc0=0; [ "$s" != nginx ] && sc0=$(syscalls "${PORT[$s]}")
         t0=$(cpu_ticks "${PID[$s]}")
-        out=$(taskset -c 0 wrk -t1 -c"$c" -d"${DURATION}s" "${script[@]}" "http://127.0.0.1:${PORT[$s]}/" -- 16)
+        out=$(taskset -c 0 wrk -t1 -c"$c" -d"${DURATION}s" --latency "${script[@]}" "http://127.0.0.1:${PORT[$s]}/" -- 16)
         t1=$(cpu_ticks "${PID[$s]}")
         sc1=0; [ "$s" != nginx ] && sc1=$(syscalls "${PORT[$s]}")
         reqs=$(echo "$out" | awk '/requests in/ {print $1}')
         rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
+        # wrk prints 812.00us, 1.20ms, 1.01s: to microseconds.
+        pct() { echo "$out" | awk -v p="$1%" '$1 == p { v = $2; m = 1;
+          if (v ~ /us$/) m = 1; else if (v ~ /ms$/) m = 1000; else if (v ~ /s$/) m = 1000000;
+          sub(/[a-z]+$/, "", v); printf "%.0f", v * m }'; }
+        p50=$(pct 50); p99=$(pct 99)
         if echo "$out" | grep -q "Non-2xx\|Socket errors"; then echo "$out" >&2; fi
         # The /stats request between runs is one system call batch: subtract nothing, it is noise.
-        echo -e "$round\t$s\t$c\t$pipe\t$reqs\t$rps\t$((t1 - t0))\t$((sc1 - sc0))" >> "$RAW"
+        echo -e "$round\t$s\t$c\t$pipe\t$reqs\t$rps\t$((t1 - t0))\t$((sc1 - sc0))\t$p50\t$p99" >> "$RAW"
         echo "round $round $s c=$c pipeline=$pipe: $rps req/s" >&2
       done
     done
@@ -142,7 +155,7 @@ tick = 1.0 / os.sysconf("SC_CLK_TCK")
 nsys = dict(x.split(":") for x in nginx_sys.split()) if nginx_sys.strip() else {}
 def med(xs): return st.median(xs)
 def fmt(xs, f): return f"{f(med(xs))} ({f(min(xs))}–{f(max(xs))})"
-servers = ["uring", "uring-coro", "epoll", "nginx"]
+servers = ["uring", "uring-coro", "uring-nobatch", "epoll", "nginx"]
 out = []
 out.append("# uringkit serve vs nginx and the epoll twin (wrk, loopback)\n")
 out.append(f"Command: `bench/serve_bench.sh {build} {rounds}` (a RelWithDebInfo build) — {rounds} interleaved rounds of {dur} s runs, "
@@ -153,8 +166,8 @@ out.append(f"Load average before: `{load0}`, after: `{load1}` (2 cores, shared b
 summary = {}
 for pipe in ("1", "16"):
     out.append(f"\n## {'No pipelining' if pipe == '1' else '16 requests pipelined per write (bench/serve_wrk.lua)'}\n")
-    out.append("| conns | server | req/s | CPU µs/request | syscalls/request |")
-    out.append("|---|---|---|---|---|")
+    out.append("| conns | server | req/s | CPU µs/request | syscalls/request | p50 µs | p99 µs |")
+    out.append("|---|---|---|---|---|---|---|")
     for c in sorted({r["conns"] for r in rows}, key=int):
         for s in servers:
             rs = [r for r in rows if r["server"] == s and r["conns"] == c and r["pipeline"] == pipe]
@@ -167,13 +180,16 @@ for pipe in ("1", "16"):
                 sc = [int(r["syscalls"]) / int(r["reqs"]) for r in rs]
                 sysc = fmt(sc, lambda v: f"{v:.3f}")
             summary[(pipe, c, s)] = (med(rps), med(cpu))
-            out.append(f"| {c} | {s} | {fmt(rps, lambda v: f'{v:,.0f}')} | {fmt(cpu, lambda v: f'{v:.2f}')} | {sysc} |")
+            p50 = med([float(r["p50_us"]) for r in rs])
+            p99 = med([float(r["p99_us"]) for r in rs])
+            out.append(f"| {c} | {s} | {fmt(rps, lambda v: f'{v:,.0f}')} | {fmt(cpu, lambda v: f'{v:.2f}')} | {sysc} | {p50:,.0f} | {p99:,.0f} |")
 out.append("\n## Ratios (medians)\n")
-out.append("| conns | uring CPU/req ÷ nginx | uring CPU/req ÷ epoll | pipelined req/s uring ÷ nginx | pipelined req/s uring ÷ epoll | uring-coro ÷ uring req/s (pipelined) |")
-out.append("|---|---|---|---|---|---|")
+out.append("| conns | uring CPU/req ÷ nginx | uring CPU/req ÷ epoll | uring-nobatch CPU/req ÷ nginx | uring-nobatch CPU/req ÷ epoll | pipelined req/s uring ÷ nginx | pipelined req/s uring ÷ epoll | uring-coro ÷ uring req/s (pipelined) |")
+out.append("|---|---|---|---|---|---|---|---|")
 for c in sorted({r["conns"] for r in rows}, key=int):
     g = lambda p, s: summary.get((p, c, s), (float("nan"), float("nan")))
     out.append(f"| {c} | {g('1','uring')[1]/g('1','nginx')[1]:.2f} | {g('1','uring')[1]/g('1','epoll')[1]:.2f} | "
+               f"{g('1','uring-nobatch')[1]/g('1','nginx')[1]:.2f} | {g('1','uring-nobatch')[1]/g('1','epoll')[1]:.2f} | "
                f"{g('16','uring')[0]/g('16','nginx')[0]:.2f} | {g('16','uring')[0]/g('16','epoll')[0]:.2f} | "
                f"{g('16','uring-coro')[0]/g('16','uring')[0]:.3f} |")
 out.append("\nRaw runs:\n\n```\n" + open(raw).read() + "```")

@@ -150,6 +150,39 @@ TEST_P(ServeHttp, StatsIsJson) {
     EXPECT_GT(j["syscalls"].get<int>(), 0);
 }
 
+// The batching wait (--batch-wait) turns on only while many clients each wait
+// long for their turn, and every answer stays exact while it is on.
+TEST_P(ServeHttp, BatchesWaitsOnlyUnderManyClients) {
+    TestServer srv(config());
+    const std::string req = "GET / HTTP/1.1\r\n\r\n";
+    const std::string want = expected_root();
+    {
+        // One client in a ping-pong: a batch wait would only add latency.
+        Socket s(srv.port());
+        for (int i = 0; i < 1500; ++i) {
+            ASSERT_TRUE(s.send(req));
+            ASSERT_EQ(s.read_n(want.size()), want) << "request " << i;
+        }
+        EXPECT_EQ(srv.server().stats().batch_waits, 0u) << "batched for one client";
+    }
+    // 64 clients, all with a request in flight: each waits for 63 others.
+    std::vector<std::unique_ptr<Socket>> clients;
+    for (int i = 0; i < 64; ++i) clients.push_back(std::make_unique<Socket>(srv.port()));
+    const bool can_batch = GetParam() != EngineKind::Epoll && net::batch_wait_available();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    int rounds = 0;
+    while ((rounds < 50 || (can_batch && srv.server().stats().batch_waits == 0)) &&
+           std::chrono::steady_clock::now() < deadline) {
+        for (auto& c : clients) ASSERT_TRUE(c->send(req));
+        for (auto& c : clients) ASSERT_EQ(c->read_n(want.size()), want) << "round " << rounds;
+        ++rounds;
+    }
+    if (can_batch)
+        EXPECT_GT(srv.server().stats().batch_waits, 0u) << rounds << " rounds of 64 clients";
+    else
+        EXPECT_EQ(srv.server().stats().batch_waits, 0u) << "epoll, or a kernel without the batching wait";
+}
+
 TEST_P(ServeHttp, VanishingClientsCostOnlyTheirConnection) {
     TestServer srv(config());
     for (int i = 0; i < 50; ++i) {

@@ -30,7 +30,7 @@ Loop::Detached Loop::run_detached(Loop* loop, Task<void> task) {
 void Loop::spawn(Task<void> task) { run_detached(this, std::move(task)); }
 
 void Loop::reap() {
-    const int r = ring_->submit_and_wait(1);
+    const int r = wait_ ? wait_->submit_and_wait(*ring_) : ring_->submit_and_wait(1);
     if (r < 0 && r != -EBUSY && r != -EAGAIN && r != -EINTR && r != -ETIME)
         throw std::system_error(-r, std::system_category(), "io_uring_enter");
     ring_->for_each_completion([](const Completion& c) {

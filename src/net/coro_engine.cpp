@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <chrono>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace uringkit::net::detail {
@@ -25,6 +26,7 @@ constexpr std::uint16_t kGroup = 0;
 struct Conn {
     int fd = -1;
     std::uint64_t deadline = 0;
+    std::uint32_t window = 0;  // BatchWait's window of its last request
     Conn* idle_prev = nullptr;
     Conn* idle_next = nullptr;
     bool in_idle = false;
@@ -84,8 +86,11 @@ public:
           stats_(*ctx.stats),
           ring_(cfg_.ring_entries, options(cfg_)),
           bufs_(ring_, kGroup, cfg_.buffer_count, cfg_.buffer_size),
+          wait_(ring_, batch_wait_options(cfg_)),
           loop_(ring_),
-          accepts_(loop_, ctx.listen_fd) {}
+          accepts_(loop_, ctx.listen_fd) {
+        loop_.set_wait(&wait_);
+    }
 
     void run() {
         now_ = now_ms();
@@ -94,8 +99,10 @@ public:
         loop_.spawn(stopper());
         std::uint64_t counted = 0;
         while (loop_.live_tasks() > 0) {
+            if (wait_.batching()) stats_.batch_waits.add();
             loop_.run_once();
             now_ = now_ms();
+            wait_.tick(now_);
             const std::uint64_t calls = ring_.enter_calls();
             stats_.syscalls.add(calls - counted);
             counted = calls;
@@ -202,6 +209,7 @@ private:
                     stats_.recv_rearms.add(dry);
                 }
                 if (chunk.res <= 0) break;
+                wait_.request(std::exchange(conn.window, wait_.window()) != wait_.window());
                 stats_.bytes_in.add(static_cast<std::uint64_t>(chunk.res));
                 const bool keep = session.feed(chunk.text(), out);
                 in.recycle(chunk);
@@ -230,6 +238,7 @@ private:
     ServerStats& stats_;
     Ring ring_;
     BufferRing bufs_;
+    BatchWait wait_;
     async::Loop loop_;
     AcceptStream accepts_;
     IdleList<Conn> idle_;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "uringkit/net/server.hpp"
+#include "uringkit/ring/batch_wait.hpp"
 
 #include <time.h>
 
@@ -35,6 +36,14 @@ inline std::uint64_t now_ms() noexcept {
 inline std::uint64_t tick_ms(const ServerConfig& c) noexcept {
     const auto t = static_cast<std::uint64_t>(c.idle_timeout.count()) / 4;
     return t < 10 ? 10 : t > 1000 ? 1000 : t;
+}
+
+// The uring engines' wait: batching under load (see ServerConfig::batch_wait).
+// The timeout only bounds an idle wait; the tick timer does the real work.
+inline BatchWaitOptions batch_wait_options(const ServerConfig& c) noexcept {
+    BatchWaitOptions o;
+    o.min_wait = c.batch_wait;
+    return o;
 }
 
 // Connections ordered by idle deadline: a connection that makes progress

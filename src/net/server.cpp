@@ -81,6 +81,15 @@ std::string uring_unavailable_reason() {
     }
 }
 
+bool batch_wait_available() {
+    try {
+        const Ring ring(2);
+        return ring.features() & IORING_FEAT_MIN_TIMEOUT;
+    } catch (const RingError&) {
+        return false;
+    }
+}
+
 namespace {
 [[noreturn]] void fail(const std::string& what, int err) { throw std::system_error(err, std::system_category(), what); }
 

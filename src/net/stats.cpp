@@ -21,6 +21,7 @@ StatsSnapshot StatsSnapshot::sum(std::span<const ServerStats> threads) noexcept 
         s.recv_rearms += t.recv_rearms.get();
         s.enobufs += t.enobufs.get();
         s.accept_backoffs += t.accept_backoffs.get();
+        s.batch_waits += t.batch_waits.get();
     }
     return s;
 }
@@ -40,6 +41,7 @@ std::string StatsSnapshot::to_json(std::string_view engine, std::string_view mod
     j["recv_rearms"] = recv_rearms;
     j["enobufs"] = enobufs;
     j["accept_backoffs"] = accept_backoffs;
+    j["batch_waits"] = batch_waits;
     return j.dump() + "\n";
 }
 

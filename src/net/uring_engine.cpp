@@ -6,6 +6,7 @@
 // one system call per batch, not per request.
 #include "engine.hpp"
 #include "uringkit/ops/ops.hpp"
+#include "uringkit/ring/batch_wait.hpp"
 #include "uringkit/ring/buffer_ring.hpp"
 #include "uringkit/ring/ring.hpp"
 
@@ -18,6 +19,7 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 namespace uringkit::net::detail {
@@ -38,6 +40,7 @@ struct Conn {
     std::string sending;  // what the send in flight points to: untouched until its CQE
     std::size_t sent = 0;
     std::uint64_t deadline = 0;
+    std::uint32_t window = 0;  // BatchWait's window of its last request
     Conn* idle_prev = nullptr;
     Conn* idle_next = nullptr;
     bool in_idle = false;
@@ -57,7 +60,8 @@ public:
           cfg_(*ctx.config),
           stats_(*ctx.stats),
           ring_(cfg_.ring_entries, ring_options(cfg_)),
-          bufs_(ring_, kGroup, cfg_.buffer_count, cfg_.buffer_size) {
+          bufs_(ring_, kGroup, cfg_.buffer_count, cfg_.buffer_size),
+          wait_(ring_, batch_wait_options(cfg_)) {
         tick_.tv_sec = static_cast<long long>(tick_ms(cfg_) / 1000);
         tick_.tv_nsec = static_cast<long long>(tick_ms(cfg_) % 1000) * 1000000;
     }
@@ -70,11 +74,13 @@ public:
         wake_armed_ = true;
         std::uint64_t counted = 0;
         for (;;) {
-            const int r = ring_.submit_and_wait(1);
-            if (r < 0 && r != -EBUSY && r != -EAGAIN && r != -EINTR)
+            if (wait_.batching()) stats_.batch_waits.add();
+            const int r = wait_.submit_and_wait(ring_);
+            if (r < 0 && r != -EBUSY && r != -EAGAIN && r != -EINTR && r != -ETIME)
                 throw std::system_error(-r, std::system_category(), "io_uring_enter");
             now_ = now_ms();
             ring_.for_each_completion([this](const Completion& c) { dispatch(c); });
+            wait_.tick(now_);
             const std::uint64_t calls = ring_.enter_calls();
             stats_.syscalls.add(calls - counted);
             counted = calls;
@@ -204,6 +210,7 @@ private:
 
     void on_recv(Conn* c, const Completion& cqe) {
         if (cqe.res > 0) {
+            wait_.request(std::exchange(c->window, wait_.window()) != wait_.window());
             const std::uint16_t id = *cqe.buffer_id();
             if (!c->closing) {
                 stats_.bytes_in.add(static_cast<std::uint64_t>(cqe.res));
@@ -349,6 +356,7 @@ private:
     IdleList<Conn> idle_;
     Ring ring_;
     BufferRing bufs_;
+    BatchWait wait_;
     std::uint64_t now_ = 0;
     std::uint64_t grace_deadline_ = 0;
     unsigned conns_ = 0;

@@ -177,7 +177,8 @@ void Ring::release() noexcept {
 struct Ring::TimedWait {
     std::chrono::steady_clock::time_point deadline;
     __kernel_timespec ts{};
-    io_uring_getevents_arg arg{};
+    sys::getevents_arg arg{};
+    std::uint32_t min_wait_usec = 0;
 
     // Sets the timeout to what is left (zero once the deadline has passed, so
     // a zero timeout still submits and polls once); false when nothing is left.
@@ -190,6 +191,7 @@ struct Ring::TimedWait {
         ts.tv_nsec = static_cast<long long>(ns % 1'000'000'000);
         arg.sigmask = 0;
         arg.sigmask_sz = _NSIG / 8;
+        arg.min_wait_usec = min_wait_usec;
         arg.ts = reinterpret_cast<std::uintptr_t>(&ts);
         return some_left;
     }
@@ -295,6 +297,18 @@ int Ring::submit_and_wait_for(unsigned wait_nr, std::chrono::nanoseconds timeout
     if (!(features_ & IORING_FEAT_EXT_ARG)) return -EOPNOTSUPP;
     TimedWait timed;
     timed.deadline = std::chrono::steady_clock::now() + timeout;
+    return enter(wait_nr, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &timed);
+}
+
+int Ring::submit_and_wait_batch(unsigned wait_nr, std::chrono::microseconds min_wait,
+                                std::chrono::nanoseconds timeout) noexcept {
+    if (!(features_ & IORING_FEAT_MIN_TIMEOUT) || min_wait.count() <= 0 || min_wait.count() > UINT32_MAX)
+        return -EOPNOTSUPP;
+    TimedWait timed;
+    // Without a timeout past the batch wait the kernel ends every wait at the
+    // batch wait, events or not: an idle ring would wake that often.
+    timed.deadline = std::chrono::steady_clock::now() + std::max<std::chrono::nanoseconds>(timeout, 2 * min_wait);
+    timed.min_wait_usec = static_cast<std::uint32_t>(min_wait.count());
     return enter(wait_nr, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &timed);
 }
 

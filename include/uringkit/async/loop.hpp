@@ -31,6 +31,7 @@
 
 #include "uringkit/async/task.hpp"
 #include "uringkit/ops/ops.hpp"
+#include "uringkit/ring/batch_wait.hpp"
 #include "uringkit/ring/buffer_ring.hpp"
 #include "uringkit/ring/ring.hpp"
 
@@ -115,6 +116,9 @@ public:
     Loop& operator=(const Loop&) = delete;
 
     Ring& ring() noexcept { return *ring_; }
+    // Waits through `wait` (which must outlive the loop) instead of a plain
+    // submit_and_wait(1): the caller reports load to it between turns.
+    void set_wait(BatchWait* wait) noexcept { wait_ = wait; }
 
     // Starts `task` at once (up to its first suspension) and keeps it until it
     // finishes; an exception it lets escape is rethrown by run()/block_on().
@@ -178,6 +182,7 @@ private:
     static Detached run_detached(Loop* loop, Task<void> task);
 
     Ring* ring_;
+    BatchWait* wait_ = nullptr;
     std::size_t live_ = 0;
     bool stopped_ = false;
     std::exception_ptr error_;

@@ -45,6 +45,10 @@ struct ServerConfig {
     unsigned buffer_count = 2048;     // provided buffers per thread (a power of two)
     std::uint32_t buffer_size = 4096;
     bool defer_taskrun = true;        // SINGLE_ISSUER|DEFER_TASKRUN where the kernel has them
+    // Once wake-ups bring several requests each, let completions gather for
+    // up to this long per io_uring_enter (ring/batch_wait.hpp; Linux 6.12).
+    // 0: never; a lone ping-pong client never triggers it.
+    std::chrono::microseconds batch_wait{50};
     // After SIGINT/SIGTERM, connections still sending get this long to finish.
     std::chrono::milliseconds grace{5000};
 };
@@ -52,6 +56,8 @@ struct ServerConfig {
 // Why the uring engines cannot run here (io_uring disabled, too old for
 // multishot recv or buffer rings), or empty when they can.
 std::string uring_unavailable_reason();
+// Whether this kernel has the batching wait that ServerConfig::batch_wait uses.
+bool batch_wait_available();
 
 class Server {
 public:

@@ -34,13 +34,14 @@ struct alignas(64) ServerStats {
     Counter recv_rearms;      // multishot recv re-armed (ENOBUFS or the kernel ended it)
     Counter enobufs;          // recv found the provided buffer ring empty
     Counter accept_backoffs;  // accept failed (EMFILE...) and paused
+    Counter batch_waits;      // io_uring_enter calls that used the batching wait (--batch-wait)
 };
 
 // The sum over all engine threads.
 struct StatsSnapshot {
     std::uint64_t accepted = 0, rejected = 0, active = 0, idle_closed = 0, requests = 0;
     std::uint64_t status_2xx = 0, status_4xx = 0, status_5xx = 0, bytes_in = 0, bytes_out = 0;
-    std::uint64_t syscalls = 0, recv_rearms = 0, enobufs = 0, accept_backoffs = 0;
+    std::uint64_t syscalls = 0, recv_rearms = 0, enobufs = 0, accept_backoffs = 0, batch_waits = 0;
 
     static StatsSnapshot sum(std::span<const ServerStats> threads) noexcept;
     // {"engine":..., "connections":{...}, "requests":..., ...}

@@ -139,6 +139,14 @@ public:
     // signals included) with -ETIME, or with the submitted count when this
     // call submitted something (IORING_FEAT_EXT_ARG, 5.11; else -EOPNOTSUPP).
     int submit_and_wait_for(unsigned wait_nr, std::chrono::nanoseconds timeout) noexcept;
+    // The batching wait (IORING_FEAT_MIN_TIMEOUT, 6.12; else -EOPNOTSUPP):
+    // returns once wait_nr completions are ready, or once `min_wait` has
+    // passed with at least one ready, or, with none, at the first completion
+    // after that.  `timeout` as in submit_and_wait_for.  A busy loop trades up
+    // to min_wait of latency for fewer, fuller wake-ups; with DEFER_TASKRUN the
+    // kernel does not even wake the thread before that.
+    int submit_and_wait_batch(unsigned wait_nr, std::chrono::microseconds min_wait,
+                              std::chrono::nanoseconds timeout) noexcept;
 
     // ---- completion --------------------------------------------------------
 

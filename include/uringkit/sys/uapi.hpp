@@ -85,6 +85,16 @@ inline constexpr unsigned mem_region = 34;         // 6.13
 inline constexpr unsigned use_registered_ring = 1U << 31;  // 6.3
 }  // namespace register_op
 
+// The IORING_ENTER_EXT_ARG block as 6.12 defines it: the 6.1 header calls
+// the third field `pad`; since IORING_FEAT_MIN_TIMEOUT it is the batch wait.
+struct getevents_arg {
+    std::uint64_t sigmask;
+    std::uint32_t sigmask_sz;
+    std::uint32_t min_wait_usec;  // 6.12: return after this long if any CQE is ready
+    std::uint64_t ts;
+};
+static_assert(sizeof(getevents_arg) == sizeof(io_uring_getevents_arg));
+
 // Name of an opcode for people ("read_fixed"), or nullptr when unknown.
 const char* opcode_name(unsigned op) noexcept;
 
