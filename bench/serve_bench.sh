@@ -14,7 +14,7 @@
 #                is counted with strace -c in a separate, untimed run)
 #   p50/p99      wrk's latency percentiles
 # uring-nobatch is the uring engine with --batch-wait 0: what the adaptive
-# batching wait (default 50 µs, on only under many clients) buys and costs.
+# batching wait (default 20 µs, on only under many clients) buys and costs.
 # Two sets: no pipelining (CPU per request is the figure; wrk's single thread
 # is the bottleneck) and 16 requests per write (serve_wrk.lua; the server
 # saturates, req/s is the figure).  Writes bench/results/serve_wrk.md.
@@ -182,7 +182,9 @@ for pipe in ("1", "16"):
             summary[(pipe, c, s)] = (med(rps), med(cpu))
             p50 = med([float(r["p50_us"]) for r in rs])
             p99 = med([float(r["p99_us"]) for r in rs])
-            out.append(f"| {c} | {s} | {fmt(rps, lambda v: f'{v:,.0f}')} | {fmt(cpu, lambda v: f'{v:.2f}')} | {sysc} | {p50:,.0f} | {p99:,.0f} |")
+            # wrk leaves the percentiles out when the script pipelines: say so, not 0.
+            lat = lambda v: f"{v:,.0f}" if v > 0 else "–"
+            out.append(f"| {c} | {s} | {fmt(rps, lambda v: f'{v:,.0f}')} | {fmt(cpu, lambda v: f'{v:.2f}')} | {sysc} | {lat(p50)} | {lat(p99)} |")
 out.append("\n## Ratios (medians)\n")
 out.append("| conns | uring CPU/req ÷ nginx | uring CPU/req ÷ epoll | uring-nobatch CPU/req ÷ nginx | uring-nobatch CPU/req ÷ epoll | pipelined req/s uring ÷ nginx | pipelined req/s uring ÷ epoll | uring-coro ÷ uring req/s (pipelined) |")
 out.append("|---|---|---|---|---|---|---|---|")

@@ -111,7 +111,12 @@ TEST(BatchWait, ZeroMinWaitIsNotSupported) {
 class BatchWaitPolicy : public ::testing::Test {
 protected:
     Ring ring_{4};
-    BatchWaitOptions options_;  // 50 µs, factor 10: batch while clients wait >= 500 µs
+    BatchWaitOptions options_ = [] {
+        BatchWaitOptions o;  // batch while clients spend >= 10 x 50 µs in the system
+        o.min_wait = std::chrono::microseconds(50);
+        o.latency_factor = 10;
+        return o;
+    }();
     std::uint64_t now_ = 1000;
 
     // One window: `requests` spread over `clients`, each stamping itself.

@@ -145,7 +145,7 @@ Register serve_command{Command{
             std::string idle = "60s";
             std::string body_size = "128";
             std::string max_body = "1m";
-            unsigned batch_wait = 50;
+            unsigned batch_wait = 20;
         };
         auto a = std::make_shared<Args>();
         app.add_option("--mode", a->mode, "http: GET / answers --body-size bytes, GET /stats the counters; "
@@ -167,9 +167,9 @@ Register serve_command{Command{
         app.add_option("--body-size", a->body_size, "Bytes of the GET / body")->capture_default_str();
         app.add_option("--max-body", a->max_body, "Request bodies (Content-Length) over this get 413")
             ->capture_default_str();
-        app.add_option("--batch-wait", a->batch_wait, "Microseconds completions may gather before the uring "
-                       "engines wake up, used only while wake-ups bring 2+ requests on average (fewer system "
-                       "calls and less CPU per request under load; up to this much latency); 0: never")
+        app.add_option("--batch-wait", a->batch_wait, "Microseconds completions may gather before a uring "
+                       "engine wakes up (Linux 6.12), used only while many clients each wait long for their turn "
+                       "anyway: fewer system calls per request, at most this much added latency; 0: never")
             ->check(CLI::Range(0u, 1'000'000u))->capture_default_str();
         app.footer("Prints 'listening on ADDR:PORT' once ready.  SIGINT/SIGTERM: stop accepting, finish the "
                    "responses being sent (5 s at most), close everything, exit 0.\n"

@@ -48,7 +48,7 @@ struct ServerConfig {
     // Once wake-ups bring several requests each, let completions gather for
     // up to this long per io_uring_enter (ring/batch_wait.hpp; Linux 6.12).
     // 0: never; a lone ping-pong client never triggers it.
-    std::chrono::microseconds batch_wait{50};
+    std::chrono::microseconds batch_wait{20};
     // After SIGINT/SIGTERM, connections still sending get this long to finish.
     std::chrono::milliseconds grace{5000};
 };

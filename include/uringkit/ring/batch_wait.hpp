@@ -23,7 +23,7 @@ namespace uringkit {
 
 struct BatchWaitOptions {
     // The longest a completion waits for company; 0 turns batching off.
-    std::chrono::microseconds min_wait{50};
+    std::chrono::microseconds min_wait{20};
     // Batch while clients' time in the system is at least this many min_waits.
     unsigned latency_factor = 10;
     // Length of one measurement window, and the fewest requests in one that
