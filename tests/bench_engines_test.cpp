@@ -7,6 +7,8 @@
 #include "uringkit/engines/engine.hpp"
 #include "uringkit/engines/target.hpp"
 
+#include "count_allocations.hpp"
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -18,37 +20,6 @@
 #include <ostream>
 #include <string>
 #include <vector>
-
-// GCC cannot see that the replaced operator new below allocates with malloc.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<std::uint64_t> g_allocations{0};
-}  // namespace
-
-// Counts every allocation made while g_counting is set, from any thread.
-void* operator new(std::size_t n) {
-    if (g_counting.load(std::memory_order_relaxed))
-        g_allocations.fetch_add(1, std::memory_order_relaxed);
-    if (void* p = std::malloc(n ? n : 1)) return p;
-    throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) {
-    return operator new(n);
-}
-void operator delete(void* p) noexcept {
-    std::free(p);
-}
-void operator delete[](void* p) noexcept {
-    std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-    std::free(p);
-}
-void operator delete[](void* p, std::size_t) noexcept {
-    std::free(p);
-}
 
 using namespace uringkit::engines;
 

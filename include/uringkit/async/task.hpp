@@ -1,7 +1,8 @@
 // Task<T>: a lazy coroutine that produces a T (or throws).  It starts when
 // awaited, and the awaiting coroutine resumes when it finishes (by symmetric
 // transfer: the finishing frame hands control straight to its awaiter).
-// Each level of nesting is one frame allocation; keep recursion shallow, as
+// Each level of nesting is one frame (from a per-thread pool, frame_pool.hpp,
+// so no malloc once warm); keep recursion shallow, as
 // with ordinary functions (GCC turns the transfer into a tail call only when
 // optimizing, so a deep recursion can still use stack in a debug build).
 //
@@ -17,7 +18,10 @@
 // Loop::spawn() and Loop::block_on() keep tasks alive until they finish.
 #pragma once
 
+#include "uringkit/async/frame_pool.hpp"
+
 #include <coroutine>
+#include <cstddef>
 #include <exception>
 #include <utility>
 #include <variant>
@@ -40,6 +44,10 @@ struct FinalAwaiter {
 };
 
 struct PromiseBase {
+    // Frames from the per-thread pool (frame_pool.hpp): no malloc per Task.
+    static void* operator new(std::size_t bytes) { return frame_allocate(bytes); }
+    static void operator delete(void* frame, std::size_t bytes) noexcept { frame_free(frame, bytes); }
+
     std::coroutine_handle<> continuation;
     std::exception_ptr error;
     std::suspend_always initial_suspend() const noexcept { return {}; }

@@ -1,0 +1,38 @@
+// Replaces the global operator new and delete of the test binary that
+// includes this header (in exactly one source file: replacement functions
+// cannot be inline) and counts the allocations made while g_counting is set,
+// from any thread.  For tests that check a hot path allocates nothing.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+
+// GCC cannot see that the replaced operator new below allocates with malloc.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+
+inline std::atomic<bool> g_counting{false};
+inline std::atomic<std::uint64_t> g_allocations{0};
+
+void* operator new(std::size_t n) {
+    if (g_counting.load(std::memory_order_relaxed))
+        g_allocations.fetch_add(1, std::memory_order_relaxed);
+    if (void* p = std::malloc(n ? n : 1)) return p;
+    throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) {
+    return operator new(n);
+}
+void operator delete(void* p) noexcept {
+    std::free(p);
+}
+void operator delete[](void* p) noexcept {
+    std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+    std::free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+    std::free(p);
+}
