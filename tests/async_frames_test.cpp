@@ -21,11 +21,7 @@ using namespace uringkit;
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kPooled = false;
-#else
-constexpr bool kPooled = true;
-#endif
+constexpr bool kPooled = async::detail::kFramesPooled;
 
 async::Task<int> leaf(int v) { co_return v + 1; }
 async::Task<int> middle(int v) { co_return co_await leaf(v) * 2; }

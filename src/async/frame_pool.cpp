@@ -5,12 +5,7 @@
 namespace uringkit::async::detail {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kPooled = false;
-#else
-constexpr bool kPooled = true;
-#endif
-
+constexpr bool kPooled = kFramesPooled;
 constexpr std::size_t kGranule = 64;
 constexpr std::size_t kClasses = 32;  // frames up to 2 KiB
 constexpr unsigned kMaxPerClass = 256;

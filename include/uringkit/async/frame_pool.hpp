@@ -14,6 +14,14 @@
 
 namespace uringkit::async::detail {
 
+// Whether this translation unit's build pools frames (the library and its
+// tests are built with the same flags).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kFramesPooled = false;
+#else
+inline constexpr bool kFramesPooled = true;
+#endif
+
 void* frame_allocate(std::size_t bytes);
 void frame_free(void* frame, std::size_t bytes) noexcept;
 
