@@ -227,16 +227,7 @@ private:
             return;
         }
         const std::uint32_t n = read_target(s) - s.rd;
-        Sqe read = prep_read(ring, buf + s.rd, n, s.off + s.rd);
-        read.user_data(ud(k, 0)).link();
-        // Buffered reads go straight to io-wq, where a worker's blocking read
-        // takes the kernel's ordinary synchronous readahead path.  Without
-        // the flag, reads that miss the page cache take io_uring's async
-        // buffered-read path, and cold copies were about twice as slow: 1.2-
-        // 1.8 s against 0.67-0.72 s for 1 GiB (coreutils 0.60-0.68 s,
-        // interleaved); warm copies did not change (0.44 s).  O_DIRECT reads
-        // are asynchronous in the block layer already.
-        if (!job_.direct) read.async();
+        prep_read(ring, buf + s.rd, n, s.off + s.rd).user_data(ud(k, 0)).link();
         prep_write(ring, buf + s.rd, n, s.off + s.rd).user_data(ud(k, 1));
         s.pending = 2;
     }
