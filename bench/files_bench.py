@@ -93,6 +93,9 @@ CP_NOTES = [
     '  interleaved cold trials on this machine: `--qd 16 --bs 512k` and `--qd 4 --bs 1m` were 1.5-2x slower,',
     '  `--qd 8 --bs 128k` about the same.  Without the fadvise hint, 16 reads in flight at neighbouring offsets',
     '  defeated readahead and cold copies took twice as long.',
+    '- In series of cold copies every third run or so was slow whichever tool ran in it (one series: 0.62-0.70 s,',
+    '  then 0.85-1.16 s in every third slot).  The tools alternate who goes first each round; an earlier fixed order',
+    '  had made a flag on the reads (IOSQE_ASYNC) look twice as fast cold, which rotating the order disproved.',
     '- coreutils copies a large file with `copy_file_range` (an in-kernel splice: one copy, no user memory).  A',
     '  prototype of splice chains on io_uring (file -> pipe -> file, 2-16 in flight) did not beat it here either.',
 ]
@@ -219,8 +222,12 @@ def bench_cp(a, uk, work, out):
 
     def pair(label, ours, theirs, before, rounds):
         res = {'uringkit': [], 'coreutils': []}
-        for _ in range(rounds):
-            for who, cmd in (('uringkit', ours), ('coreutils', theirs)):
+        for i in range(rounds):
+            # Alternate who goes first: on this disk some slots in a series
+            # are slow whoever runs in them, and a fixed order would pin
+            # that on one tool.
+            order = (('uringkit', ours), ('coreutils', theirs))
+            for who, cmd in (order if i % 2 == 0 else order[::-1]):
                 clean()
                 res[who].append(timed(cmd, before))
         clean()
@@ -231,11 +238,11 @@ def bench_cp(a, uk, work, out):
     pair(f'cp of one {a.big} file, warm', [uk, 'cp', big, dst], ['cp', big, dst], lambda: warm(big), a.rounds)
     if cold_ok:
         pair(f'cp of one {a.big} file, cold (caches dropped before each run)', [uk, 'cp', big, dst], ['cp', big, dst],
-             drop_caches, max(3, a.rounds // 2))
+             drop_caches, a.rounds)
     pair('cp -r of 10,000 files of 4 KiB, warm', [uk, 'cp', '-r', tree, dst], ['cp', '-r', tree, dst], lambda: warm(tree), a.rounds)
     if cold_ok:
         pair('cp -r of 10,000 files of 4 KiB, cold', [uk, 'cp', '-r', tree, dst], ['cp', '-r', tree, dst], drop_caches,
-             max(3, a.rounds // 2))
+             a.rounds)
     load_after = loadavg()
     clean()
     sc_uk, _ = strace_total([uk, 'cp', '-r', tree, dst])
