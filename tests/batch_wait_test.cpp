@@ -123,10 +123,7 @@ protected:
     void window(BatchWait& w, unsigned clients, unsigned requests) {
         std::vector<std::uint32_t> stamps(clients, 0);
         w.tick(now_);
-        for (unsigned i = 0; i < requests; ++i) {
-            std::uint32_t& s = stamps[i % clients];
-            w.request(std::exchange(s, w.window()) != w.window());
-        }
+        for (unsigned i = 0; i < requests; ++i) w.request(stamps[i % clients]);
         now_ += static_cast<std::uint64_t>(options_.window.count());
         w.tick(now_);
     }
@@ -138,6 +135,17 @@ TEST_F(BatchWaitPolicy, OneClientNeverBatches) {
         window(w, 1, requests);
         EXPECT_FALSE(w.batching()) << requests << " requests from one client";
     }
+}
+
+TEST_F(BatchWaitPolicy, ASlowLoneClientDoesNotBatch) {
+    BatchWait w(ring_, options_);
+    // 100 requests in 20 ms from one client: 200 µs each, yet nobody to wait for.
+    window(w, 1, 100);
+    EXPECT_FALSE(w.batching());
+    window(w, 3, 60);  // three slow clients: still under min_clients
+    EXPECT_FALSE(w.batching());
+    window(w, 4, 60);  // four clients, 1.3 ms each
+    EXPECT_EQ(w.batching(), w.supported());
 }
 
 TEST_F(BatchWaitPolicy, ManyClientsWaitingLongBatch) {
@@ -156,7 +164,7 @@ TEST_F(BatchWaitPolicy, FewClientsWithShortTurnsDoNot) {
 
 TEST_F(BatchWaitPolicy, AQuietWindowDoesNotCountAsLoad) {
     BatchWait w(ring_, options_);
-    window(w, 64, 64);  // under min_requests
+    window(w, 64, 20);  // under min_requests
     EXPECT_FALSE(w.batching());
 }
 
@@ -175,7 +183,8 @@ TEST_F(BatchWaitPolicy, StopsBatchingWhenTheLoadChanges) {
 TEST_F(BatchWaitPolicy, DecidesOnlyAtTheEndOfAWindow) {
     BatchWait w(ring_, options_);
     w.tick(now_);
-    for (unsigned i = 0; i < 1600; ++i) w.request(i < 64);
+    std::vector<std::uint32_t> stamps(64, 0);
+    for (unsigned i = 0; i < 1600; ++i) w.request(stamps[i % 64]);
     w.tick(now_ + static_cast<std::uint64_t>(options_.window.count()) - 1);
     EXPECT_FALSE(w.batching()) << "decided before the window ended";
     w.tick(now_ + static_cast<std::uint64_t>(options_.window.count()));

@@ -209,7 +209,7 @@ private:
                     stats_.recv_rearms.add(dry);
                 }
                 if (chunk.res <= 0) break;
-                wait_.request(std::exchange(conn.window, wait_.window()) != wait_.window());
+                wait_.request(conn.window);
                 stats_.bytes_in.add(static_cast<std::uint64_t>(chunk.res));
                 const bool keep = session.feed(chunk.text(), out);
                 in.recycle(chunk);

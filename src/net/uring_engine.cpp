@@ -210,7 +210,7 @@ private:
 
     void on_recv(Conn* c, const Completion& cqe) {
         if (cqe.res > 0) {
-            wait_.request(std::exchange(c->window, wait_.window()) != wait_.window());
+            wait_.request(c->window);
             const std::uint16_t id = *cqe.buffer_id();
             if (!c->closing) {
                 stats_.bytes_in.add(static_cast<std::uint64_t>(cqe.res));

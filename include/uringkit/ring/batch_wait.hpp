@@ -12,6 +12,9 @@
 // system is (clients in flight) / (requests per second), so the loop counts,
 // per window, the requests and the distinct clients that sent them, and
 // batches only while that time is at least `latency_factor` batch waits.
+// A wait gathers the requests of different clients, so fewer than
+// `min_clients` never batch: a lone client that slows down (or a server
+// thread that was descheduled for a while) is not a crowd.
 #pragma once
 
 #include "uringkit/ring/ring.hpp"
@@ -26,10 +29,11 @@ struct BatchWaitOptions {
     std::chrono::microseconds min_wait{20};
     // Batch while clients' time in the system is at least this many min_waits.
     unsigned latency_factor = 10;
-    // Length of one measurement window, and the fewest requests in one that
-    // count as load.
+    // Length of one measurement window, and the fewest requests and distinct
+    // clients in one that count as load.
     std::chrono::milliseconds window{20};
-    unsigned min_requests = 100;
+    unsigned min_requests = 32;
+    unsigned min_clients = 4;
     // Return at once when this many completions are ready.
     unsigned wait_nr = 64;
     // With nothing at all to do, wake up after this long anyway.
@@ -55,15 +59,15 @@ public:
         return ring.submit_and_wait(1);
     }
 
-    // The current window's number.  A client stamps itself with it when it
-    // sends a request: a stamp that differs means "first time this window".
-    std::uint32_t window() const noexcept { return window_id_; }
-
-    // One request arrived; `first_in_window` when its client had not sent one
-    // yet in this window (its stamp differed from window()).
-    void request(bool first_in_window) noexcept {
+    // One request arrived from the client that owns `stamp` (a per-client
+    // integer starting at 0): the stamp records the window the client was
+    // last counted in, so each client counts once per window.
+    void request(std::uint32_t& stamp) noexcept {
         ++requests_;
-        clients_ += first_in_window;
+        if (stamp != window_id_) {
+            stamp = window_id_;
+            ++clients_;
+        }
     }
 
     // Call after each wake-up with a millisecond clock: closes the window
@@ -76,7 +80,8 @@ public:
         const std::uint64_t in_system_us_x_requests = static_cast<std::uint64_t>(clients_) * elapsed_ms * 1000;
         const std::uint64_t wanted = static_cast<std::uint64_t>(options_.latency_factor) *
                                      static_cast<std::uint64_t>(options_.min_wait.count()) * requests_;
-        batching_ = supported_ && requests_ >= options_.min_requests && in_system_us_x_requests >= wanted;
+        batching_ = supported_ && requests_ >= options_.min_requests && clients_ >= options_.min_clients &&
+                    in_system_us_x_requests >= wanted;
         window_start_ = now_ms;
         requests_ = clients_ = 0;
         ++window_id_;
