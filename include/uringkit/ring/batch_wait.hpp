@@ -76,12 +76,13 @@ public:
         if (window_start_ == 0) window_start_ = now_ms;
         const std::uint64_t elapsed_ms = now_ms - window_start_;
         if (elapsed_ms < static_cast<std::uint64_t>(options_.window.count())) return;
-        // clients / (requests / elapsed) >= factor * min_wait, without division.
-        const std::uint64_t in_system_us_x_requests = static_cast<std::uint64_t>(clients_) * elapsed_ms * 1000;
+        // Time in the system, clients / (requests / elapsed), at least
+        // factor * min_wait; multiplied out by requests to avoid a division.
+        const std::uint64_t clients_x_elapsed_us = static_cast<std::uint64_t>(clients_) * elapsed_ms * 1000;
         const std::uint64_t wanted = static_cast<std::uint64_t>(options_.latency_factor) *
                                      static_cast<std::uint64_t>(options_.min_wait.count()) * requests_;
         batching_ = supported_ && requests_ >= options_.min_requests && clients_ >= options_.min_clients &&
-                    in_system_us_x_requests >= wanted;
+                    clients_x_elapsed_us >= wanted;
         window_start_ = now_ms;
         requests_ = clients_ = 0;
         ++window_id_;
