@@ -2,6 +2,7 @@
 
 #include "uringkit/engines/workload.hpp"
 #include "uringkit/util/size.hpp"
+#include "uringkit/util/unique_fd.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -19,13 +20,6 @@
 
 namespace uringkit::engines {
 namespace {
-
-struct FdGuard {
-    int fd;
-    ~FdGuard() {
-        if (fd >= 0) ::close(fd);
-    }
-};
 
 bool space_error(int err) {
     return err == ENOSPC || err == EFBIG || err == EDQUOT;
@@ -71,17 +65,17 @@ Target::Target(const TargetSpec& spec) : direct_(spec.direct), write_(spec.write
                 fmt::format("{}: refusing to write to a file you named; add --allow-write if its "
                             "contents may be overwritten",
                             path_));
-        FdGuard f{::open(path_.c_str(), (spec.write ? O_RDWR : O_RDONLY) | O_CLOEXEC)};
-        if (f.fd < 0)
+        const util::UniqueFd f(::open(path_.c_str(), (spec.write ? O_RDWR : O_RDONLY) | O_CLOEXEC));
+        if (f.get() < 0)
             throw TargetError(
                 TargetError::bad_input,
                 fmt::format("{}: cannot open for {}: {}", path_, spec.write ? "writing" : "reading",
                             std::strerror(errno)));
         std::uint64_t bytes = static_cast<std::uint64_t>(st.st_size);
         if (block_device_) {
-            if (::ioctl(f.fd, BLKGETSIZE64, &bytes) != 0) bytes = 0;
+            if (::ioctl(f.get(), BLKGETSIZE64, &bytes) != 0) bytes = 0;
             int lbs = 0;
-            if (::ioctl(f.fd, BLKSSZGET, &lbs) == 0 && lbs > 0)
+            if (::ioctl(f.get(), BLKSSZGET, &lbs) == 0 && lbs > 0)
                 direct_align_ = static_cast<std::uint32_t>(lbs);
         }
         if (spec.size) bytes = std::min(bytes, spec.size);
@@ -171,7 +165,7 @@ void Target::create_temporary(const TargetSpec& spec) {
                         dir, std::strerror(errno)));
     path_ = name.data();
     temporary_ = true;  // from here on the destructor (or remove()) unlinks it
-    FdGuard f{fd};
+    const util::UniqueFd f(fd);
     auto fail = [&](int err, const char* what) {
         const std::string p = path_;
         remove();
@@ -228,22 +222,22 @@ int Target::open_job_fd() const {
 }
 
 void Target::warm_cache() const {
-    FdGuard f{::open(path_.c_str(), O_RDONLY | O_CLOEXEC)};
-    if (f.fd < 0) return;
+    const util::UniqueFd f(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+    if (f.get() < 0) return;
     constexpr std::size_t kChunk = 1 << 20;
     AlignedBuf buf(kChunk);
     for (std::uint64_t off = 0; off < size_; off += kChunk)
-        if (::pread(f.fd, buf.p,
+        if (::pread(f.get(), buf.p,
                     static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, size_ - off)),
                     static_cast<off_t>(off)) <= 0)
             break;
 }
 
 void Target::drop_cache() const {
-    FdGuard f{::open(path_.c_str(), O_RDONLY | O_CLOEXEC)};
-    if (f.fd < 0) return;
-    ::fdatasync(f.fd);  // dirty pages are not dropped; write them back first
-    ::posix_fadvise(f.fd, 0, static_cast<off_t>(size_), POSIX_FADV_DONTNEED);
+    const util::UniqueFd f(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+    if (f.get() < 0) return;
+    ::fdatasync(f.get());  // dirty pages are not dropped; write them back first
+    ::posix_fadvise(f.get(), 0, static_cast<off_t>(size_), POSIX_FADV_DONTNEED);
 }
 
 }  // namespace uringkit::engines

@@ -5,6 +5,7 @@
 #include "uringkit/ring/buffer_ring.hpp"
 #include "uringkit/ring/ring.hpp"
 #include "uringkit/sys/error.hpp"
+#include "uringkit/util/unique_fd.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -36,16 +37,6 @@ std::optional<EngineKind> parse_engine(std::string_view name) noexcept {
     return std::nullopt;
 }
 
-namespace {
-// Owns one end of the socket pair below.
-struct FdCloser {
-    int fd;
-    ~FdCloser() {
-        if (fd >= 0) ::close(fd);
-    }
-};
-}  // namespace
-
 std::string uring_unavailable_reason() {
     // Tried, not guessed from a version: a provided buffer ring (5.19) and a
     // multishot recv from it (6.0) are the engine's backbone, and kernels
@@ -56,9 +47,9 @@ std::string uring_unavailable_reason() {
         int sv[2];
         if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
             return std::string("socketpair: ") + std::strerror(errno);
-        const FdCloser a{sv[0]}, b{sv[1]};
-        ring.prepare(op::Recv::provided(Fd{a.fd}, 0).multishot()).user_data(1);
-        if (::send(b.fd, "x", 1, MSG_NOSIGNAL) != 1) return std::string("send: ") + std::strerror(errno);
+        const util::UniqueFd a(sv[0]), b(sv[1]);
+        ring.prepare(op::Recv::provided(Fd{a.get()}, 0).multishot()).user_data(1);
+        if (::send(b.get(), "x", 1, MSG_NOSIGNAL) != 1) return std::string("send: ") + std::strerror(errno);
         int res = -ETIME;
         bool more = false;
         for (int round = 0; round < 2 && res == -ETIME; ++round) {
@@ -73,7 +64,7 @@ std::string uring_unavailable_reason() {
         if (res < 0) return "multishot recv failed in a trial: " + errno_code(res).message();
         if (!more) return "recv came back without IORING_CQE_F_MORE: no multishot recv (needs Linux 6.0)";
         // EOF ends the armed recv before the ring and the group go away.
-        ::shutdown(b.fd, SHUT_WR);
+        ::shutdown(b.get(), SHUT_WR);
         ring.submit_and_wait_for(1, std::chrono::milliseconds(500));
         return {};
     } catch (const RingError& e) {

@@ -5,6 +5,7 @@
 #include "uringkit/ring/ring.hpp"
 #include "uringkit/sys/error.hpp"
 #include "uringkit/util/size.hpp"
+#include "uringkit/util/unique_fd.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -39,29 +40,7 @@ using Clock = std::chrono::steady_clock;
 // completes is reported as failed after this long.
 constexpr auto kCompletionWait = 10s;  // generous: sanitizers and loaded CI machines
 
-class UniqueFd {
-public:
-    UniqueFd() = default;
-    explicit UniqueFd(int fd) noexcept : fd_(fd) {}
-    UniqueFd(UniqueFd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-    UniqueFd& operator=(UniqueFd&& o) noexcept {
-        if (this != &o) {
-            reset();
-            fd_ = std::exchange(o.fd_, -1);
-        }
-        return *this;
-    }
-    ~UniqueFd() { reset(); }
-    int get() const noexcept { return fd_; }
-    explicit operator bool() const noexcept { return fd_ >= 0; }
-    void reset() noexcept {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = -1;
-    }
-
-private:
-    int fd_ = -1;
-};
+using util::UniqueFd;
 
 // Page-aligned anonymous memory: O_DIRECT and registered buffers want alignment.
 class Pages {
