@@ -177,8 +177,7 @@ void Ring::release() noexcept {
 struct Ring::TimedWait {
     std::chrono::steady_clock::time_point deadline;
     __kernel_timespec ts{};
-    sys::getevents_arg arg{};
-    std::uint32_t min_wait_usec = 0;
+    sys::getevents_arg arg{};  // arm() fills all but min_wait_usec (0 unless batching)
 
     // Sets the timeout to what is left (zero once the deadline has passed, so
     // a zero timeout still submits and polls once); false when nothing is left.
@@ -191,7 +190,6 @@ struct Ring::TimedWait {
         ts.tv_nsec = static_cast<long long>(ns % 1'000'000'000);
         arg.sigmask = 0;
         arg.sigmask_sz = _NSIG / 8;
-        arg.min_wait_usec = min_wait_usec;
         arg.ts = reinterpret_cast<std::uintptr_t>(&ts);
         return some_left;
     }
@@ -308,7 +306,7 @@ int Ring::submit_and_wait_batch(unsigned wait_nr, std::chrono::microseconds min_
     // Without a timeout past the batch wait the kernel ends every wait at the
     // batch wait, events or not: an idle ring would wake that often.
     timed.deadline = std::chrono::steady_clock::now() + std::max<std::chrono::nanoseconds>(timeout, 2 * min_wait);
-    timed.min_wait_usec = static_cast<std::uint32_t>(min_wait.count());
+    timed.arg.min_wait_usec = static_cast<std::uint32_t>(min_wait.count());
     return enter(wait_nr, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &timed);
 }
 

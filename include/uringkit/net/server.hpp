@@ -45,9 +45,9 @@ struct ServerConfig {
     unsigned buffer_count = 2048;     // provided buffers per thread (a power of two)
     std::uint32_t buffer_size = 4096;
     bool defer_taskrun = true;        // SINGLE_ISSUER|DEFER_TASKRUN where the kernel has them
-    // Once wake-ups bring several requests each, let completions gather for
-    // up to this long per io_uring_enter (ring/batch_wait.hpp; Linux 6.12).
-    // 0: never; a lone ping-pong client never triggers it.
+    // While many clients each already wait long for their turn, let
+    // completions gather for up to this long per io_uring_enter
+    // (ring/batch_wait.hpp decides when; Linux 6.12).  0: never.
     std::chrono::microseconds batch_wait{20};
     // After SIGINT/SIGTERM, connections still sending get this long to finish.
     std::chrono::milliseconds grace{5000};
