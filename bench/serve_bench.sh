@@ -97,6 +97,10 @@ for s in $SERVERS; do
 done
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# A latency percentile from wrk's output, in microseconds (it prints 812.00us, 1.20ms, 1.01s).
+pct() { echo "$2" | awk -v p="$1%" '$1 == p { v = $2; m = 1;
+  if (v ~ /ms$/) m = 1000; else if (v ~ /us$/) m = 1; else if (v ~ /s$/) m = 1000000;
+  sub(/[a-z]+$/, "", v); printf "%.0f", v * m }'; }
 syscalls() { curl -s "http://127.0.0.1:$1/stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["syscalls"])'; }
 
 RAW=$T/raw.tsv
@@ -116,11 +120,7 @@ for round in $(seq 1 "$ROUNDS"); do
         sc1=0; [ "$s" != nginx ] && sc1=$(syscalls "${PORT[$s]}")
         reqs=$(echo "$out" | awk '/requests in/ {print $1}')
         rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
-        # wrk prints 812.00us, 1.20ms, 1.01s: to microseconds.
-        pct() { echo "$out" | awk -v p="$1%" '$1 == p { v = $2; m = 1;
-          if (v ~ /us$/) m = 1; else if (v ~ /ms$/) m = 1000; else if (v ~ /s$/) m = 1000000;
-          sub(/[a-z]+$/, "", v); printf "%.0f", v * m }'; }
-        p50=$(pct 50); p99=$(pct 99)
+        p50=$(pct 50 "$out"); p99=$(pct 99 "$out")
         if echo "$out" | grep -q "Non-2xx\|Socket errors"; then echo "$out" >&2; fi
         # The /stats request between runs is one system call batch: subtract nothing, it is noise.
         echo -e "$round\t$s\t$c\t$pipe\t$reqs\t$rps\t$((t1 - t0))\t$((sc1 - sc0))\t$p50\t$p99" >> "$RAW"
