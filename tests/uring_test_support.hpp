@@ -4,6 +4,7 @@
 #pragma once
 
 #include "uringkit/ring/ring.hpp"
+#include "uringkit/util/unique_fd.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -36,27 +37,7 @@ inline std::vector<std::byte> pattern(std::size_t n, unsigned seed = 0) {
     return v;
 }
 
-// A file descriptor that closes itself.
-class UniqueFd {
-public:
-    UniqueFd() = default;
-    explicit UniqueFd(int fd) noexcept : fd_(fd) {}
-    UniqueFd(UniqueFd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-    UniqueFd& operator=(UniqueFd&& o) noexcept {
-        reset(std::exchange(o.fd_, -1));
-        return *this;
-    }
-    ~UniqueFd() { reset(); }
-    int get() const noexcept { return fd_; }
-    int release() noexcept { return std::exchange(fd_, -1); }
-    void reset(int fd = -1) noexcept {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = fd;
-    }
-
-private:
-    int fd_ = -1;
-};
+using util::UniqueFd;
 
 // A temporary regular file, removed on destruction.  Lives in $TMPDIR (or
 // /tmp), optionally pre-filled with pattern(size, seed).

@@ -1,5 +1,5 @@
 // A file descriptor that closes itself: for the short-lived descriptors of
-// trials, probes and set-up code (the hot paths keep theirs in rings).
+// trials, probes, set-up code and tests (the hot paths keep theirs in rings).
 #pragma once
 
 #include <unistd.h>
@@ -14,10 +14,7 @@ public:
     explicit UniqueFd(int fd) noexcept : fd_(fd) {}
     UniqueFd(UniqueFd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
     UniqueFd& operator=(UniqueFd&& o) noexcept {
-        if (this != &o) {
-            reset();
-            fd_ = std::exchange(o.fd_, -1);
-        }
+        if (this != &o) reset(std::exchange(o.fd_, -1));
         return *this;
     }
     UniqueFd(const UniqueFd&) = delete;
@@ -26,9 +23,12 @@ public:
 
     int get() const noexcept { return fd_; }
     explicit operator bool() const noexcept { return fd_ >= 0; }
-    void reset() noexcept {
+    // Gives the descriptor up without closing it.
+    int release() noexcept { return std::exchange(fd_, -1); }
+    // Closes the descriptor held (if any) and holds `fd` instead.
+    void reset(int fd = -1) noexcept {
         if (fd_ >= 0) ::close(fd_);
-        fd_ = -1;
+        fd_ = fd;
     }
 
 private:
