@@ -3,15 +3,12 @@
 // `unavailable` rows while the others run; Ctrl-C prints what was measured
 // and removes the temporary file; the JSON has every field of the schema.
 #include "tools/forbid_uring.hpp"
+#include "tools/refuse_o_direct.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -251,19 +248,7 @@ TEST_F(BenchCli, DirectBlockSizeNotAMultipleOfTheLogicalBlock) {
 TEST_F(BenchCli, FilesystemRefusingODirect) {
     // A filesystem without O_DIRECT is injected: open() with O_DIRECT fails
     // with EINVAL, as it does on filesystems that lack direct I/O.
-    const Result r = run(with(kQuick, {"--direct"}), [] {
-        sock_filter f[] = {
-            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
-            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_openat, 0, 3),
-            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[2])),
-            BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_DIRECT, 0, 1),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EINVAL),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        };
-        sock_fprog prog{6, f};
-        ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-        ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
-    });
+    const Result r = run(with(kQuick, {"--direct"}), [] { refuse_o_direct(); });
     EXPECT_EQ(r.status, 4);
     one_line(r, "refuses direct I/O");
     EXPECT_TRUE(tmp_empty()) << "the temporary file made for the run was removed";

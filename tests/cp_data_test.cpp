@@ -26,16 +26,19 @@ TEST(CpData, EverySizeAroundTheBlockIsByteIdentical) {
     Scratch s;
     constexpr std::size_t bs = 64 * 1024;
     const std::size_t sizes[] = {0, 1, 4095, 4096, 4097, bs - 1, bs, bs + 1, 3 * 1024 * 1024 + 17};
-    for (const char* qd : {"1", "4", "16"}) {
-        for (std::size_t n : sizes) {
-            const std::string src = s / ("s" + std::to_string(n)), dst = s / ("d" + std::to_string(n) + "-" + qd);
-            write_file(src, random_bytes(n, static_cast<unsigned>(n)));
-            ASSERT_EQ(::chmod(src.c_str(), 0754), 0);
-            const Child r = run(cp({"--bs", "64k", "--qd", qd, src, dst}));
-            ASSERT_EQ(r.status, 0) << r.err;
-            EXPECT_EQ(r.err, "");
-            EXPECT_EQ(read_file(dst), read_file(src)) << n << " bytes, qd " << qd;
-            EXPECT_EQ(mode_of(dst) & 07777, 0754u);
+    for (const char* reads : {"cache", "direct"}) {  // direct: aligned reads O_DIRECT, the tail cached
+        for (const char* qd : {"1", "4", "16"}) {
+            for (std::size_t n : sizes) {
+                const std::string src = s / ("s" + std::to_string(n));
+                const std::string dst = s / ("d" + std::to_string(n) + "-" + qd + reads);
+                write_file(src, random_bytes(n, static_cast<unsigned>(n)));
+                ASSERT_EQ(::chmod(src.c_str(), 0754), 0);
+                const Child r = run(cp({"--bs", "64k", "--qd", qd, "--source-reads", reads, src, dst}));
+                ASSERT_EQ(r.status, 0) << r.err;
+                EXPECT_EQ(r.err, "");
+                EXPECT_EQ(read_file(dst), read_file(src)) << n << " bytes, qd " << qd << ", reads " << reads;
+                EXPECT_EQ(mode_of(dst) & 07777, 0754u);
+            }
         }
     }
     EXPECT_TRUE(temporaries(s.dir).empty());
@@ -106,6 +109,75 @@ TEST(CpData, DirectAndFsyncKeepTheBytes) {
             EXPECT_EQ(read_file(dst), read_file(src)) << n << " " << flag;
         }
     }
+}
+
+bool write_cold(const std::string& path, const std::string& data) {
+    write_file(path, data);
+    return evict_from_page_cache(path);
+}
+
+std::string summary_of(const Child& r) { return r.err.substr(0, r.err.find('\n')); }
+
+// A cold large source is read with O_DIRECT (16 x 1 MiB by default), a warm
+// one through the cache; the copy is the same either way, holes included.
+TEST(CpData, ColdLargeSourceReadWithODirectWarmThroughTheCache) {
+    Scratch s;
+    const std::string data = random_bytes((9 << 20) + 4097, 41);  // past the 8 MiB floor, unaligned tail
+    if (!write_cold(s / "cold", data)) GTEST_SKIP() << "cannot evict a file from the page cache here";
+    const Child cold = run(cp({"--summary", s / "cold", s / "c1"}));
+    ASSERT_EQ(cold.status, 0) << cold.err;
+    EXPECT_NE(summary_of(cold).find(", 1 read with O_DIRECT"), std::string::npos) << cold.err;
+    EXPECT_EQ(read_file(s / "c1"), data);
+
+    // O_DIRECT reads leave it out of the cache: it is still cold.
+    const Child again = run(cp({"--summary", s / "cold", s / "c2"}));
+    ASSERT_EQ(again.status, 0) << again.err;
+    EXPECT_NE(summary_of(again).find(", 1 read with O_DIRECT"), std::string::npos) << again.err;
+    // Read through the cache, it is warm.
+    ASSERT_EQ(read_file(s / "cold"), data);
+    const Child warm = run(cp({"--summary", s / "cold", s / "c2"}));
+    ASSERT_EQ(warm.status, 0) << warm.err;
+    EXPECT_NE(summary_of(warm).find(", 0 read with O_DIRECT"), std::string::npos) << warm.err;
+    EXPECT_EQ(read_file(s / "c2"), data);
+
+    // Asked for, the cache path is taken even when cold; given sizes hold for both.
+    ASSERT_TRUE(write_cold(s / "cold", data));
+    for (const auto& extra : std::vector<std::vector<std::string>>{{"--source-reads", "cache"}, {"--qd", "3", "--bs", "20k"}}) {
+        std::vector<std::string> a = cp({"--summary"});
+        a.insert(a.end(), extra.begin(), extra.end());
+        a.insert(a.end(), {s / "cold", s / "c3"});
+        const Child r = run(a);
+        ASSERT_EQ(r.status, 0) << r.err;
+        EXPECT_NE(summary_of(r).find(extra[0] == "--qd" ? ", 1 read with O_DIRECT" : ", 0 read with O_DIRECT"),
+                  std::string::npos) << r.err;
+        EXPECT_EQ(read_file(s / "c3"), data) << extra[0];
+        ASSERT_TRUE(write_cold(s / "cold", data));
+    }
+}
+
+TEST(CpData, ColdSparseSourceStaysSparseThroughODirect) {
+    Scratch s;
+    const std::string src = s / "sparse";
+    const std::string a = random_bytes(3 << 20, 1), b = random_bytes(12345, 2);
+    {
+        const int fd = ::open(src.c_str(), O_WRONLY | O_CREAT, 0644);
+        ASSERT_GE(fd, 0);
+        ASSERT_EQ(::pwrite(fd, a.data(), a.size(), 4 << 20), static_cast<ssize_t>(a.size()));
+        ASSERT_EQ(::pwrite(fd, b.data(), b.size(), 20 << 20), static_cast<ssize_t>(b.size()));
+        ASSERT_EQ(::ftruncate(fd, 32 << 20), 0);
+        ::close(fd);
+    }
+    if (!evict_from_page_cache(src)) GTEST_SKIP() << "cannot evict a file from the page cache here";
+    struct stat ss {};
+    ASSERT_EQ(::stat(src.c_str(), &ss), 0);
+    if (ss.st_blocks * 512 >= ss.st_size) GTEST_SKIP() << "this file system does not keep holes";
+    const Child r = run(cp({"--summary", src, s / "copy"}));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(summary_of(r).find(", 1 read with O_DIRECT"), std::string::npos) << r.err;
+    EXPECT_EQ(read_file(s / "copy"), read_file(src));
+    struct stat ds {};
+    ASSERT_EQ(::stat((s / "copy").c_str(), &ds), 0);
+    EXPECT_LE(ds.st_blocks, ss.st_blocks + 64) << "holes were filled in";
 }
 
 struct SourceTree {

@@ -5,6 +5,8 @@
 // exit status; no temporary is left and an existing destination is unchanged.
 #include "files_test_support.hpp"
 
+#include "tools/memlock_limit.hpp"
+#include "tools/refuse_o_direct.hpp"
 #include "uringkit/fs/copy.hpp"
 
 #include <sched.h>
@@ -81,7 +83,9 @@ TEST(CpFaults, FullFileSystemGivesEnospc) {
 // the first block is done (the progress hook waits until it has), so the
 // fault lands mid-copy every run.
 TEST(CpFaults, SourceTruncatedWhileCopiedIsAnErrorNotAShortCopy) {
-    for (bool fallback : {false, true}) {
+    using uringkit::fs::SourceReads;
+    for (const auto& [fallback, reads] : {std::pair{false, SourceReads::page_cache}, std::pair{false, SourceReads::direct},
+                                          std::pair{true, SourceReads::page_cache}}) {
         Scratch s;
         write_file(s / "src", random_bytes(8 << 20, 3));
         write_file(s / "dst", "old");
@@ -98,6 +102,9 @@ TEST(CpFaults, SourceTruncatedWhileCopiedIsAnErrorNotAShortCopy) {
         uringkit::fs::CopyOptions o;
         o.block_size = 256 * 1024;
         o.qd = 2;
+        o.direct_read_qd = 2;
+        o.direct_read_block_size = 256 * 1024;
+        o.source_reads = reads;
         o.force_fallback = fallback;
         o.on_progress = [&](std::uint64_t) {
             std::unique_lock lock(m);
@@ -115,6 +122,53 @@ TEST(CpFaults, SourceTruncatedWhileCopiedIsAnErrorNotAShortCopy) {
         EXPECT_EQ(read_file(s / "dst"), "old");
         EXPECT_TRUE(temporaries(s.dir).empty());
     }
+}
+
+// A file system without O_DIRECT (injected: every open with O_DIRECT fails
+// with EINVAL).  Asked for direct reads, cp says so once and copies through
+// the cache; left to choose, it says nothing.
+TEST(CpFaults, SourceRefusingODirectIsCopiedThroughTheCache) {
+    Scratch s;
+    stdfs::create_directory(s / "out");
+    write_file(s / "a", random_bytes(300000, 1));
+    write_file(s / "b", random_bytes(9 << 20, 2));
+    const bool cold = evict_from_page_cache(s / "b");
+    const Child asked = run({URINGKIT_CLI, "cp", "--source-reads", "direct", s / "a", s / "b", s / "out"}, {},
+                            [] { refuse_o_direct(); });
+    ASSERT_EQ(asked.status, 0) << asked.err;
+    EXPECT_EQ(asked.err.find('\n'), asked.err.size() - 1) << "one line: " << asked.err;
+    EXPECT_NE(asked.err.find("does not allow O_DIRECT"), std::string::npos) << asked.err;
+    EXPECT_EQ(read_file(s / "out/a"), read_file(s / "a"));
+    EXPECT_EQ(read_file(s / "out/b"), read_file(s / "b"));
+
+    const Child chosen = run({URINGKIT_CLI, "cp", s / "b", s / "out/b2"}, {}, [] { refuse_o_direct(); });
+    ASSERT_EQ(chosen.status, 0) << chosen.err;
+    if (!cold) std::printf("note: %s stayed in the page cache; the automatic choice took the cache path\n", (s / "b").c_str());
+    EXPECT_EQ(chosen.err, "");
+    EXPECT_EQ(read_file(s / "out/b2"), read_file(s / "b"));
+}
+
+// As an ordinary user with Debian's default RLIMIT_MEMLOCK (8 MiB) the
+// 16 MiB of O_DIRECT read buffers cannot be registered: large files then use
+// plain reads and writes, small files keep their registered buffers, and
+// every byte arrives either way.
+TEST(CpFaults, MemlockLimitBelowTheBuffersStillCopies) {
+    Scratch s;
+    stdfs::create_directories(s / "tree/sub");
+    for (int i = 0; i < 40; ++i) write_file(s / ("tree/sub/f" + std::to_string(i)), random_bytes(1000u * i, i));
+    write_file(s / "tree/big", random_bytes((9 << 20) + 1, 7));
+    evict_from_page_cache(s / "tree/big");  // so the large file takes the O_DIRECT path where it can
+    const Child r = run({URINGKIT_CLI, "cp", "-r", "--summary", s / "tree", s / "copy"}, {}, [] {
+        if (const char* why = limit_memlock_without_ipc_lock(8 << 20)) {
+            std::fprintf(stderr, "SKIP %s\n", why);
+            ::_exit(99);
+        }
+    });
+    if (r.status == 99) GTEST_SKIP() << r.err;
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(read_file(s / "copy/big"), read_file(s / "tree/big"));
+    for (int i = 0; i < 40; ++i)
+        EXPECT_EQ(read_file(s / ("copy/sub/f" + std::to_string(i))), read_file(s / ("tree/sub/f" + std::to_string(i))));
 }
 
 TEST(CpFaults, WithoutIoUringSameBytesSaidOnce) {

@@ -3,6 +3,8 @@
 // stderr and a hook that runs after fork (setrlimit, unshare, ...).
 #pragma once
 
+#include "uringkit/sys/page_cache.hpp"
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -54,6 +56,23 @@ inline std::string read_file(const std::string& path) {
     std::ostringstream s;
     s << f.rdbuf();
     return s.str();
+}
+
+// Drops `path` from the page cache, as after a reboot or a drop_caches.
+// False when the file system keeps the pages anyway (tmpfs: they are the
+// file), so the caller can skip.
+inline bool evict_from_page_cache(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY);
+    if (fd < 0) return false;
+    ::fdatasync(fd);
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    struct stat st {};
+    uringkit::sys::PageCacheStat pc;
+    const bool cold = ::fstat(fd, &st) == 0 &&
+                      uringkit::sys::page_cache_stat(fd, 0, static_cast<std::uint64_t>(st.st_size), pc) == 0 &&
+                      pc.cached * 2 < pc.pages;
+    ::close(fd);
+    return cold;
 }
 
 // Names in `dir` that start with `.` and contain ".uringkit-": temporaries.

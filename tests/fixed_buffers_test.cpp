@@ -4,11 +4,9 @@
 #include "uring_test_support.hpp"
 #include "uringkit/ops/ops.hpp"
 #include "uringkit/sys/error.hpp"
+#include "tools/memlock_limit.hpp"
 
-#include <linux/capability.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <gtest/gtest.h>
@@ -103,16 +101,7 @@ TEST(FixedBuffers, MemlockLimitGivesExplainedEnomem) {
             (void)!::write(report.write_end.get(), s.data(), s.size());
             ::_exit(0);
         };
-        __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
-        __user_cap_data_struct caps[2]{};
-        if (::syscall(SYS_capget, &hdr, caps) != 0) say("SKIP capget failed");
-        const unsigned bit = CAP_IPC_LOCK;
-        caps[bit / 32].effective &= ~(1u << (bit % 32));
-        caps[bit / 32].permitted &= ~(1u << (bit % 32));
-        caps[bit / 32].inheritable &= ~(1u << (bit % 32));
-        if (::syscall(SYS_capset, &hdr, caps) != 0) say("SKIP capset failed");
-        const rlimit lim{64 * 1024, 64 * 1024};
-        if (::setrlimit(RLIMIT_MEMLOCK, &lim) != 0) say("SKIP setrlimit failed");
+        if (const char* why = limit_memlock_without_ipc_lock(64 * 1024)) say(std::string("SKIP ") + why);
         try {
             Ring ring(4);
             Mapped big(1 << 20);

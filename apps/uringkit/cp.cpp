@@ -6,6 +6,7 @@
 
 #include <fmt/core.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,15 +35,31 @@ Register cp_command{Command{
             bool recursive = false, preserve = false, direct = false, fsync = false, summary = false;
             unsigned qd = 8, inflight = 64;
             std::string bs = "256k";
+            fs::SourceReads source_reads = fs::SourceReads::automatic;
         };
         auto args = std::make_shared<Args>();
         app.add_option("paths", args->paths, "SRC... DST")->required()->expected(2, -1);
         app.add_flag("-r,-R,--recursive", args->recursive, "Copy directories and everything under them");
         app.add_flag("-p,--preserve", args->preserve, "Also keep times and owner (where allowed); modes are always kept");
         app.add_flag("--direct", args->direct, "O_DIRECT where both files allow it (else says so and uses the page cache)");
+        app.add_option("--source-reads", args->source_reads,
+                       "How a large file's source is read: auto (default) uses O_DIRECT when the file is at least "
+                       "8 MiB and under half of it is in the page cache (16 x 1m reads in flight), else the cache; "
+                       "cache: always the page cache; direct: O_DIRECT for any size where the file system allows it. "
+                       "The destination goes through the page cache unless --direct")
+            ->transform(CLI::CheckedTransformer(
+                std::map<std::string, fs::SourceReads>{{"auto", fs::SourceReads::automatic},
+                                                       {"cache", fs::SourceReads::page_cache},
+                                                       {"direct", fs::SourceReads::direct}},
+                CLI::ignore_case));
         app.add_flag("--fsync", args->fsync, "Make each file durable before it is renamed into place");
-        app.add_option("--qd", args->qd, "Read/write pairs in flight for a large file")->check(CLI::Range(1u, 1024u));
-        app.add_option("--bs", args->bs, "Bytes per read/write pair (multiple of 4k)");
+        auto* qd = app.add_option("--qd", args->qd,
+                                  "Read/write pairs in flight for a large file (default 8 through the page cache, "
+                                  "16 when the source is read with O_DIRECT)")
+                       ->check(CLI::Range(1u, 1024u));
+        auto* bs = app.add_option("--bs", args->bs,
+                                  "Bytes per read/write pair, a multiple of 4k (default 256k through the page cache, "
+                                  "1m when the source is read with O_DIRECT)");
         app.add_option("--inflight", args->inflight, "Small files in flight with -r")->check(CLI::Range(1u, 1024u));
         app.add_flag("--summary", args->summary, "Print files, MiB/s and system calls on stderr");
         app.footer(
@@ -55,9 +72,9 @@ Register cp_command{Command{
             "Exit status: 0 copied; 1 an I/O error or a source that changed while copied; 2 bad option or "
             "arguments; 4 a source is missing or unreadable, a directory without -r, or a copy onto "
             "itself; 5 no space (ENOSPC, EFBIG, EDQUOT).");
-        return [args]() -> int {
-            const auto bs = util::parse_size(args->bs);
-            if (!bs || *bs < 4096 || *bs % 4096 || *bs > (1u << 30)) {
+        return [args, qd, bs]() -> int {
+            const auto block_size = util::parse_size(args->bs);
+            if (!block_size || *block_size < 4096 || *block_size % 4096 || *block_size > (1u << 30)) {
                 fmt::print(stderr, "uringkit cp: --bs {}: not a multiple of 4k up to 1g (try 256k or 1m)\n", args->bs);
                 return kUsage;
             }
@@ -66,9 +83,13 @@ Register cp_command{Command{
             o.preserve = args->preserve;
             o.direct = args->direct;
             o.fsync = args->fsync;
-            o.qd = args->qd;
+            o.source_reads = args->source_reads;
             o.inflight = args->inflight;
-            o.block_size = *bs;
+            // A size given on the command line holds for both kinds of source.
+            o.qd = args->qd;
+            o.block_size = *block_size;
+            if (qd->count()) o.direct_read_qd = args->qd;
+            if (bs->count()) o.direct_read_block_size = *block_size;
             std::vector<std::string> sources(args->paths.begin(), args->paths.end() - 1);
             fs::CopySink sink;
             sink.note = [](std::string_view m) { fmt::print(stderr, "uringkit cp: {}\n", m); };
@@ -79,11 +100,11 @@ Register cp_command{Command{
                 const std::uint64_t items = r.files + r.dirs + r.symlinks;
                 fmt::print(stderr,
                            "cp: {} files, {} directories, {} symlinks, {} skipped, {:.1f} MiB in {:.3f} s "
-                           "({:.1f} MiB/s, {:.0f} files/s), {} system calls ({:.3f} per file){}\n",
+                           "({:.1f} MiB/s, {:.0f} files/s), {} system calls ({:.3f} per file), {} read with O_DIRECT{}\n",
                            r.files, r.dirs, r.symlinks, r.skipped, static_cast<double>(r.bytes) / 1048576.0, r.seconds,
                            static_cast<double>(r.bytes) / 1048576.0 / t, static_cast<double>(r.files) / t, r.syscalls,
                            items ? static_cast<double>(r.syscalls) / static_cast<double>(items) : 0.0,
-                           r.used_ring ? "" : ", read/write fallback");
+                           r.direct_read_files, r.used_ring ? "" : ", read/write fallback");
             }
             return exit_status(r.status);
         };

@@ -1,0 +1,26 @@
+// How much of a file range sits in the page cache.  cachestat(2) (Linux 6.5)
+// answers in one call without touching the file; before it, mincore(2) over a
+// read-only mapping answers the same question a page at a time.  The file
+// tools use it to pick a path: a cold source is read with O_DIRECT (deep
+// queues of large reads, no readahead heuristics in the way), a warm one
+// through the cache.
+#pragma once
+
+#include <cstdint>
+
+namespace uringkit::sys {
+
+struct PageCacheStat {
+    std::uint64_t pages = 0;   // pages the range spans
+    std::uint64_t cached = 0;  // of those, in the page cache
+    std::uint64_t dirty = 0;   // of those, dirty (cachestat only; 0 from mincore)
+};
+
+// Residency of [offset, offset + length) of `fd`.  Returns 0, or -errno when
+// neither cachestat nor mincore can answer (a file that cannot be mapped on a
+// kernel before 6.5).  `force_mincore` skips cachestat, so tests reach the
+// older path on new kernels.
+int page_cache_stat(int fd, std::uint64_t offset, std::uint64_t length, PageCacheStat& out,
+                    bool force_mincore = false) noexcept;
+
+}  // namespace uringkit::sys
