@@ -220,25 +220,33 @@ def bench_cp(a, uk, work, out):
     rows = []
     load_before = loadavg()
 
-    def pair(label, ours, theirs, before, rounds):
-        res = {'uringkit': [], 'coreutils': []}
+    def pair(label, ours, theirs, before, rounds, variant=None):
+        # `variant`: (label, command), a second uringkit setting timed in the
+        # same rounds, so both face the same moods of the disk.
+        runs = [('uringkit', ours), ('coreutils', theirs)] + ([('variant', variant[1])] if variant else [])
+        res = {who: [] for who, _ in runs}
         for i in range(rounds):
-            # Alternate who goes first: on this disk some slots in a series
+            # Rotate who goes first: on this disk some slots in a series
             # are slow whoever runs in them, and a fixed order would pin
             # that on one tool.
-            order = (('uringkit', ours), ('coreutils', theirs))
-            for who, cmd in (order if i % 2 == 0 else order[::-1]):
+            for who, cmd in runs[i % len(runs):] + runs[:i % len(runs)]:
                 clean()
                 res[who].append(timed(cmd, before))
         clean()
-        u, c = statistics.median(res['uringkit']), statistics.median(res['coreutils'])
-        rows.append((label, ' '.join(ours), ' '.join(theirs), res, c / u))
+        c = statistics.median(res['coreutils'])
+        rows.append((label, ' '.join(ours), ' '.join(theirs), res, c / statistics.median(res['uringkit'])))
+        if variant:
+            rows.append((variant[0], ' '.join(variant[1]), ' '.join(theirs),
+                         {'uringkit': res['variant'], 'coreutils': res['coreutils']}, c / statistics.median(res['variant'])))
 
     warm_all = lambda: (warm(big), warm(tree))
     pair(f'cp of one {a.big} file, warm', [uk, 'cp', big, dst], ['cp', big, dst], lambda: warm(big), a.rounds)
     if cold_ok:
+        # With the cold source read through the page cache too (the only way
+        # before cp learnt to read cold sources with O_DIRECT), in the same rounds.
         pair(f'cp of one {a.big} file, cold (caches dropped before each run)', [uk, 'cp', big, dst], ['cp', big, dst],
-             drop_caches, a.rounds)
+             drop_caches, a.rounds,
+             (f'cp of one {a.big} file, cold, `--source-reads cache`', [uk, 'cp', '--source-reads', 'cache', big, dst]))
     pair('cp -r of 10,000 files of 4 KiB, warm', [uk, 'cp', '-r', tree, dst], ['cp', '-r', tree, dst], lambda: warm(tree), a.rounds)
     if cold_ok:
         pair('cp -r of 10,000 files of 4 KiB, cold', [uk, 'cp', '-r', tree, dst], ['cp', '-r', tree, dst], drop_caches,

@@ -250,8 +250,9 @@ TEST(CpData, TreeCopiedWithTypesModesLinksAndNoTemporaries) {
     ASSERT_EQ(::stat((dst + "/sparse").c_str(), &ds), 0);
     EXPECT_LE(ds.st_blocks, ss.st_blocks + 64);
 
-    // Again into the existing directory: lands in dst/src (coreutils' rule).
-    const Child again = run(cp({"-r", t.root, dst}));
+    // Again into the existing directory: lands in dst/src (coreutils' rule),
+    // this time with a single kernel worker for every blocking step.
+    const Child again = run(cp({"-r", "--kernel-workers", "1", t.root, dst}));
     ASSERT_EQ(again.status, 0) << again.err;
     expect_same_tree(t.root, dst + "/src");
 }

@@ -6,7 +6,6 @@
 
 #include <fmt/core.h>
 
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,9 +32,9 @@ Register cp_command{Command{
         struct Args {
             std::vector<std::string> paths;
             bool recursive = false, preserve = false, direct = false, fsync = false, summary = false;
-            unsigned qd = 8, inflight = 64;
+            unsigned qd = 8, inflight = 64, kernel_workers = 0;
             std::string bs = "256k";
-            fs::SourceReads source_reads = fs::SourceReads::automatic;
+            std::string source_reads = "auto";
         };
         auto args = std::make_shared<Args>();
         app.add_option("paths", args->paths, "SRC... DST")->required()->expected(2, -1);
@@ -47,11 +46,7 @@ Register cp_command{Command{
                        "8 MiB and under half of it is in the page cache (16 x 1m reads in flight), else the cache; "
                        "cache: always the page cache; direct: O_DIRECT for any size where the file system allows it. "
                        "The destination goes through the page cache unless --direct")
-            ->transform(CLI::CheckedTransformer(
-                std::map<std::string, fs::SourceReads>{{"auto", fs::SourceReads::automatic},
-                                                       {"cache", fs::SourceReads::page_cache},
-                                                       {"direct", fs::SourceReads::direct}},
-                CLI::ignore_case));
+            ->check(CLI::IsMember({"auto", "cache", "direct"}));
         app.add_flag("--fsync", args->fsync, "Make each file durable before it is renamed into place");
         auto* qd = app.add_option("--qd", args->qd,
                                   "Read/write pairs in flight for a large file (default 8 through the page cache, "
@@ -61,6 +56,10 @@ Register cp_command{Command{
                                   "Bytes per read/write pair, a multiple of 4k (default 256k through the page cache, "
                                   "1m when the source is read with O_DIRECT)");
         app.add_option("--inflight", args->inflight, "Small files in flight with -r")->check(CLI::Range(1u, 1024u));
+        app.add_option("--kernel-workers", args->kernel_workers,
+                       "Kernel threads (io-wq) that may run the copy's blocking steps: creates, opens, buffered "
+                       "writes (default one per CPU; more only spin on a directory's lock)")
+            ->check(CLI::Range(1u, 1024u));
         app.add_flag("--summary", args->summary, "Print files, MiB/s and system calls on stderr");
         app.footer(
             "Each file is written under a temporary name (.NAME.uringkit-XXXXXX) beside its destination "
@@ -83,8 +82,11 @@ Register cp_command{Command{
             o.preserve = args->preserve;
             o.direct = args->direct;
             o.fsync = args->fsync;
-            o.source_reads = args->source_reads;
+            o.source_reads = args->source_reads == "auto"    ? fs::SourceReads::automatic
+                             : args->source_reads == "cache" ? fs::SourceReads::page_cache
+                                                             : fs::SourceReads::direct;
             o.inflight = args->inflight;
+            o.kernel_workers = args->kernel_workers;
             // A size given on the command line holds for both kinds of source.
             o.qd = args->qd;
             o.block_size = *block_size;

@@ -10,6 +10,7 @@
 #include "uringkit/util/unique_fd.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -867,6 +868,29 @@ void register_buffers(Ctx& c) {
     }
 }
 
+// Opens, creates and buffered writes to ext4 block, so the kernel runs them
+// on io-wq worker threads ("bounded" work), by default up to 4 per CPU.
+// Creates in one directory serialize on its lock, and the extra workers spin
+// on it: with 64 files in flight, a third of the CPU went to
+// rwsem_spin_on_owner.  One worker per CPU made cp -r of 10,000 files in one
+// directory ~15% faster warm and ~10% cold on a 2-CPU machine; 4 per CPU was
+// no better than the default.  Kernels before 5.15 lack the call: no limit.
+void limit_kernel_workers(Ctx& c) {
+    unsigned n = c.o.kernel_workers;
+    if (n == 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        n = ::sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<unsigned>(CPU_COUNT(&set)) : 0;
+    }
+    if (n == 0) return;
+    ++c.syscalls();
+    try {
+        c.ring->set_iowq_max_workers(n, 0);
+    } catch (const RingError&) {
+        if (c.o.kernel_workers) c.note("--kernel-workers: this kernel cannot limit io_uring's workers (needs 5.15)");
+    }
+}
+
 unsigned pow2_at_least(unsigned v) {
     unsigned p = 1;
     while (p < v) p <<= 1;
@@ -920,6 +944,7 @@ CopyResult copy(std::span<const std::string> sources, const std::string& dest, c
     for (const unsigned qd : {o.qd, o.direct_read_qd})
         if (qd == 0 || qd > 1024) return usage("queue depth must be 1..1024");
     if (o.inflight == 0 || o.inflight > 1024) return usage("files in flight must be 1..1024");
+    if (o.kernel_workers > 1024) return usage("kernel workers must be 0 (one per CPU) to 1024");
 
     Ctx c{o, sink, result, std::nullopt, nullptr, nullptr, 0, false, false, false, 022, o.inflight};
     c.umask = ::umask(0);
@@ -945,6 +970,7 @@ CopyResult copy(std::span<const std::string> sources, const std::string& dest, c
         ++c.syscalls();
         c.ring->register_files_sparse(2 * o.inflight);
         register_buffers(c);
+        limit_kernel_workers(c);
     }
     result.used_ring = c.ring.has_value();
 

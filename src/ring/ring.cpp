@@ -384,6 +384,13 @@ void Ring::unregister_buffers() {
           "io_uring_register(UNREGISTER_BUFFERS)");
 }
 
+std::array<unsigned, 2> Ring::set_iowq_max_workers(unsigned bounded, unsigned unbounded) {
+    std::array<unsigned, 2> limits{bounded, unbounded};  // the kernel writes the old values back
+    check(register_raw(IORING_REGISTER_IOWQ_MAX_WORKERS, limits.data(), 2),
+          "io_uring_register(REGISTER_IOWQ_MAX_WORKERS)");
+    return limits;
+}
+
 void Ring::register_eventfd(int eventfd) {
     check(register_raw(IORING_REGISTER_EVENTFD, &eventfd, 1), "io_uring_register(REGISTER_EVENTFD)");
 }

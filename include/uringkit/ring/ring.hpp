@@ -12,6 +12,7 @@
 #include <sys/uio.h>
 
 #include <chrono>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -198,6 +199,11 @@ public:
     void unregister_buffers();
     void register_eventfd(int eventfd);
     void unregister_eventfd();
+    // Caps the kernel's io-wq worker threads for this ring (5.15): `bounded`
+    // for regular-file and block I/O, `unbounded` for everything else that
+    // blocks (opens, creates, sockets).  0 leaves a kind as it is.  Returns
+    // the previous limits {bounded, unbounded}; throws RingError.
+    std::array<unsigned, 2> set_iowq_max_workers(unsigned bounded, unsigned unbounded);
     OpcodeSupport probe_opcodes() const;
     // Any IORING_REGISTER_* call; returns the kernel's result (-errno).
     int register_raw(unsigned opcode, const void* arg, unsigned nr_args) const noexcept;
