@@ -86,13 +86,20 @@ CP_NOTES = [
     '- The virtual disk behind this machine changes speed from run to run by more than the tools differ: in one',
     '  series of interleaved cold copies of the same 1 GiB file coreutils took 0.55-1.8 s.  Read the cold rows as',
     '  medians of a noisy device, and rerun before drawing a conclusion from one of them.',
-    '- The warm `cp -r` rows swing widely (single runs of both tools from ~0.6 s to ~8 s right after the `sync`',
-    '  between runs): writeback of the previous copy competes with the timed one.  The cold tree row, which drops',
-    '  the caches first, is the stable comparison.',
-    '- The 1 GiB defaults (8 read -> write pairs of 256 KiB, `POSIX_FADV_SEQUENTIAL` on the source) were chosen by',
-    '  interleaved cold trials on this machine: `--qd 16 --bs 512k` and `--qd 4 --bs 1m` were 1.5-2x slower,',
-    '  `--qd 8 --bs 128k` about the same.  Without the fadvise hint, 16 reads in flight at neighbouring offsets',
-    '  defeated readahead and cold copies took twice as long.',
+    '- Warm `cp -r` drops the caches and reads the source tree back in before each run.  Right after the previous',
+    '  run\'s copy is deleted, ext4 avoids reusing those inodes for ~30 s, and while their inode-table blocks are',
+    '  cached every create scans them (`recently_deleted()`: 30% of all samples in `perf`, with io-wq workers',
+    '  spinning on the directory lock behind it): both tools then took 4-9 s instead of ~0.5 s.',
+    '- Creating 10,000 empty files in one directory takes 0.25-0.33 s here with a plain C loop, and ext4 lets only',
+    '  one create into a directory at a time.  That bounds warm `cp -r` of a flat tree at about 2x coreutils on',
+    '  any number of CPUs, before a single byte is copied.',
+    '- A cold source of 8 MiB or more (under half of it cached, by `cachestat(2)`) is read with O_DIRECT, 16 reads',
+    '  of 1 MiB in flight; the row with `--source-reads cache` is the page-cache path timed in the same rounds.  In',
+    '  rotated series before the change, 16 x 1 MiB direct beat 8 x 256 KiB and 8 x 2 MiB direct, and beat the cache',
+    '  path in 3 of 4 series; no setting won every series, because the disk\'s speed moves between series.',
+    '- Through the cache (a warm source) the defaults are 8 read -> write pairs of 256 KiB with',
+    '  `POSIX_FADV_SEQUENTIAL` on the source: without the hint, reads in flight at neighbouring offsets defeated',
+    '  readahead and cold copies took twice as long.',
     '- In series of cold copies every third run or so was slow whichever tool ran in it (one series: 0.62-0.70 s,',
     '  then 0.85-1.16 s in every third slot).  The tools alternate who goes first each round; an earlier fixed order',
     '  had made a flag on the reads (IOSQE_ASYNC) look twice as fast cold, which rotating the order disproved.',
@@ -247,7 +254,13 @@ def bench_cp(a, uk, work, out):
         pair(f'cp of one {a.big} file, cold (caches dropped before each run)', [uk, 'cp', big, dst], ['cp', big, dst],
              drop_caches, a.rounds,
              (f'cp of one {a.big} file, cold, `--source-reads cache`', [uk, 'cp', '--source-reads', 'cache', big, dst]))
-    pair('cp -r of 10,000 files of 4 KiB, warm', [uk, 'cp', '-r', tree, dst], ['cp', '-r', tree, dst], lambda: warm(tree), a.rounds)
+    # Warm tree: drop the caches, then read the source back in.  Without the
+    # drop, ext4 keeps the inode-table blocks of the 10,000 files the previous
+    # run's copy just deleted, and for ~30 s after a delete every new inode
+    # makes it scan them (recently_deleted() in find_inode_bit()): both tools
+    # then take 4-9 s, almost all of it in that scan.
+    pair('cp -r of 10,000 files of 4 KiB, warm', [uk, 'cp', '-r', tree, dst], ['cp', '-r', tree, dst],
+         (lambda: (drop_caches(), warm(tree))) if cold_ok else (lambda: warm(tree)), a.rounds)
     if cold_ok:
         pair('cp -r of 10,000 files of 4 KiB, cold', [uk, 'cp', '-r', tree, dst], ['cp', '-r', tree, dst], drop_caches,
              a.rounds)

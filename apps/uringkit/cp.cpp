@@ -57,8 +57,8 @@ Register cp_command{Command{
                                   "1m when the source is read with O_DIRECT)");
         app.add_option("--inflight", args->inflight, "Small files in flight with -r")->check(CLI::Range(1u, 1024u));
         app.add_option("--kernel-workers", args->kernel_workers,
-                       "Kernel threads (io-wq) that may run the copy's blocking steps: creates, opens, buffered "
-                       "writes (default one per CPU; more only spin on a directory's lock)")
+                       "With -r: kernel threads (io-wq) that may run the copy's blocking steps: creates, opens, "
+                       "buffered writes (default one per CPU; more only spin on a directory's lock)")
             ->check(CLI::Range(1u, 1024u));
         app.add_flag("--summary", args->summary, "Print files, MiB/s and system calls on stderr");
         app.footer(

@@ -874,7 +874,8 @@ void register_buffers(Ctx& c) {
 // on it: with 64 files in flight, a third of the CPU went to
 // rwsem_spin_on_owner.  One worker per CPU made cp -r of 10,000 files in one
 // directory ~15% faster warm and ~10% cold on a 2-CPU machine; 4 per CPU was
-// no better than the default.  Kernels before 5.15 lack the call: no limit.
+// no better than the default.  Only -r creates many files, so only -r sets
+// it.  Kernels before 5.15 lack the call: no limit.
 void limit_kernel_workers(Ctx& c) {
     unsigned n = c.o.kernel_workers;
     if (n == 0) {
@@ -970,7 +971,7 @@ CopyResult copy(std::span<const std::string> sources, const std::string& dest, c
         ++c.syscalls();
         c.ring->register_files_sparse(2 * o.inflight);
         register_buffers(c);
-        limit_kernel_workers(c);
+        if (o.recursive) limit_kernel_workers(c);
     }
     result.used_ring = c.ring.has_value();
 

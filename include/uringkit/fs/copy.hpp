@@ -50,8 +50,9 @@ struct CopyOptions {
     unsigned direct_read_qd = 16;
     std::size_t direct_read_block_size = 1024 * 1024;
     unsigned inflight = 64;               // small files in flight (-r)
-    // io-wq worker threads the kernel may run this copy's blocking steps on
-    // (creates, opens, buffered writes); 0: one per CPU this process may use.
+    // With `recursive`: io-wq worker threads the kernel may run the copy's
+    // blocking steps on (creates, opens, buffered writes); 0: one per CPU
+    // this process may use.
     unsigned kernel_workers = 0;
     bool direct = false;                  // O_DIRECT where both files allow it
     SourceReads source_reads = SourceReads::automatic;  // large sources when `direct` is off
