@@ -288,9 +288,14 @@ def bench_cp(a, uk, work, out):
              'Wall time of the whole command, seconds, median (min-max); the destination is removed and `sync` run '
              'between runs (untimed).  Neither tool fsyncs.' + ('' if cold_ok else
              ' Cold runs skipped: /proc/sys/vm/drop_caches is not writable here.'),
-             '', '| job | uringkit | coreutils | speed-up (coreutils time / uringkit time) |', '|---|---|---|---|']
+             'The last column pairs the two runs of each round, which ran back to back and so met the same mood of the '
+             'disk: its median is steadier than the ratio of the medians when the disk\'s speed drifts.',
+             '', '| job | uringkit | coreutils | speed-up (coreutils time / uringkit time) | per-round speed-up, median (min-max) |',
+             '|---|---|---|---|---|']
     for label, ours, theirs, res, ratio in rows:
-        lines.append(f'| {label} | {fmt_time(res["uringkit"])} | {fmt_time(res["coreutils"])} | {ratio:.2f}x |')
+        paired = [c / u for u, c in zip(res['uringkit'], res['coreutils'])]
+        lines.append(f'| {label} | {fmt_time(res["uringkit"])} | {fmt_time(res["coreutils"])} | {ratio:.2f}x | '
+                     f'{statistics.median(paired):.2f}x ({min(paired):.2f}-{max(paired):.2f}) |')
     lines += ['', 'Targets: large file >= 0.8x warm, >= 1.0x cold; tree >= 2x.', '',
               '## System calls for cp -r of the 10,000-file tree', '',
               f'- `strace -c -f uringkit cp -r TREE DST`: {sc_uk} in total ({sc_uk / 10000:.3f} per file); '

@@ -107,8 +107,9 @@ std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / 
 
 constexpr std::size_t kDirectAlign = 4096;
 constexpr std::size_t kSmallMax = 64 * 1024;  // files up to this size take the one-chain path
-// Below this a cold source is read through the cache anyway: readahead does
-// well enough on a few MiB, and the probe and second open would be overhead.
+// Below this a cold source is read through the cache anyway: the probe, the
+// second open and its close are three more system calls, worth it only for a
+// copy long enough to gain from deep direct reads.
 constexpr std::uint64_t kDirectReadMin = 8 * 1024 * 1024;
 
 struct Extent {
@@ -376,10 +377,13 @@ void keep_attributes(Ctx& c, int fd, const char* path, mode_t mode, const struct
 }
 
 // The source opened a second time with O_DIRECT when it is large and mostly
-// not in the page cache (or when asked); otherwise none.  Measured on a 1 GiB
-// file on this project's test machine: cold O_DIRECT reads, 8 x 256 KiB in
-// flight, run at the device's ~2 GB/s, while buffered reads get whatever
-// readahead grows to (~1 GB/s).
+// not in the page cache (or when asked); otherwise none.  Why, measured on a
+// cold 1 GiB file (bench/results/files_cp.md): the bytes are copied once
+// instead of twice (user + system time 0.52 s against 1.25 s through the
+// cache), and the source does not push other files out of the cache.  fio
+// read this disk at ~2 GB/s with 16 x 1 MiB O_DIRECT reads against ~1 GB/s
+// buffered, but the copy's wall time moved with the disk more than with the
+// path (0.94x as a geometric mean over nine series).
 util::UniqueFd open_cold_source(Ctx& c, const char* src, int sfd, const struct stat& st) {
     const auto size = static_cast<std::uint64_t>(st.st_size);
     if (c.o.source_reads == SourceReads::page_cache || size == 0) return {};
