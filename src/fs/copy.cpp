@@ -383,7 +383,7 @@ void keep_attributes(Ctx& c, int fd, const char* path, mode_t mode, const struct
 // cache), and the source does not push other files out of the cache.  fio
 // read this disk at ~2 GB/s with 16 x 1 MiB O_DIRECT reads against ~1 GB/s
 // buffered, but the copy's wall time moved with the disk more than with the
-// path (0.94x as a geometric mean over nine series).
+// path (0.96x as a geometric mean over ten series).
 util::UniqueFd open_cold_source(Ctx& c, const char* src, int sfd, const struct stat& st) {
     const auto size = static_cast<std::uint64_t>(st.st_size);
     if (c.o.source_reads == SourceReads::page_cache || size == 0) return {};
