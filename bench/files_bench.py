@@ -100,7 +100,7 @@ CP_NOTES = [
     '  does change is CPU: user + system time of a cold copy was 0.52 s direct (coreutils 0.53 s) against 1.25 s',
     '  through the cache (medians of 5), since the bytes are copied once instead of twice, and the source no',
     '  longer pushes other files out of the page cache.',
-    '- Slow runs of the warm 1 GiB copy (1.1-1.6 s against ~0.4 s) came in about a quarter of the runs of every',
+    '- Slow runs of the warm 1 GiB copy (1.1-1.6 s against ~0.4 s) came in up to a quarter of the runs of every',
     '  build, this one and the one before it alike.  `perf` of a slow run shows the same work as a fast one (half',
     '  of it the write\'s `memcpy` into the page cache) stretched over three times as long, with a third of the',
     '  CPU idle: memory the virtual machine is slow to hand over, not a different code path.',
