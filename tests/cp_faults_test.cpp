@@ -8,12 +8,15 @@
 #include "tools/memlock_limit.hpp"
 #include "tools/refuse_o_direct.hpp"
 #include "uringkit/fs/copy.hpp"
+#include "uringkit/ring/ring.hpp"
+#include "uringkit/sys/error.hpp"
 
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 
+#include <array>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -169,6 +172,38 @@ TEST(CpFaults, MemlockLimitBelowTheBuffersStillCopies) {
     EXPECT_EQ(read_file(s / "copy/big"), read_file(s / "tree/big"));
     for (int i = 0; i < 40; ++i)
         EXPECT_EQ(read_file(s / ("copy/sub/f" + std::to_string(i))), read_file(s / ("tree/sub/f" + std::to_string(i))));
+}
+
+// cp -r caps the calling thread's io-wq workers while it runs.  io-wq is
+// the thread's, shared by all its rings, so the copy must put the limits
+// back: a caller's own ring on the same thread reads the same limits after
+// the copy as before it.
+TEST(CpFaults, TreeCopyPutsTheThreadsWorkerLimitsBack) {
+    Scratch s;
+    stdfs::create_directories(s / "tree");
+    for (int i = 0; i < 20; ++i) write_file(s / ("tree/f" + std::to_string(i)), random_bytes(100u * i, i));
+    std::thread t([&] {
+        uringkit::Ring ring(8);
+        std::array<unsigned, 2> before{};
+        try {
+            before = ring.set_iowq_max_workers(0, 0);  // 0, 0 only reads them
+        } catch (const uringkit::RingError& e) {
+            GTEST_SKIP() << "needs Linux 5.15: " << e.what();
+        }
+        if (before[0] == 0) GTEST_SKIP() << "this thread has no io-wq yet to read limits from";
+        uringkit::fs::CopyOptions o;
+        o.recursive = true;
+        o.kernel_workers = 1;
+        const auto r = uringkit::fs::copy(std::vector<std::string>{s / "tree"}, s / "copy", o);
+        ASSERT_EQ(r.status, uringkit::fs::CopyStatus::ok) << r.message;
+        EXPECT_EQ(r.files, 20u);
+        const auto after = ring.set_iowq_max_workers(0, 0);
+        EXPECT_EQ(after[0], before[0]);
+        EXPECT_EQ(after[1], before[1]);
+        EXPECT_NE(before[0], 1u) << "the default should differ from the copy's limit, or this proves nothing";
+    });
+    t.join();
+    for (int i = 0; i < 20; ++i) EXPECT_EQ(read_file(s / ("copy/f" + std::to_string(i))), read_file(s / ("tree/f" + std::to_string(i))));
 }
 
 TEST(CpFaults, WithoutIoUringSameBytesSaidOnce) {

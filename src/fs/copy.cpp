@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -880,21 +881,42 @@ void register_buffers(Ctx& c) {
 // directory ~15% faster warm and ~10% cold on a 2-CPU machine; 4 per CPU was
 // no better than the default.  Only -r creates many files, so only -r sets
 // it.  Kernels before 5.15 lack the call: no limit.
-void limit_kernel_workers(Ctx& c) {
-    unsigned n = c.o.kernel_workers;
-    if (n == 0) {
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        n = ::sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<unsigned>(CPU_COUNT(&set)) : 0;
+//
+// The limit belongs to the calling thread's io-wq, which all of that
+// thread's rings share, not to this ring: the destructor puts back what the
+// thread had, so a library caller's own rings are not capped afterwards.
+class KernelWorkerLimit {
+public:
+    explicit KernelWorkerLimit(Ctx& c) {
+        unsigned n = c.o.kernel_workers;
+        if (n == 0) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            n = ::sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<unsigned>(CPU_COUNT(&set)) : 0;
+        }
+        if (n == 0) return;
+        c.syscalls() += 2;  // this and the restore
+        try {
+            previous_ = c.ring->set_iowq_max_workers(n, 0);
+            ring_ = &*c.ring;
+        } catch (const RingError&) {
+            if (c.o.kernel_workers) c.note("--kernel-workers: this kernel cannot limit io_uring's workers (needs 5.15)");
+        }
     }
-    if (n == 0) return;
-    ++c.syscalls();
-    try {
-        c.ring->set_iowq_max_workers(n, 0);
-    } catch (const RingError&) {
-        if (c.o.kernel_workers) c.note("--kernel-workers: this kernel cannot limit io_uring's workers (needs 5.15)");
+    ~KernelWorkerLimit() {
+        if (!ring_) return;
+        try {
+            ring_->set_iowq_max_workers(previous_[0], previous_[1]);  // 0 (none had been set): left as it is
+        } catch (const RingError&) {
+        }
     }
-}
+    KernelWorkerLimit(const KernelWorkerLimit&) = delete;
+    KernelWorkerLimit& operator=(const KernelWorkerLimit&) = delete;
+
+private:
+    Ring* ring_ = nullptr;
+    std::array<unsigned, 2> previous_{};
+};
 
 unsigned pow2_at_least(unsigned v) {
     unsigned p = 1;
@@ -975,9 +997,10 @@ CopyResult copy(std::span<const std::string> sources, const std::string& dest, c
         ++c.syscalls();
         c.ring->register_files_sparse(2 * o.inflight);
         register_buffers(c);
-        if (o.recursive) limit_kernel_workers(c);
     }
     result.used_ring = c.ring.has_value();
+    std::optional<KernelWorkerLimit> worker_limit;
+    if (c.ring && o.recursive) worker_limit.emplace(c);
 
     for (const std::string& src : sources) {
         const std::string target = dest_is_dir ? join(dest, basename_of(src)) : dest;
