@@ -119,7 +119,7 @@ bool write_cold(const std::string& path, const std::string& data) {
 std::string summary_of(const Child& r) { return r.err.substr(0, r.err.find('\n')); }
 
 // A cold large source is read with O_DIRECT (16 x 1 MiB by default), a warm
-// one through the cache; the copy is the same either way, holes included.
+// one through the cache; the copy is the same either way.
 TEST(CpData, ColdLargeSourceReadWithODirectWarmThroughTheCache) {
     Scratch s;
     const std::string data = random_bytes((9 << 20) + 4097, 41);  // past the 8 MiB floor, unaligned tail

@@ -895,10 +895,11 @@ public:
             n = ::sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<unsigned>(CPU_COUNT(&set)) : 0;
         }
         if (n == 0) return;
-        c.syscalls() += 2;  // this and the restore
+        ++c.syscalls();
         try {
             previous_ = c.ring->set_iowq_max_workers(n, 0);
             ring_ = &*c.ring;
+            ++c.syscalls();  // the restore
         } catch (const RingError&) {
             if (c.o.kernel_workers) c.note("--kernel-workers: this kernel cannot limit io_uring's workers (needs 5.15)");
         }

@@ -11,8 +11,8 @@
 
 #include <sys/uio.h>
 
-#include <chrono>
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -199,9 +199,11 @@ public:
     void unregister_buffers();
     void register_eventfd(int eventfd);
     void unregister_eventfd();
-    // Caps the kernel's io-wq worker threads for this ring (5.15): `bounded`
-    // for regular-file and block I/O, `unbounded` for everything else that
-    // blocks (opens, creates, sockets).  0 leaves a kind as it is.  Returns
+    // Caps the kernel's io-wq worker threads (5.15).  io-wq belongs to the
+    // calling thread and serves all of its rings, so the limit does too.
+    // `bounded`: regular-file and block I/O, and requests without a file yet
+    // (opens, creates, statx); `unbounded`: reads and writes that may wait
+    // for ever (pipes, sockets, ttys).  0 leaves a kind as it is.  Returns
     // the previous limits {bounded, unbounded}; throws RingError.
     std::array<unsigned, 2> set_iowq_max_workers(unsigned bounded, unsigned unbounded);
     OpcodeSupport probe_opcodes() const;

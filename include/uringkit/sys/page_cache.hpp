@@ -1,8 +1,8 @@
 // How much of a file range sits in the page cache.  cachestat(2) (Linux 6.5)
 // answers in one call without touching the file; before it, mincore(2) over a
 // read-only mapping answers the same question a page at a time.  The file
-// tools use it to pick a path: a cold source is read with O_DIRECT (deep
-// queues of large reads, no readahead heuristics in the way), a warm one
+// tools use it to pick a path: a cold source is read with O_DIRECT (one copy
+// of the bytes instead of two, and no eviction of other files), a warm one
 // through the cache.
 #pragma once
 
