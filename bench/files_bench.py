@@ -253,7 +253,6 @@ def bench_cp(a, uk, work, out):
             rows.append((variant[0], ' '.join(variant[1]), ' '.join(theirs),
                          {'uringkit': res['variant'], 'coreutils': res['coreutils']}, c / statistics.median(res['variant'])))
 
-    warm_all = lambda: (warm(big), warm(tree))
     pair(f'cp of one {a.big} file, warm', [uk, 'cp', big, dst], ['cp', big, dst], lambda: warm(big), a.rounds)
     if cold_ok:
         # With the cold source read through the page cache too (the only way
