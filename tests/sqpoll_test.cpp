@@ -67,7 +67,12 @@ TEST(Sqpoll, SubmitsWithoutEnterWhileTheThreadIsAwake) {
         }
         if (ring->sq_flags() & IORING_SQ_NEED_WAKEUP)
             GTEST_SKIP() << "the SQ thread went idle despite a 20 s idle time (machine overloaded?)";
-        EXPECT_EQ(ring->submit(), 4);
+        // The 4 new SQEs, plus the previous round's if the poll thread has
+        // not yet moved the SQ head past them (it does so after its batch,
+        // and their completions may already have been reaped).
+        const int pending = ring->submit();
+        EXPECT_GE(pending, 4);
+        EXPECT_LE(pending, 8);
         const auto cs = poll_cq(*ring, 4);
         ASSERT_EQ(cs.size(), 4u);
         for (const auto& c : cs) EXPECT_EQ(c.res, 4096) << c.user_data;

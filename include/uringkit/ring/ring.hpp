@@ -126,7 +126,10 @@ public:
     // Publishes the prepared SQEs and tells the kernel.  Returns how many were
     // submitted, or -errno (EBUSY/EAGAIN: reap completions, then retry).  EINTR
     // is retried.  With SQPOLL no system call is made unless the poll thread
-    // sleeps.
+    // sleeps, and the count is what the thread has not consumed yet (as
+    // liburing reports it): that can include SQEs of an earlier submit whose
+    // completions were already reaped, because the thread moves the SQ head
+    // only after issuing its whole batch.
     int submit() noexcept { return enter(0, 0); }
     // Also waits until `wait_nr` completions are ready (capped at the CQ
     // size).  It may return with fewer when the kernel ends the wait early (a
