@@ -32,13 +32,13 @@ check: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 test-asan: deps
-	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DURINGKIT_BENCH=OFF -DURINGKIT_SANITIZE=address,undefined
+	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DURINGKIT_BENCH=OFF -DURINGKIT_SANITIZE=address,undefined $(CMAKE_FLAGS)
 	cmake --build $(BUILD)-asan -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS) -LE no-sanitize
 
 # Thread code only: the tests labelled `threads`.
 test-tsan: deps
-	cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=Debug -DURINGKIT_BENCH=OFF -DURINGKIT_SANITIZE=thread
+	cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=Debug -DURINGKIT_BENCH=OFF -DURINGKIT_SANITIZE=thread $(CMAKE_FLAGS)
 	cmake --build $(BUILD)-tsan -j $(JOBS) --target thread-tests
 	ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS) -L threads
 
