@@ -31,34 +31,57 @@ void limit_file_size() {
     ::setrlimit(RLIMIT_FSIZE, &lim);
 }
 
-TEST(CpFaults, FileSizeLimitGivesEfbigExitFiveDestinationUnchanged) {
+// A new destination: nothing is left.  An existing one with --atomic: left
+// as it was.  (Without --atomic an existing file is written in place, as by
+// cp, and keeps what was written before the error.)
+TEST(CpFaults, FileSizeLimitGivesEfbigExitFiveNothingHalfWritten) {
     Scratch s;
     write_file(s / "src", random_bytes(3 << 20, 1));
     write_file(s / "dst", "the old destination");
     for (bool ring : {true, false}) {
-        std::vector<std::string> a{URINGKIT_CLI, "cp", "--bs", "256k", s / "src", s / "dst"};
-        if (!ring) a.insert(a.begin(), NO_URING);
-        const Child r = run(a, {}, limit_file_size);
-        EXPECT_EQ(r.status, 5) << r.err;
-        const std::string line = r.err.substr(r.err.rfind("uringkit cp: " + s / ""));
-        EXPECT_EQ(count(line, "\n"), 1u) << r.err;
-        // Named by the destination the user gave, not the temporary.
-        EXPECT_NE(line.find(s / "dst" + ": write at offset 1048576: File too large"), std::string::npos) << line;
-        EXPECT_NE(line.find("(errno 27)"), std::string::npos) << line;
-        EXPECT_EQ(read_file(s / "dst"), "the old destination");
-        EXPECT_TRUE(temporaries(s.dir).empty()) << temporaries(s.dir).front();
+        for (const char* target : {"new", "dst"}) {
+            std::vector<std::string> a{URINGKIT_CLI, "cp", "--bs", "256k", s / "src", s / target};
+            if (std::string(target) == "dst") a.insert(a.begin() + 2, "--atomic");
+            if (!ring) a.insert(a.begin(), NO_URING);
+            const Child r = run(a, {}, limit_file_size);
+            EXPECT_EQ(r.status, 5) << r.err;
+            const std::string line = r.err.substr(r.err.rfind("uringkit cp: " + s / ""));
+            EXPECT_EQ(count(line, "\n"), 1u) << r.err;
+            // Named by the destination the user gave, not the temporary.
+            EXPECT_NE(line.find(s / target + ": write at offset 1048576: File too large"), std::string::npos) << line;
+            EXPECT_NE(line.find("(errno 27)"), std::string::npos) << line;
+            EXPECT_EQ(read_file(s / "dst"), "the old destination");
+            EXPECT_FALSE(stdfs::exists(s.dir / "new"));
+            EXPECT_TRUE(temporaries(s.dir).empty()) << temporaries(s.dir).front();
+        }
     }
 }
 
-TEST(CpFaults, TreeThatHitsTheLimitLeavesNoTreeBehind) {
+// One file of the tree cannot be written: everything else is copied, the
+// failure is one line, status 5.  With --atomic no tree appears at all.
+TEST(CpFaults, TreeThatHitsTheLimitCopiesTheRestOrWithAtomicNothing) {
     Scratch s;
     stdfs::create_directories(s.dir / "t" / "sub");
     for (int i = 0; i < 40; ++i) write_file(s / ("t/f" + std::to_string(i)), random_bytes(3000, static_cast<unsigned>(i)));
     write_file(s / "t/sub/huge", random_bytes(2 << 20, 9));
+    write_file(s / "t/sub/zz-after", "after the failure");
     const Child r = run({URINGKIT_CLI, "cp", "-r", s / "t", s / "copy"}, {}, limit_file_size);
     EXPECT_EQ(r.status, 5) << r.err;
+    EXPECT_EQ(count(r.err, "\n"), 1u) << r.err;
+    EXPECT_NE(r.err.find(s / "copy/sub/huge: write at offset"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("(errno 27)"), std::string::npos) << r.err;
-    EXPECT_FALSE(stdfs::exists(s.dir / "copy"));
+    for (int i = 0; i < 40; ++i)
+        EXPECT_EQ(read_file(s / ("copy/f" + std::to_string(i))), read_file(s / ("t/f" + std::to_string(i))));
+    EXPECT_EQ(read_file(s / "copy/sub/zz-after"), "after the failure");
+    EXPECT_FALSE(stdfs::exists(s.dir / "copy/sub/huge"));
+    EXPECT_TRUE(temporaries(s.dir).empty());
+
+    const Child atomic = run({URINGKIT_CLI, "cp", "-r", "--atomic", s / "t", s / "copy2"}, {}, limit_file_size);
+    EXPECT_EQ(atomic.status, 5) << atomic.err;
+    EXPECT_NE(atomic.err.find("(errno 27)"), std::string::npos) << atomic.err;
+    EXPECT_NE(atomic.err.find("with --atomic a tree that could not be copied whole is removed"), std::string::npos)
+        << atomic.err;
+    EXPECT_FALSE(stdfs::exists(s.dir / "copy2"));
     EXPECT_TRUE(temporaries(s.dir).empty());
 }
 
@@ -109,6 +132,7 @@ TEST(CpFaults, SourceTruncatedWhileCopiedIsAnErrorNotAShortCopy) {
         o.direct_read_block_size = 256 * 1024;
         o.source_reads = reads;
         o.force_fallback = fallback;
+        o.atomic = true;  // the existing destination is replaced only by a complete copy
         o.on_progress = [&](std::uint64_t) {
             std::unique_lock lock(m);
             if (asked) return;

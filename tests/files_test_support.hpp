@@ -6,6 +6,7 @@
 #include "uringkit/sys/page_cache.hpp"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/stat.h>
@@ -133,6 +134,14 @@ inline Child run(std::vector<std::string> args, const std::string& input = {},
     ::waitpid(pid, &st, 0);
     r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     return r;
+}
+
+// For a forked child of a test that runs as root: becomes the user nobody
+// (no supplementary groups), so permission checks apply as to anyone.
+// Exits 99 when it cannot.
+constexpr uid_t kNobody = 65534;
+inline void become_nobody() {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(kNobody) != 0 || ::setuid(kNobody) != 0) ::_exit(99);
 }
 
 inline bool have_program(const char* name) {

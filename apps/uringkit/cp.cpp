@@ -1,5 +1,6 @@
 // `uringkit cp`: copy files and trees through linked read -> write chains.
 #include "command.hpp"
+#include "interrupt.hpp"
 
 #include "uringkit/fs/copy.hpp"
 #include "uringkit/util/size.hpp"
@@ -20,6 +21,7 @@ int exit_status(fs::CopyStatus s) {
     case fs::CopyStatus::bad_input: return kBadInput;
     case fs::CopyStatus::no_space: return kNoSpace;
     case fs::CopyStatus::usage: return kUsage;
+    case fs::CopyStatus::interrupted: return kInterrupted;
     }
     return kFailure;
 }
@@ -32,6 +34,7 @@ Register cp_command{Command{
         struct Args {
             std::vector<std::string> paths;
             bool recursive = false, preserve = false, direct = false, fsync = false, summary = false;
+            bool atomic = false, no_clobber = false;
             unsigned qd = 8, inflight = 64, kernel_workers = 0;
             std::string bs = "256k";
             std::string source_reads = "auto";
@@ -39,7 +42,17 @@ Register cp_command{Command{
         auto args = std::make_shared<Args>();
         app.add_option("paths", args->paths, "SRC... DST")->required()->expected(2, -1);
         app.add_flag("-r,-R,--recursive", args->recursive, "Copy directories and everything under them");
-        app.add_flag("-p,--preserve", args->preserve, "Also keep times and owner (where allowed); modes are always kept");
+        app.add_flag("-p,--preserve", args->preserve,
+                     "Keep mode, owner (where allowed) and times, of symlinks too; set-user/group-ID bits only "
+                     "when the owner was kept.  Without -p a new file gets the source's permission bits less the "
+                     "umask and no set-ID bits, and an existing file keeps its own mode and owner");
+        app.add_flag("-n,--no-clobber", args->no_clobber, "Leave an existing destination alone (status 0, as cp)");
+        app.add_flag("--atomic", args->atomic,
+                     "Replace an existing file by a complete copy renamed over it instead of writing it in place: "
+                     "readers see the old or the new file, never a mix, but it is a new inode (other hard links, "
+                     "xattrs, ACLs and the owner are not kept; its permission bits are), and the file system needs "
+                     "room for both copies.  With -r a new tree is built under a temporary name and appears only "
+                     "when everything was copied");
         app.add_flag("--direct", args->direct, "O_DIRECT where both files allow it (else says so and uses the page cache)");
         app.add_option("--source-reads", args->source_reads,
                        "How a large file's source is read: auto (default) uses O_DIRECT when the file is at least "
@@ -47,7 +60,8 @@ Register cp_command{Command{
                        "cache: always the page cache; direct: O_DIRECT for any size where the file system allows it. "
                        "The destination goes through the page cache unless --direct")
             ->check(CLI::IsMember({"auto", "cache", "direct"}));
-        app.add_flag("--fsync", args->fsync, "Make each file durable before it is renamed into place");
+        app.add_flag("--sync,--fsync", args->fsync,
+                     "Make each file durable (fsync) before it is closed, and its directory after a rename");
         auto* qd = app.add_option("--qd", args->qd,
                                   "Read/write pairs in flight for a large file (default 8 through the page cache, "
                                   "16 when the source is read with O_DIRECT)")
@@ -62,15 +76,28 @@ Register cp_command{Command{
             ->check(CLI::Range(1u, 1024u));
         app.add_flag("--summary", args->summary, "Print files, MiB/s and system calls on stderr");
         app.footer(
-            "Each file is written under a temporary name (.NAME.uringkit-XXXXXX) beside its destination "
-            "and renamed into place when complete; a new tree is built under a temporary directory name "
-            "and renamed at the end.  On error nothing half-written remains and an existing destination "
-            "is unchanged.  Regular files, directories and symlinks are copied; FIFOs, devices and sockets "
-            "are skipped with a warning.  Sparse files stay sparse.  Without io_uring the copy runs on "
-            "read/write and says so once.\n"
-            "Exit status: 0 copied; 1 an I/O error or a source that changed while copied; 2 bad option or "
-            "arguments; 4 a source is missing or unreadable, a directory without -r, or a copy onto "
-            "itself; 5 no space (ENOSPC, EFBIG, EDQUOT).");
+            "Like coreutils cp: an existing destination is opened (through a symlink) and written in place, "
+            "keeping its inode, links, mode, owner and attributes; a write-protected one is refused unless "
+            "you are root.  A new file is written under an unpredictable temporary name beside it "
+            "(.NAME.uringkit-XXXXXXXXXXXX, created O_EXCL|O_NOFOLLOW) and renamed into place when complete, so its "
+            "name never shows a half-written file.  Every operand and every file of a tree that can be copied "
+            "is; each failure is one line, and the status is that of the first.  A FIFO or character device "
+            "operand is read until its end (cp <(cmd) out); inside a tree (-r) FIFOs, devices and sockets are "
+            "made again (mknod needs root for devices; otherwise reported).  Sparse files stay sparse.  Without "
+            "io_uring the copy runs on read/write and says so once.\n"
+            "Differences from coreutils cp, on purpose: no -i, -f, -l, -s, -u, -a or --reflink (a byte copier for "
+            "scripted copies: extents are never shared, nothing is asked); -p keeps mode, owner and times but not "
+            "ACLs or xattrs of a new file; symlinks are never followed inside a tree (cp -P); an I/O error names "
+            "the offset and errno (\"DST: write at offset N: ... (errno 28)\") to say where the copy stopped; and "
+            "the exit status says what kind of failure came first (the toolkit's table below) where cp exits 1 "
+            "for all of them.\n"
+            "SIGINT/SIGTERM: nothing new is started, what is in flight completes, files being created are "
+            "removed (an existing file written in place stays as far as it got, as with cp), what was copied "
+            "is reported, and cp ends by the signal (a shell shows 130 or 143).\n"
+            "Exit status: 0 copied; 1 an I/O error, a source that changed while copied, a destination that "
+            "cannot be created or written (permission, missing directory); 2 bad option or arguments; 4 a "
+            "source is missing or unreadable, a directory without -r, or a copy onto itself; 5 no space "
+            "(ENOSPC, EFBIG, EDQUOT); killed by SIGINT or SIGTERM when interrupted.");
         return [args, qd, bs]() -> int {
             const auto block_size = util::parse_size(args->bs);
             if (!block_size || *block_size < 4096 || *block_size % 4096 || *block_size > (1u << 30)) {
@@ -82,6 +109,8 @@ Register cp_command{Command{
             o.preserve = args->preserve;
             o.direct = args->direct;
             o.fsync = args->fsync;
+            o.atomic = args->atomic;
+            o.no_clobber = args->no_clobber;
             o.source_reads = args->source_reads == "auto"    ? fs::SourceReads::automatic
                              : args->source_reads == "cache" ? fs::SourceReads::page_cache
                                                              : fs::SourceReads::direct;
@@ -95,20 +124,28 @@ Register cp_command{Command{
             std::vector<std::string> sources(args->paths.begin(), args->paths.end() - 1);
             fs::CopySink sink;
             sink.note = [](std::string_view m) { fmt::print(stderr, "uringkit cp: {}\n", m); };
+            sink.error = [](std::string_view m) { fmt::print(stderr, "uringkit cp: {}\n", m); };
+            InterruptScope interrupt;
+            o.stop = interrupt.flag();
             const fs::CopyResult r = fs::copy(sources, args->paths.back(), o, sink);
-            if (r.status != fs::CopyStatus::ok) fmt::print(stderr, "uringkit cp: {}\n", r.message);
+            if (r.status == fs::CopyStatus::usage) fmt::print(stderr, "uringkit cp: {}\n", r.message);
+            if (interrupt.requested())
+                fmt::print(stderr,
+                           "uringkit cp: interrupted by {}: {} files, {} directories, {} symlinks ({} bytes) copied; "
+                           "the files being written were removed\n",
+                           interrupt.signal_name(), r.files, r.dirs, r.symlinks, r.bytes);
             if (args->summary) {
                 const double t = r.seconds > 0 ? r.seconds : 1e-9;
                 const std::uint64_t items = r.files + r.dirs + r.symlinks;
                 fmt::print(stderr,
-                           "cp: {} files, {} directories, {} symlinks, {} skipped, {:.1f} MiB in {:.3f} s "
+                           "cp: {} files, {} directories, {} symlinks, {} special files, {} skipped, {:.1f} MiB in {:.3f} s "
                            "({:.1f} MiB/s, {:.0f} files/s), {} system calls ({:.3f} per file), {} read with O_DIRECT{}\n",
-                           r.files, r.dirs, r.symlinks, r.skipped, static_cast<double>(r.bytes) / 1048576.0, r.seconds,
+                           r.files, r.dirs, r.symlinks, r.specials, r.skipped, static_cast<double>(r.bytes) / 1048576.0, r.seconds,
                            static_cast<double>(r.bytes) / 1048576.0 / t, static_cast<double>(r.files) / t, r.syscalls,
                            items ? static_cast<double>(r.syscalls) / static_cast<double>(items) : 0.0,
                            r.direct_read_files, r.used_ring ? "" : ", read/write fallback");
             }
-            return exit_status(r.status);
+            return interrupt.exit_status(exit_status(r.status));
         };
     }}};
 

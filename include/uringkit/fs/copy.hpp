@@ -8,11 +8,16 @@
 // with `inflight` files in flight, so 10,000 files cost a few hundred system
 // calls instead of ten or more each.
 //
-// No half-written file ever carries its final name: a file is written under a
-// temporary name in its destination directory and renamed over the
-// destination when complete; a new tree is built under a temporary directory
-// name and renamed into place at the end.  On error the temporaries are
-// removed and an existing destination is left as it was.
+// Destinations follow coreutils cp: an existing file is opened (through a
+// symlink) and written in place with O_TRUNC, so its inode, other links,
+// mode, owner and extended attributes stay and a write-protected file
+// refuses an ordinary user; a new file is written under an unpredictable
+// temporary name beside it (O_EXCL | O_NOFOLLOW) and renamed into place when
+// complete, with the source's permission bits less the umask and no set-ID
+// bits.  `atomic` replaces an existing file by rename too, and builds a new
+// tree under a temporary name that appears only when everything was copied.
+// Every operand and every file of a tree that can be copied is; each
+// failure is reported (CopySink::error) and the first one sets the status.
 //
 // Short reads and writes continue where they stopped; a chain cut by
 // -ECANCELED is resubmitted; EINTR and EAGAIN are retried; a source that
@@ -20,6 +25,7 @@
 // Without io_uring the same job runs on pread/pwrite.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -57,13 +63,28 @@ struct CopyOptions {
     unsigned kernel_workers = 0;
     bool direct = false;                  // O_DIRECT where both files allow it
     SourceReads source_reads = SourceReads::automatic;  // large sources when `direct` is off
-    bool fsync = false;                   // make each file durable before it is renamed into place
+    // --sync: fsync each file before it is closed, and its directory after
+    // a rename into place.
+    bool fsync = false;
     bool recursive = false;               // -r: copy directory trees
-    bool preserve = false;                // -p: also times and owner (modes are always kept)
+    // -p: mode, owner (where allowed), times; set-ID bits only when the
+    // owner was kept.  Without it a new file gets the source's permission
+    // bits less the umask, and an existing one keeps its own.
+    bool preserve = false;
+    // --atomic: an existing file is replaced by a complete copy renamed over
+    // it (a new inode: other links, xattrs, ACLs and owner are not kept; the
+    // copy needs room for both), and a new tree appears only when whole.
+    bool atomic = false;
+    bool no_clobber = false;              // -n: an existing destination is left alone (counted as skipped)
     bool force_fallback = false;          // run the pread/pwrite path (for comparison and tests)
     // Called after each completed block of a large file with the bytes done
     // so far (tests use it to change the source mid-copy at a known point).
     std::function<void(std::uint64_t done)> on_progress;
+    // Polled between steps (a signal handler sets it): once set nothing new
+    // is started, what is in flight completes, files being written are
+    // removed (an existing file written in place stays as far as it got),
+    // and the result is `interrupted`.
+    const std::atomic<bool>* stop = nullptr;
 };
 
 enum class CopyStatus {
@@ -72,12 +93,14 @@ enum class CopyStatus {
     bad_input,  // a missing or unreadable source, a directory without -r, copying onto itself
     no_space,   // ENOSPC, EFBIG, EDQUOT while writing
     usage,      // the arguments do not make sense (several sources, DST not a directory)
+    interrupted,  // CopyOptions::stop was set: what is counted was copied
 };
 
 struct CopyResult {
     CopyStatus status = CopyStatus::ok;
-    std::string message;  // one line naming the file, the offset and the errno, when status != ok
-    std::uint64_t files = 0, dirs = 0, symlinks = 0, skipped = 0, bytes = 0;
+    std::string message;  // the first failure: one line naming the file (and the offset and errno of an I/O error)
+    std::uint64_t failures = 0;  // failures reported through CopySink::error
+    std::uint64_t files = 0, dirs = 0, symlinks = 0, specials = 0, skipped = 0, bytes = 0;
     // System calls the copy made: io_uring_enter and register calls plus the
     // plain ones (walk, mkdir, rename, ...); not the ring's one-time setup.
     std::uint64_t syscalls = 0;
@@ -87,13 +110,17 @@ struct CopyResult {
 };
 
 struct CopySink {
-    // Warnings (a skipped FIFO, the fallback to pread/pwrite); said once each.
+    // Warnings (the fallback to read/write, a file system without O_DIRECT); said once each.
     std::function<void(std::string_view message)> note;
+    // Each failure, as it happens (the copy goes on with the next file).
+    std::function<void(std::string_view message)> error;
 };
 
 // cp SOURCES... DEST, with coreutils' rules for where things go: one source
 // and DEST not an existing directory: DEST is the copy; otherwise each source
-// goes to DEST/<basename>.
+// goes to DEST/<basename>.  A source that is a FIFO or a character device is
+// read until end of file (`cp <(cmd) out`); inside a tree (-r) such files
+// are made again (mkfifo, mknod) instead.
 CopyResult copy(std::span<const std::string> sources, const std::string& dest, const CopyOptions& options,
                 const CopySink& sink = {});
 

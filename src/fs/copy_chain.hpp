@@ -1,0 +1,62 @@
+// The tree a copy -r works on, and the small-file chain copier.  Internal to src/fs.
+#pragma once
+
+#include "copy_internal.hpp"
+#include "uringkit/fs/path_list.hpp"
+
+#include <linux/stat.h>
+
+#include <span>
+#include <vector>
+
+namespace uringkit::fs::detail {
+
+struct Tree {
+    PathList src, dst;                // dst: where each entry is written
+    std::vector<std::size_t> parent;  // index of the entry's directory; the root's is itself
+    std::vector<struct statx> st;
+    std::vector<int> st_res;
+};
+
+class ChainCopier {
+public:
+    // `files`: regular files of at most kSmallMax bytes whose directories
+    // this copy created.  Failures are reported through the Ctx as they
+    // come; the copy goes on with the next file.
+    ChainCopier(Ctx& c, const Tree& t, std::span<const std::size_t> files);
+    // Returns with no chain in flight (or, when the ring fails so that it
+    // cannot even be drained, with the buffers kept: c.kernel_holds_buffers).
+    void run();
+    // Short transfers, to redo on the large-file path.
+    const std::vector<std::size_t>& redo() const noexcept { return redo_; }
+    const std::vector<std::size_t>& done() const noexcept { return done_; }
+    // Files not started because of an interruption or a failed ring.
+    const std::vector<std::size_t>& not_started() const noexcept { return not_started_; }
+    bool interrupted() const noexcept { return interrupted_; }
+    bool ring_failed() const noexcept { return ring_failed_; }
+
+private:
+    enum Step : unsigned { kOpenSrc, kOpenDst, kRead, kWrite, kFsync, kStatAfter, kCloseSrc, kCloseDst, kSteps };
+    struct Slot {
+        std::size_t entry = 0;
+        int res[kSteps] = {};
+        unsigned pending = 0;
+    };
+
+    std::uint64_t ud(unsigned slot, Step s) const noexcept;
+    void start(unsigned slot, std::size_t e);
+    struct statx* size_after(unsigned slot) const;
+    void complete(const Completion& cq);
+    void evaluate(unsigned slot);
+
+    Ctx& c_;
+    const Tree& t_;
+    std::span<const std::size_t> files_;
+    std::vector<Slot> slots_;
+    std::vector<unsigned> free_;
+    std::vector<std::size_t> redo_, done_, not_started_;
+    unsigned outstanding_ = 0;  // SQEs whose CQE has not been reaped
+    bool interrupted_ = false, ring_failed_ = false;
+};
+
+}  // namespace uringkit::fs::detail

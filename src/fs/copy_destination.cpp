@@ -1,0 +1,388 @@
+// Where the bytes go, with coreutils' rules: an existing destination is
+// opened (through a symlink) and written in place, O_TRUNC, so its inode,
+// other links, mode, owner, ACLs, xattrs and label stay, and the kernel's
+// permission check is the one cp gets (a write-protected file refuses an
+// ordinary user, root may write it).  A new file is written under an
+// unpredictable temporary name beside it, created O_EXCL | O_NOFOLLOW, and
+// renamed into place when complete, so its final name never shows a
+// half-written file.  --atomic replaces an existing file the same way.
+#include "copy_internal.hpp"
+
+#include "uringkit/fs/walk.hpp"
+#include "uringkit/sys/page_cache.hpp"
+
+#include <fcntl.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstring>
+
+namespace uringkit::fs::detail {
+namespace {
+
+// Below this a cold source is read through the cache anyway: the probe, the
+// second open and its close are three more system calls, worth it only for a
+// copy long enough to gain from deep direct reads.
+constexpr std::uint64_t kDirectReadMin = 8 * 1024 * 1024;
+
+Failure create_failure(const std::string& dst, int err, const char* kind = "regular file") {
+    return Failure{status_of_write(err), quoted_message((std::string("cannot create ") + kind).c_str(), dst, err)};
+}
+
+// The source opened a second time with O_DIRECT when it is large and mostly
+// not in the page cache (or when asked); otherwise none.  Why, measured on a
+// cold 1 GiB file (bench/results/files_cp.md): the bytes are copied once
+// instead of twice (user + system time 0.52 s against 1.25 s through the
+// cache), and the source does not push other files out of the cache.  fio
+// read this disk at ~2 GB/s with 16 x 1 MiB O_DIRECT reads against ~1 GB/s
+// buffered, but the copy's wall time moved with the disk more than with the
+// path (0.96x as a geometric mean over ten series).
+util::UniqueFd open_cold_source(Ctx& c, const char* src, int sfd, const struct stat& st) {
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    if (c.o.source_reads == SourceReads::page_cache || size == 0) return {};
+    if (c.o.source_reads == SourceReads::automatic) {
+        if (size < kDirectReadMin) return {};
+        sys::PageCacheStat pc;
+        ++c.syscalls();
+        if (sys::page_cache_stat(sfd, 0, size, pc) != 0 || pc.cached * 2 >= pc.pages) return {};
+    }
+    ++c.syscalls();
+    util::UniqueFd fd(::open(src, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_DIRECT));
+    struct stat again {};
+    if (fd) {
+        ++c.syscalls();
+        // The same file, not one renamed into its place since the first open.
+        if (::fstat(fd.get(), &again) != 0 || again.st_ino != st.st_ino || again.st_dev != st.st_dev) return {};
+    } else if (c.o.source_reads == SourceReads::direct && !c.said_no_direct_read) {
+        c.said_no_direct_read = true;
+        c.note(std::string("--source-reads direct: ") + src + " does not allow O_DIRECT (" + std::strerror(errno) +
+               "); reading it and any like it through the page cache");
+    }
+    if (fd) {
+        ++c.result.direct_read_files;
+        ++c.syscalls();  // its close
+    }
+    return fd;
+}
+
+// Creates a new temporary beside `dst`: a fresh random name each try, so a
+// name another user planted only costs a retry.
+int create_temporary(Ctx& c, const std::string& dst, mode_t mode, std::string& temp) {
+    for (int attempt = 0; attempt < 16; ++attempt) {
+        temp = temp_name_for(dst);
+        ++c.syscalls();
+        const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+        if (fd >= 0 || errno != EEXIST) return fd;
+    }
+    return -1;
+}
+
+// With --sync: after a rename the new name lives in the directory, which
+// is made durable too (fsync of the file alone does not cover it).
+std::optional<Failure> sync_directory_of(Ctx& c, const std::string& path) {
+    c.syscalls() += 3;
+    util::UniqueFd dir(::open(dirname_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!dir || ::fsync(dir.get()) != 0)
+        return Failure{status_of_write(errno), errno_message(dirname_of(path), "fsync of the directory", errno)};
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Failure> open_destination(Ctx& c, const std::string& dst, mode_t src_mode, bool in_new_dir,
+                                        Destination& out, bool& skipped) {
+    out.path = dst;
+    struct stat st {};
+    bool exists = false;
+    if (!in_new_dir) {
+        ++c.syscalls();
+        if (::lstat(dst.c_str(), &st) == 0) {
+            if (c.o.no_clobber) {
+                skipped = true;
+                return std::nullopt;
+            }
+            if (S_ISLNK(st.st_mode)) {  // written through, as cp does
+                ++c.syscalls();
+                if (::stat(dst.c_str(), &st) != 0) {
+                    if (errno == ENOENT)
+                        return Failure{CopyStatus::failure, "not writing through dangling symlink '" + dst + "'"};
+                    return Failure{CopyStatus::failure, quoted_message("cannot stat", dst, errno)};
+                }
+            }
+            if (S_ISDIR(st.st_mode))
+                return Failure{CopyStatus::bad_input, "cannot overwrite directory '" + dst + "' with non-directory"};
+            exists = true;
+        } else if (errno != ENOENT) {
+            return create_failure(dst, errno);
+        }
+    }
+    out.regular = !exists || S_ISREG(st.st_mode);
+    if (exists && (!c.o.atomic || !out.regular)) {
+        // In place.  A FIFO or a device is opened and written, never renamed over.
+        ++c.syscalls();
+        out.fd.reset(::open(dst.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY));
+        if (!out.fd) return create_failure(dst, errno);
+        return std::nullopt;
+    }
+    out.created = true;
+    if (in_new_dir) {  // a directory this copy made: nothing else can be at this name but what we put there
+        ++c.syscalls();
+        out.fd.reset(::open(dst.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, src_mode & 0777));
+        if (!out.fd) {
+            out.created = false;
+            return create_failure(dst, errno);
+        }
+        return std::nullopt;
+    }
+    if (exists) {
+        // --atomic: the rename would get past the file's own permissions
+        // (it needs only the directory's), so ask them first as an in-place
+        // open would: a write-protected file refuses an ordinary user.
+        ++c.syscalls();
+        if (::faccessat(AT_FDCWD, dst.c_str(), W_OK, AT_EACCESS) != 0) return create_failure(dst, errno);
+    }
+    // A new file takes the source's permission bits less the umask (the
+    // kernel applies it), never its set-ID bits, as cp does.  --atomic
+    // keeps the replaced file's permission bits.
+    const mode_t mode = exists ? st.st_mode & 0777 : src_mode & 0777;
+    out.fd.reset(create_temporary(c, dst, mode, out.temp));
+    if (!out.fd) {
+        out.created = false;
+        out.temp.clear();
+        return create_failure(dst, errno);
+    }
+    if (exists && (mode & c.umask)) {
+        ++c.syscalls();
+        (void)::fchmod(out.fd.get(), mode);
+    }
+    return std::nullopt;
+}
+
+void keep_attributes(Ctx& c, int fd, const char* path, const struct stat& st, bool is_symlink) {
+    if (!c.o.preserve) return;
+    mode_t mode = st.st_mode & 07777;
+    ++c.syscalls();
+    const bool owner_kept = (fd >= 0 ? ::fchown(fd, st.st_uid, st.st_gid)
+                                     : ::fchownat(AT_FDCWD, path, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW)) == 0;
+    // coreutils: a set-ID bit is kept only with the owner it gives power to.
+    if (!owner_kept) mode &= ~(S_ISUID | S_ISGID | S_ISVTX);
+    if (!is_symlink) {  // a symlink's own mode means nothing on Linux
+        ++c.syscalls();
+        if (fd >= 0) (void)::fchmod(fd, mode);
+        else (void)::fchmodat(AT_FDCWD, path, mode, 0);
+    }
+    const struct timespec times[2] = {st.st_atim, st.st_mtim};
+    ++c.syscalls();
+    if (fd >= 0) (void)::futimens(fd, times);
+    else (void)::utimensat(AT_FDCWD, path, times, AT_SYMLINK_NOFOLLOW);
+}
+
+void abandon_destination(Ctx& c, Destination& d) {
+    d.fd.reset();
+    const std::string& name = !d.temp.empty() ? d.temp : d.path;
+    if (d.created) {
+        ++c.syscalls();
+        ::unlink(name.c_str());
+    }
+    d.created = false;
+    d.temp.clear();
+}
+
+std::optional<Failure> finish_destination(Ctx& c, Destination& d) {
+    std::optional<Failure> failure;
+    const std::string& written = d.temp.empty() ? d.path : d.temp;
+    if (c.o.fsync && d.regular) {
+        ++c.syscalls();
+        if (::fsync(d.fd.get()) != 0) failure = Failure{status_of_write(errno), errno_message(d.path, "fsync", errno)};
+    }
+    // close(2) is where NFS, CIFS and FUSE report a failed write-back (->flush).
+    ++c.syscalls();
+    if (::close(d.fd.release()) != 0 && !failure) failure = Failure{status_of_write(errno), errno_message(d.path, "close", errno)};
+    if (!failure && !d.temp.empty()) {
+        ++c.syscalls();
+        if (::rename(written.c_str(), d.path.c_str()) != 0) failure = create_failure(d.path, errno);
+        else {
+            d.temp.clear();
+            d.created = false;
+            if (c.o.fsync) failure = sync_directory_of(c, d.path);
+        }
+    }
+    if (failure) abandon_destination(c, d);
+    d.created = false;
+    return failure;
+}
+
+std::optional<Failure> copy_file(Ctx& c, const char* src, const std::string& dst, bool in_new_dir,
+                                 std::optional<std::uint64_t> expected_size) {
+    ++c.syscalls();
+    util::UniqueFd sfd(::open(src, O_RDONLY | O_CLOEXEC | O_NOCTTY));
+    if (!sfd) return Failure{CopyStatus::bad_input, quoted_message("cannot open", src, errno) };
+    struct stat st {};
+    ++c.syscalls();
+    if (::fstat(sfd.get(), &st) != 0) return Failure{CopyStatus::bad_input, quoted_message("cannot stat", src, errno)};
+    const bool regular_source = S_ISREG(st.st_mode);
+    if (expected_size && *expected_size != static_cast<std::uint64_t>(st.st_size))
+        return Failure{CopyStatus::failure, std::string(src) + ": changed size while being copied"};
+    Destination d;
+    bool skipped = false;
+    if (auto f = open_destination(c, dst, st.st_mode, in_new_dir, d, skipped)) return f;
+    if (skipped) {
+        ++c.result.skipped;
+        return std::nullopt;
+    }
+    std::optional<Failure> failure;
+    auto fail = [&](CopyStatus s, std::string m) {
+        if (!failure) failure = Failure{s, std::move(m)};
+    };
+
+    std::uint64_t bytes = 0;
+    if (!regular_source || !d.regular) {
+        // A pipe, a FIFO, a device on either side: its contents in order.
+        if (auto f = copy_stream(c, sfd.get(), d.fd.get(), src, dst, bytes)) fail(f->status, f->message);
+    } else {
+        bool direct = c.o.direct;
+        if (direct) {
+            c.syscalls() += 2;
+            if (::fcntl(sfd.get(), F_SETFL, O_DIRECT) != 0 || ::fcntl(d.fd.get(), F_SETFL, O_DIRECT) != 0) {
+                ::fcntl(sfd.get(), F_SETFL, 0);
+                ::fcntl(d.fd.get(), F_SETFL, 0);
+                direct = false;
+                c.note(std::string("--direct: ") + src + " or " + dst +
+                       " does not allow O_DIRECT; copying through the page cache");
+            }
+        }
+        util::UniqueFd src_direct;
+        if (!direct && c.ring) src_direct = open_cold_source(c, src, sfd.get(), st);
+        if (!direct && !src_direct && static_cast<std::uint64_t>(st.st_size) > c.o.block_size) {
+            // Several reads in flight at neighbouring offsets look random to the
+            // readahead heuristics; say it is sequential so the window grows
+            // (cold 1 GiB copies were ~1.5x slower without it).
+            ++c.syscalls();
+            ::posix_fadvise(sfd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+        }
+        RangeJob job{sfd.get(), d.fd.get(), src, dst, data_extents(sfd.get(), st, c.syscalls()), direct, src_direct.get(),
+                     src_direct ? c.o.direct_read_qd : c.o.qd,
+                     src_direct ? c.o.direct_read_block_size : c.o.block_size};
+        if (auto f = copy_range(c, job, bytes)) fail(f->status, f->message);
+        if (c.kernel_holds_buffers) {
+            // The kernel may still use these descriptors: they stay open (a
+            // write to an unlinked temporary harms nothing), the name goes.
+            (void)sfd.release();
+            (void)src_direct.release();
+            (void)d.fd.release();
+            abandon_destination(c, d);
+            return failure;
+        }
+        const auto size = static_cast<std::uint64_t>(st.st_size);
+        const std::uint64_t data_end = job.extents.empty() ? 0 : job.extents.back().end;
+        if (!failure && (direct || data_end < size)) {
+            ++c.syscalls();
+            if (::ftruncate(d.fd.get(), static_cast<off_t>(size)) != 0)
+                fail(status_of_write(errno), io_message(dst, "truncate", size, errno));
+        }
+        if (!failure) {  // a source that changed size under us is an error, not a short copy
+            struct stat after {};
+            ++c.syscalls();
+            if (::fstat(sfd.get(), &after) == 0 && after.st_size != st.st_size)
+                fail(CopyStatus::failure, std::string(src) + ": changed size while being copied (" +
+                                              std::to_string(st.st_size) + " -> " + std::to_string(after.st_size) +
+                                              " bytes)");
+        }
+    }
+    if (!failure) keep_attributes(c, d.fd.get(), nullptr, st, false);
+    if (failure) {
+        if (failure->status == CopyStatus::no_space && c.o.atomic && !d.temp.empty() && d.temp != d.path)
+            failure->message += " (--atomic writes a complete second copy before it replaces the file; "
+                                "without it the file is written in place)";
+        abandon_destination(c, d);
+        return failure;
+    }
+    if (auto f = finish_destination(c, d)) return f;
+    ++c.result.files;
+    c.result.bytes += bytes;
+    return std::nullopt;
+}
+
+std::optional<Failure> copy_symlink(Ctx& c, const char* src, const std::string& dst, bool in_new_dir) {
+    char target[PATH_MAX + 1];
+    ++c.syscalls();
+    const ssize_t n = ::readlink(src, target, PATH_MAX);
+    if (n < 0) return Failure{CopyStatus::bad_input, quoted_message("cannot read symbolic link", src, errno)};
+    target[n] = '\0';
+    struct stat st {};
+    ++c.syscalls();
+    if (::lstat(src, &st) != 0) return Failure{CopyStatus::bad_input, quoted_message("cannot stat", src, errno)};
+    struct stat existing {};
+    if (!in_new_dir && c.o.no_clobber && ::lstat(dst.c_str(), &existing) == 0) {
+        ++c.result.skipped;
+        return std::nullopt;
+    }
+    // symlink(2) never follows or replaces what is at the name: a temporary
+    // name is as safe as O_EXCL; it then replaces an existing entry by rename,
+    // as cp -P replaces a destination it cannot write through.
+    std::string where = dst;
+    ++c.syscalls();
+    int r = in_new_dir ? ::symlink(target, dst.c_str()) : -1;
+    for (int attempt = 0; !in_new_dir && attempt < 16; ++attempt) {
+        where = temp_name_for(dst);
+        ++c.syscalls();
+        r = ::symlink(target, where.c_str());
+        if (r == 0 || errno != EEXIST) break;
+    }
+    if (r != 0) return create_failure(dst, errno, "symbolic link");
+    if (where != dst) {
+        ++c.syscalls();
+        if (::rename(where.c_str(), dst.c_str()) != 0) {
+            const int e = errno;
+            ::unlink(where.c_str());
+            return create_failure(dst, e, "symbolic link");
+        }
+    }
+    keep_attributes(c, -1, dst.c_str(), st, true);
+    ++c.result.symlinks;
+    return std::nullopt;
+}
+
+std::optional<Failure> copy_special(Ctx& c, const std::string& dst, const struct stat& st) {
+    struct stat existing {};
+    ++c.syscalls();
+    if (::lstat(dst.c_str(), &existing) == 0) {
+        if (c.o.no_clobber) {
+            ++c.result.skipped;
+            return std::nullopt;
+        }
+        // As cp -R: what is there is removed first (mknod cannot replace it).
+        if (S_ISDIR(existing.st_mode))
+            return Failure{CopyStatus::failure, "cannot overwrite directory '" + dst + "' with non-directory"};
+        ++c.syscalls();
+        if (::unlink(dst.c_str()) != 0 && errno != ENOENT)
+            return Failure{CopyStatus::failure, quoted_message("cannot remove", dst, errno)};
+    }
+    ++c.syscalls();
+    const mode_t perm = st.st_mode & 0777;  // the umask applies, as to a new file
+    const bool fifo = S_ISFIFO(st.st_mode);
+    const int r = fifo ? ::mkfifo(dst.c_str(), perm) : ::mknod(dst.c_str(), (st.st_mode & S_IFMT) | perm, st.st_rdev);
+    if (r != 0) return create_failure(dst, errno, fifo ? "fifo" : "special file");
+    keep_attributes(c, -1, dst.c_str(), st, false);
+    ++c.result.specials;
+    return std::nullopt;
+}
+
+// rm -r of a tree this copy created.
+void remove_tree(const std::string& path, std::uint64_t& syscalls) {
+    std::vector<DirEntry> list;
+    if (read_directory(path.c_str(), list, syscalls) == 0)
+        for (const DirEntry& e : list) {
+            const std::string p = join(path, e.name);
+            if (e.type == EntryType::directory) remove_tree(p, syscalls);
+            else {
+                ++syscalls;
+                if (::unlink(p.c_str()) != 0 && errno == EISDIR) remove_tree(p, syscalls);
+            }
+        }
+    ++syscalls;
+    ::rmdir(path.c_str());
+}
+
+}  // namespace uringkit::fs::detail

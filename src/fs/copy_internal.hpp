@@ -1,0 +1,205 @@
+// The copier's pieces, internal to src/fs: the job's shared state, error
+// messages, path helpers, and the entry points of each part:
+//   copy_range.cpp        one file's bytes (ring pairs, pread/pwrite, streams)
+//   copy_destination.cpp  where the bytes go: in place, temporary + rename, attributes
+//   copy_chain.cpp        small files of a tree, one linked chain each
+//   copy_tree.cpp         cp -r: walk, directories, special files, symlinks
+//   copy.cpp              copy(): options, ring and buffers, each operand
+#pragma once
+
+#include "uringkit/fs/copy.hpp"
+#include "uringkit/ops/ops.hpp"
+#include "uringkit/ring/ring.hpp"
+#include "uringkit/util/unique_fd.hpp"
+#include "shared.hpp"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace uringkit::fs::detail {
+
+struct Failure {
+    CopyStatus status;
+    std::string message;
+};
+
+constexpr std::size_t kDirectAlign = 4096;
+constexpr std::size_t kSmallMax = 64 * 1024;  // files up to this size take the one-chain path (-r)
+// A small file's block: its bytes, then the statx the chain reads after them.
+constexpr std::size_t kSmallBlock = kSmallMax + 4096;
+constexpr std::uint64_t kDrainCancel = ~std::uint64_t{0};  // user_data of drain()'s cancel
+
+// ---- the job's shared state ------------------------------------------------
+
+struct Ctx {
+    Ctx(const CopyOptions& options, const CopySink& s, CopyResult& r) : o(options), sink(s), result(r) {}
+    ~Ctx();
+    Ctx(const Ctx&) = delete;
+    Ctx& operator=(const Ctx&) = delete;
+
+    const CopyOptions& o;
+    const CopySink& sink;
+    CopyResult& result;
+    // The buffers are declared before the ring so the ring is closed first.
+    // Closing a ring does not wait for its requests: when a copier could not
+    // drain them (the ring itself failing), `kernel_holds_buffers` keeps
+    // this memory for the rest of the process instead of freeing it.
+    Buffer big;    // the larger of qd x block_size and its O_DIRECT twin (registered buffer 0)
+    Buffer small;  // inflight blocks of kSmallBlock (registered buffer 1)
+    std::optional<Ring> ring;
+    std::size_t big_size = 0;
+    bool fixed_big = false, fixed_small = false;  // registered (RLIMIT_MEMLOCK may allow only the small one)
+    bool kernel_holds_buffers = false;
+    bool interrupted = false;  // CopyOptions::stop was seen: nothing new was started after it
+    bool said_no_direct_read = false;
+    bool root = false;  // euid 0: may write a write-protected file, as with coreutils
+    mode_t umask = 022;
+    unsigned small_slots = 0;
+
+    std::uint64_t& syscalls() { return result.syscalls; }
+    void note(const std::string& m) const {
+        if (sink.note) sink.note(m);
+    }
+    // One failure: told to the sink as it happens; the first one sets the
+    // result's status and message.  The copy goes on with what is left.
+    void report(const Failure& f);
+    bool stop_requested() const noexcept { return o.stop && o.stop->load(std::memory_order_relaxed); }
+    char* small_block(unsigned k) const { return small.get() + std::size_t{k} * kSmallBlock; }
+};
+
+// ---- messages ------------------------------------------------------------------
+
+CopyStatus status_of_write(int err) noexcept;
+// "PATH: write at offset 4096: No space left on device (errno 28)"
+std::string io_message(std::string_view path, const char* what, std::uint64_t offset, int err);
+// "PATH: what: strerror (errno N)"
+std::string errno_message(std::string_view path, const char* what, int err);
+// coreutils' form: "what 'PATH': strerror", e.g. "cannot stat 'x': No such file or directory"
+std::string quoted_message(const char* what, std::string_view path, int err);
+std::string shrank_message(std::string_view path, std::uint64_t offset);
+
+// ---- paths -------------------------------------------------------------------
+
+std::string dirname_of(const std::string& path);
+std::string basename_of(std::string path);
+std::string join(const std::string& dir, std::string_view name);
+// ".NAME.uringkit-XXXXXXXXXXXX" beside `final_path`, 12 characters from
+// getrandom(2): another user cannot guess it to plant a file or symlink there
+// first (and the create uses O_EXCL | O_NOFOLLOW anyway).
+std::string temp_name_for(const std::string& final_path);
+std::uint64_t round_up(std::uint64_t v, std::uint64_t a);
+
+// ---- one file's bytes (copy_range.cpp) ---------------------------------------
+
+struct Extent {
+    std::uint64_t begin, end;
+};
+std::vector<Extent> data_extents(int fd, const struct stat& st, std::uint64_t& syscalls);
+
+struct RangeJob {
+    int src, dst;
+    std::string_view src_name, dst_name;
+    std::vector<Extent> extents;
+    bool direct;          // both files O_DIRECT (--direct)
+    int src_direct = -1;  // the source opened again with O_DIRECT, for aligned reads (cold source)
+    unsigned qd = 0;      // pairs in flight
+    std::size_t block_size = 0;
+
+    char* block(const Ctx& c, unsigned k) const { return c.big.get() + std::size_t{k} * block_size; }
+};
+
+// Copies the job's extents on the ring (or with pread/pwrite without one).
+// Every path out has no operation of this job left in the kernel, or has set
+// c.kernel_holds_buffers.  An interruption (CopyOptions::stop) is a Failure
+// with status `interrupted`.
+std::optional<Failure> copy_range(Ctx& c, const RangeJob& job, std::uint64_t& bytes);
+// A source that is not a regular file (a pipe, a FIFO, a character device):
+// read() until end of file, write() what came, in order (also for a
+// destination that is a pipe or a device).
+std::optional<Failure> copy_stream(Ctx& c, int src, int dst, std::string_view src_name, std::string_view dst_name,
+                                   std::uint64_t& bytes);
+
+// Asks the kernel to cancel everything in flight on the ring and reaps, for
+// about a second at most, until `in_flight()` is 0; each completion goes to
+// `on_cqe`.  False when the ring could not be drained (io_uring_enter keeps
+// failing): then the buffers are kept (c.kernel_holds_buffers).
+template <class InFlight, class OnCqe>
+bool drain(Ctx& c, InFlight in_flight, OnCqe on_cqe);
+
+// Makes room for `n` SQEs (a linked pair must fit whole); 0 or -errno.
+int make_room(Ring& ring, unsigned n) noexcept;
+
+// ---- destinations (copy_destination.cpp) -------------------------------------
+
+// An open destination file: the user's path written in place, or a new
+// temporary beside it that finish_destination renames over it.
+struct Destination {
+    util::UniqueFd fd;
+    std::string path;  // the user's path (what messages name)
+    std::string temp;  // empty when written in place
+    bool created = false;  // a file this copy made (mode from the source, umask applied)
+    bool regular = true;   // false: a FIFO, a device: written in order, never truncated or renamed
+};
+
+// Opens `dst` for a source of mode `src_mode`: an existing file in place
+// (through a symlink, O_TRUNC, its inode, links, mode and owner kept; with
+// --atomic a temporary renamed over it), a new file under a temporary.
+// `in_new_dir`: the parent is a directory this copy created, so the file is
+// created at its name directly (O_EXCL) and removed again on failure.
+// -n and an existing name: `skipped`, nothing opened.
+std::optional<Failure> open_destination(Ctx& c, const std::string& dst, mode_t src_mode, bool in_new_dir,
+                                        Destination& out, bool& skipped);
+// -p: owner, then mode (set-ID bits only when the owner was kept), then times.
+// Without -p nothing: a new file's mode was set at creation (umask applied).
+void keep_attributes(Ctx& c, int fd, const char* path, const struct stat& st, bool is_symlink);
+// fsync (--sync), close (its result checked), rename the temporary into
+// place and, with --sync, fsync the directory.  On failure the temporary or
+// the new file is removed.
+std::optional<Failure> finish_destination(Ctx& c, Destination& d);
+// After a failure or an interruption: removes what this copy created.
+void abandon_destination(Ctx& c, Destination& d);
+
+// Copies one regular file, FIFO or device's contents to `dst`.
+// `expected_size` (from a tree's statx) turns a size change into an error.
+std::optional<Failure> copy_file(Ctx& c, const char* src, const std::string& dst, bool in_new_dir,
+                                 std::optional<std::uint64_t> expected_size);
+std::optional<Failure> copy_symlink(Ctx& c, const char* src, const std::string& dst, bool in_new_dir);
+// A FIFO, device or socket inside a tree: mkfifo / mknod.
+std::optional<Failure> copy_special(Ctx& c, const std::string& dst, const struct stat& st);
+// Removes `path` and everything under it (a tree this copy created).
+void remove_tree(const std::string& path, std::uint64_t& syscalls);
+
+// ---- trees (copy_tree.cpp) ---------------------------------------------------
+
+void copy_tree(Ctx& c, const std::string& src_root, const std::string& target);
+
+// ---- drain, defined here because both copiers instantiate it ------------------
+
+template <class InFlight, class OnCqe>
+bool drain(Ctx& c, InFlight in_flight, OnCqe on_cqe) {
+    Ring& ring = *c.ring;
+    if (in_flight() == 0) return true;
+    // Cancel whatever can be cancelled (queued opens, waits on a pipe);
+    // reads and writes of regular files already running finish on their own.
+    if (ring.sq_space_left() >= 1) ring.prepare(op::AsyncCancel::any().all()).user_data(kDrainCancel);
+    for (int attempt = 0; attempt < 20 && in_flight() > 0; ++attempt) {
+        const int r = ring.submit_and_wait_for(1, std::chrono::milliseconds(50));
+        ring.for_each_completion([&](const Completion& cq) {
+            if (cq.user_data != kDrainCancel) on_cqe(cq);
+        });
+        if (r < 0 && r != -ETIME && r != -EINTR && r != -EBUSY && r != -EAGAIN && in_flight() > 0 && attempt >= 2)
+            break;  // the ring itself fails: more attempts only spin
+    }
+    if (in_flight() == 0) return true;
+    c.kernel_holds_buffers = true;
+    return false;
+}
+
+}  // namespace uringkit::fs::detail

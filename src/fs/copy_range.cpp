@@ -1,0 +1,270 @@
+// One file's bytes: linked read -> write pairs on the ring, pread/pwrite
+// without one, and read/write for sources that are streams.
+#include "copy_internal.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace uringkit::fs::detail {
+namespace {
+
+bool retryable(int res) noexcept { return res == -EINTR || res == -EAGAIN; }
+
+// A read -> write pair per buffer: the read is linked to the write, so the
+// write starts only once the read filled the buffer.  A short read cuts the
+// link (the write completes -ECANCELED): the part that was read is written on
+// its own and the rest read again.  A short write is continued.
+class RangeCopier {
+public:
+    RangeCopier(Ctx& ctx, const RangeJob& job) : c_(ctx), job_(job), segs_(job.qd) {}
+
+    // Returns with nothing of this job in flight, or with the buffers handed
+    // to the process for good (c_.kernel_holds_buffers) when the ring failed
+    // so that not even a cancel could be reaped.
+    std::optional<Failure> run() {
+        Ring& ring = *c_.ring;
+        for (unsigned k = 0; k < segs_.size(); ++k) next_chunk(k);
+        while (in_flight_ > 0) {
+            const int r = ring.submit_and_wait(1);
+            if (r < 0 && r != -EBUSY && r != -EAGAIN && r != -EINTR) {
+                fail(CopyStatus::failure, errno_message(job_.dst_name, "io_uring_enter", r));
+                break;
+            }
+            ring.for_each_completion([this](const Completion& cq) { complete(cq); });
+        }
+        if (in_flight_ > 0 &&
+            !drain(c_, [this] { return in_flight_; }, [this](const Completion& cq) { complete(cq); }))
+            failure_->message += "; " + std::to_string(in_flight_) +
+                                 " reads and writes are still in the kernel, their buffers are kept";
+        if (!failure_ && interrupted_) failure_ = Failure{CopyStatus::interrupted, "interrupted"};
+        return std::move(failure_);
+    }
+    std::uint64_t bytes() const noexcept { return bytes_; }
+
+private:
+    struct Seg {
+        std::uint64_t off = 0;
+        std::uint32_t len = 0, rd = 0, wr = 0;
+        int pending = 0;
+    };
+
+    std::uint32_t write_target(const Seg& s) const noexcept {
+        // O_DIRECT writes whole aligned blocks; the tail past the source's
+        // size is cut off by the final ftruncate.
+        return job_.direct ? static_cast<std::uint32_t>(round_up(s.rd, kDirectAlign)) : s.rd;
+    }
+    std::uint32_t read_target(const Seg& s) const noexcept {
+        return job_.direct ? static_cast<std::uint32_t>(round_up(s.len, kDirectAlign)) : s.len;
+    }
+
+    void next_chunk(unsigned k) {
+        if (failure_ || ext_ >= job_.extents.size()) return;
+        if (c_.stop_requested()) {  // start nothing new; what is in flight completes
+            interrupted_ = true;
+            return;
+        }
+        const Extent& e = job_.extents[ext_];
+        if (pos_ < e.begin) pos_ = e.begin;
+        const std::uint64_t len = std::min<std::uint64_t>(job_.block_size, e.end - pos_);
+        segs_[k] = Seg{pos_, static_cast<std::uint32_t>(len), 0, 0, 0};
+        pos_ += len;
+        if (pos_ >= e.end) ++ext_;
+        issue(k);
+    }
+
+    void issue(unsigned k) {
+        Seg& s = segs_[k];
+        Ring& ring = *c_.ring;
+        if (const int r = make_room(ring, 2); r < 0) {
+            fail(CopyStatus::failure, errno_message(job_.dst_name, "io_uring_enter", r));
+            return;
+        }
+        char* buf = job_.block(c_, k);
+        const std::uint32_t wt = write_target(s);
+        if (s.wr < wt) {  // written less than was read: finish that first
+            prep_write(ring, buf + s.wr, wt - s.wr, s.off + s.wr).user_data(ud(k, 1));
+            s.pending = 1;
+            ++in_flight_;
+            return;
+        }
+        const std::uint32_t n = read_target(s) - s.rd;
+        prep_read(ring, read_fd(s), buf + s.rd, n, s.off + s.rd).user_data(ud(k, 0)).link();
+        prep_write(ring, buf + s.rd, n, s.off + s.rd).user_data(ud(k, 1));
+        s.pending = 2;
+        in_flight_ += 2;
+    }
+
+    // A cold source is read with O_DIRECT wherever the read starts and ends on
+    // the alignment; the unaligned tail at the end of the file, and whatever
+    // follows a short read that stopped off the alignment, go through the
+    // cache.  The read keeps its exact length, so the linked write does too.
+    int read_fd(const Seg& s) const noexcept {
+        if (job_.src_direct < 0) return job_.src;
+        // The buffer is aligned, so aligned offsets within it are too.
+        const bool aligned = (s.off | s.rd | s.len) % kDirectAlign == 0;
+        return aligned ? job_.src_direct : job_.src;
+    }
+
+    Sqe prep_read(Ring& ring, int fd, char* p, std::uint32_t n, std::uint64_t off) {
+        if (c_.fixed_big) return ring.prepare(op::ReadFixed(Fd{fd}, p, n, off, 0));
+        return ring.prepare(op::Read(Fd{fd}, p, n, off));
+    }
+    Sqe prep_write(Ring& ring, const char* p, std::uint32_t n, std::uint64_t off) {
+        if (c_.fixed_big) return ring.prepare(op::WriteFixed(Fd{job_.dst}, p, n, off, 0));
+        return ring.prepare(op::Write(Fd{job_.dst}, p, n, off));
+    }
+    static std::uint64_t ud(unsigned k, unsigned is_write) { return std::uint64_t{k} << 1 | is_write; }
+
+    void fail(CopyStatus st, std::string m) {
+        if (!failure_) failure_ = Failure{st, std::move(m)};
+    }
+
+    void complete(const Completion& cq) {
+        --in_flight_;
+        const auto k = static_cast<unsigned>(cq.user_data >> 1);
+        const bool is_write = cq.user_data & 1;
+        Seg& s = segs_[k];
+        const int res = cq.res;
+        if (!is_write) {
+            if (res > 0) {
+                s.rd += static_cast<std::uint32_t>(res);
+                if (s.rd > s.len) s.rd = s.len;  // O_DIRECT tail: bytes past the size are not data
+            } else if (res == 0 && s.rd < s.len) {
+                fail(CopyStatus::failure, shrank_message(job_.src_name, s.off + s.rd));
+            } else if (res < 0 && !retryable(res) && res != -ECANCELED) {
+                fail(CopyStatus::failure, io_message(job_.src_name, "read", s.off + s.rd, res));
+            }
+        } else {
+            if (res > 0) {
+                s.wr += static_cast<std::uint32_t>(res);
+            } else if (res < 0 && !retryable(res) && res != -ECANCELED) {
+                fail(status_of_write(res), io_message(job_.dst_name, "write", s.off + s.wr, res));
+            }
+        }
+        if (--s.pending > 0 || failure_) return;
+        if (s.rd >= s.len && s.wr >= write_target(s)) {
+            bytes_ += s.len;
+            if (c_.o.on_progress) c_.o.on_progress(bytes_);
+            next_chunk(k);
+        } else if (!interrupted_ || s.rd > s.wr) {
+            issue(k);  // continue a short transfer (interrupted: only write out what was read)
+        }
+    }
+
+    Ctx& c_;
+    const RangeJob& job_;
+    std::vector<Seg> segs_;
+    std::size_t ext_ = 0;
+    std::uint64_t pos_ = 0;
+    std::uint64_t bytes_ = 0;
+    unsigned in_flight_ = 0;  // SQEs whose CQE has not been reaped
+    bool interrupted_ = false;
+    std::optional<Failure> failure_;
+};
+
+// The same job with pread/pwrite, when io_uring is not available.
+std::optional<Failure> copy_range_sync(Ctx& c, const RangeJob& job, std::uint64_t& bytes) {
+    char* buf = job.block(c, 0);
+    for (const Extent& e : job.extents) {
+        for (std::uint64_t off = e.begin; off < e.end;) {
+            if (c.stop_requested()) return Failure{CopyStatus::interrupted, "interrupted"};
+            const std::size_t len = std::min<std::uint64_t>(job.block_size, e.end - off);
+            const std::size_t want = job.direct ? round_up(len, kDirectAlign) : len;
+            std::size_t rd = 0;
+            while (rd < len) {
+                ++c.syscalls();
+                const ssize_t n = ::pread(job.src, buf + rd, want - rd, static_cast<off_t>(off + rd));
+                if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+                if (n < 0) return Failure{CopyStatus::failure, io_message(job.src_name, "read", off + rd, errno)};
+                if (n == 0) return Failure{CopyStatus::failure, shrank_message(job.src_name, off + rd)};
+                rd += static_cast<std::size_t>(n);
+            }
+            rd = std::min(rd, len);
+            const std::size_t wt = job.direct ? round_up(rd, kDirectAlign) : rd;
+            for (std::size_t wr = 0; wr < wt;) {
+                ++c.syscalls();
+                const ssize_t n = ::pwrite(job.dst, buf + wr, wt - wr, static_cast<off_t>(off + wr));
+                if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+                if (n < 0) return Failure{status_of_write(errno), io_message(job.dst_name, "write", off + wr, errno)};
+                wr += static_cast<std::size_t>(n);
+            }
+            off += len;
+            bytes += len;
+            if (c.o.on_progress) c.o.on_progress(bytes);
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+int make_room(Ring& ring, unsigned n) noexcept {
+    // Without SQPOLL the SQ holds only what we prepared and did not submit
+    // yet, so one submit empties it; a persistent error is returned, never
+    // retried in a loop.
+    for (int attempt = 0; ring.sq_space_left() < n; ++attempt) {
+        const int r = ring.submit();
+        if (r < 0 && !(r == -EINTR && attempt < 8)) return r;
+        if (r == 0 && attempt > 0) return ring.wait_sq_space() < 0 ? -EBUSY : 0;
+    }
+    return 0;
+}
+
+// The data regions of `fd` (SEEK_DATA/SEEK_HOLE); one region when the file
+// has no holes (st_blocks covers st_size) or the file system cannot say.
+std::vector<Extent> data_extents(int fd, const struct stat& st, std::uint64_t& syscalls) {
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    if (size == 0) return {};
+    if (static_cast<std::uint64_t>(st.st_blocks) * 512 >= size) return {{0, size}};
+    std::vector<Extent> out;
+    off_t pos = 0;
+    while (static_cast<std::uint64_t>(pos) < size) {
+        ++syscalls;
+        const off_t data = ::lseek(fd, pos, SEEK_DATA);
+        if (data < 0) {
+            if (errno == ENXIO) break;  // only a hole up to the end
+            return {{0, size}};         // SEEK_DATA unsupported: copy everything
+        }
+        ++syscalls;
+        off_t hole = ::lseek(fd, data, SEEK_HOLE);
+        if (hole < 0) hole = static_cast<off_t>(size);
+        out.push_back({static_cast<std::uint64_t>(data), std::min<std::uint64_t>(hole, size)});
+        pos = hole;
+    }
+    return out;
+}
+
+std::optional<Failure> copy_range(Ctx& c, const RangeJob& job, std::uint64_t& bytes) {
+    if (!c.ring) return copy_range_sync(c, job, bytes);
+    RangeCopier rc(c, job);
+    auto f = rc.run();
+    bytes = rc.bytes();
+    return f;
+}
+
+std::optional<Failure> copy_stream(Ctx& c, int src, int dst, std::string_view src_name, std::string_view dst_name,
+                                   std::uint64_t& bytes) {
+    char* buf = c.big.get();
+    const std::size_t block = c.o.block_size;
+    for (;;) {
+        if (c.stop_requested()) return Failure{CopyStatus::interrupted, "interrupted"};
+        ++c.syscalls();
+        const ssize_t n = ::read(src, buf, block);
+        if (n < 0 && errno == EINTR) continue;  // a signal: the loop looks at the stop flag
+        if (n < 0) return Failure{CopyStatus::failure, io_message(src_name, "read", bytes, errno)};
+        if (n == 0) return std::nullopt;
+        for (ssize_t wr = 0; wr < n;) {
+            ++c.syscalls();
+            const ssize_t w = ::write(dst, buf + wr, static_cast<std::size_t>(n - wr));
+            if (w < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+            if (w < 0) return Failure{status_of_write(errno), io_message(dst_name, "write", bytes + wr, errno)};
+            wr += w;
+        }
+        bytes += static_cast<std::uint64_t>(n);
+    }
+}
+
+}  // namespace uringkit::fs::detail

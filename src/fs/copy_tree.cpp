@@ -1,0 +1,215 @@
+// cp -r: the walk lists each directory once; directories are created in walk
+// order (parents first), small files in new directories go through one
+// linked chain each, the rest file by file; modes (and with -p owners and
+// times) of directories are set last, deepest first, so a read-only
+// directory was still writable while it was filled.
+//
+// As with coreutils, whatever can be copied is: an unreadable directory or
+// file is reported on its own line and the copy goes on.  With --atomic a
+// new tree is built under a temporary name and renamed into place only when
+// everything was copied; any failure removes it.
+#include "copy_chain.hpp"
+
+#include "uringkit/fs/walk.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+namespace uringkit::fs::detail {
+namespace {
+
+constexpr std::size_t kRoot = 0;
+
+// Lists the tree under t.src[index] depth first; an unreadable directory is
+// reported and stays in the tree (it is created, empty, as cp does).
+void walk(Ctx& c, Tree& t, std::size_t index) {
+    const std::string src(t.src[index]), dst(t.dst[index]);
+    std::vector<DirEntry> list;
+    const int r = read_directory(src.c_str(), list, c.syscalls());
+    if (r < 0) {
+        c.report({CopyStatus::bad_input, quoted_message("cannot open directory", src, r)});
+        return;
+    }
+    for (const DirEntry& e : list) {
+        if (c.stop_requested()) return;
+        t.src.push(src, e.name);
+        t.dst.push(dst, e.name);
+        t.parent.push_back(index);
+        if (e.type == EntryType::directory) walk(c, t, t.src.size() - 1);
+    }
+}
+
+// File systems whose files have no ->flush: closing a file there cannot
+// report a failed write-back, so a fixed-slot close (which never calls
+// ->flush) loses nothing.  Elsewhere (NFS, CIFS, FUSE, ...) close(2) is where
+// such errors come back, and files are copied with normal descriptors whose
+// close is checked.
+bool closes_without_flush(const std::string& dir, std::uint64_t& syscalls) {
+    struct statfs sf {};
+    ++syscalls;
+    if (::statfs(dir.c_str(), &sf) != 0) return false;
+    switch (static_cast<unsigned long>(sf.f_type)) {
+    case 0xEF53:      // ext2/3/4
+    case 0x58465342:  // xfs
+    case 0x9123683E:  // btrfs
+    case 0x01021994:  // tmpfs
+        return true;
+    default:
+        return false;
+    }
+}
+
+struct stat stat_of(const struct statx& x) {
+    struct stat st {};
+    st.st_mode = x.stx_mode;
+    st.st_uid = x.stx_uid;
+    st.st_gid = x.stx_gid;
+    st.st_size = static_cast<off_t>(x.stx_size);
+    st.st_rdev = makedev(x.stx_rdev_major, x.stx_rdev_minor);
+    st.st_atim = {x.stx_atime.tv_sec, x.stx_atime.tv_nsec};
+    st.st_mtim = {x.stx_mtime.tv_sec, x.stx_mtime.tv_nsec};
+    return st;
+}
+
+}  // namespace
+
+void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
+    struct stat tst {};
+    ++c.syscalls();
+    const bool exists = ::lstat(target.c_str(), &tst) == 0;
+    if (exists && !S_ISDIR(tst.st_mode)) {
+        c.report({CopyStatus::bad_input, "cannot overwrite non-directory '" + target + "' with directory '" + src_root + "'"});
+        return;
+    }
+    // --atomic and a new tree: built under a temporary name (mkdir fails on
+    // anything already there, a planted symlink included), renamed at the end.
+    const bool staged = c.o.atomic && !exists;
+    std::string root = target;
+    if (staged)
+        for (int attempt = 0; attempt < 16; ++attempt) {
+            root = temp_name_for(target);
+            ++c.syscalls();
+            if (::mkdir(root.c_str(), S_IRWXU) == 0 || errno != EEXIST) break;
+        }
+    const std::uint64_t failures_before = c.result.failures;
+
+    Tree t;
+    t.src.push(src_root);
+    t.dst.push(root);
+    t.parent.push_back(kRoot);
+    walk(c, t, kRoot);
+
+    const std::size_t n = t.src.size();
+    std::vector<const char*> ptrs(n);
+    for (std::size_t i = 0; i < n; ++i) ptrs[i] = t.src.c_str(i);
+    t.st.resize(n);
+    t.st_res.resize(n);
+    stat_batch(c.ring ? &*c.ring : nullptr, ptrs, AT_SYMLINK_NOFOLLOW,
+               STATX_TYPE | STATX_MODE | STATX_SIZE | STATX_BLOCKS | STATX_ATIME | STATX_MTIME | STATX_UID | STATX_GID,
+               t.st, t.st_res, c.syscalls());
+
+    // 1: directories exist (created, or already there), 0: not there.
+    std::vector<char> present(n, 0), created(n, 0);
+    std::vector<std::size_t> small, large, dirs;
+    bool chains_allowed = false;  // known once the root directory is there
+    for (std::size_t i = 0; i < n && !c.stop_requested(); ++i) {
+        const std::size_t parent = t.parent[i];
+        if (i != kRoot && !present[parent]) continue;  // its directory failed: reported there
+        if (t.st_res[i] < 0) {
+            c.report({CopyStatus::bad_input, quoted_message("cannot stat", t.src[i], t.st_res[i])});
+            continue;
+        }
+        const bool in_new_dir = i != kRoot && created[parent];
+        const mode_t mode = t.st[i].stx_mode;
+        const std::string dst(t.dst[i]);
+        if (S_ISDIR(mode)) {
+            if (i == kRoot && staged) {
+                present[i] = created[i] = root != target;
+                if (!present[i]) {
+                    c.report({status_of_write(errno), quoted_message("cannot create directory", target, errno)});
+                    break;
+                }
+            } else {
+                ++c.syscalls();
+                // Writable by us until the end, when its own mode is applied.
+                if (::mkdir(dst.c_str(), (mode & 0777) | S_IRWXU) == 0) {
+                    present[i] = created[i] = 1;
+                } else {
+                    const int err = errno;
+                    struct stat ds {};
+                    if (err == EEXIST && !in_new_dir && ::stat(dst.c_str(), &ds) == 0 && S_ISDIR(ds.st_mode)) {
+                        present[i] = 1;  // merged into, as cp does
+                    } else {
+                        c.report({status_of_write(err), quoted_message("cannot create directory", dst, err)});
+                        continue;
+                    }
+                }
+            }
+            if (i == kRoot) chains_allowed = c.ring && closes_without_flush(root, c.syscalls());
+            dirs.push_back(i);
+            ++c.result.dirs;
+        } else if (S_ISLNK(mode)) {
+            if (auto f = copy_symlink(c, t.src.c_str(i), dst, in_new_dir)) c.report(*f);
+        } else if (S_ISREG(mode)) {
+            const bool sparse = t.st[i].stx_blocks * 512 < t.st[i].stx_size;
+            const bool chain =
+                chains_allowed && in_new_dir && !c.o.direct && !sparse && t.st[i].stx_size <= kSmallMax;
+            (chain ? small : large).push_back(i);
+        } else {
+            // A FIFO, a device, a socket: made again, not read (cp -R).
+            if (auto f = copy_special(c, dst, stat_of(t.st[i]))) c.report(*f);
+        }
+    }
+
+    std::vector<std::size_t> attributes;  // chain-copied files whose owner and times -p keeps
+    if (!small.empty() && !c.stop_requested()) {
+        ChainCopier chains(c, t, small);
+        chains.run();
+        large.insert(large.end(), chains.redo().begin(), chains.redo().end());
+        if (c.o.preserve) attributes = chains.done();
+    }
+    for (std::size_t i : large) {
+        if (c.stop_requested() || c.kernel_holds_buffers) break;
+        const bool redone = t.st[i].stx_size <= kSmallMax && std::find(small.begin(), small.end(), i) != small.end();
+        if (auto f = copy_file(c, t.src.c_str(i), std::string(t.dst[i]), created[t.parent[i]] != 0,
+                               redone ? std::optional<std::uint64_t>(t.st[i].stx_size) : std::nullopt))
+            c.report(*f);
+    }
+    for (std::size_t i : attributes) keep_attributes(c, -1, t.dst.c_str(i), stat_of(t.st[i]), false);
+    // Directory modes last, deepest first.  Without -p a new directory gets
+    // the source's permission bits less the umask, as with cp; one that was
+    // already there keeps its own.
+    for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) {
+        const std::size_t i = *it;
+        const struct stat st = stat_of(t.st[i]);
+        const std::string dst(t.dst[i]);
+        if (c.o.preserve) {
+            keep_attributes(c, -1, dst.c_str(), st, false);
+        } else if (created[i]) {
+            ++c.syscalls();
+            ::chmod(dst.c_str(), st.st_mode & 0777 & ~c.umask);
+        }
+    }
+    if (c.stop_requested()) c.interrupted = true;
+    if (!staged || root == target) return;
+    if (c.result.failures != failures_before || c.interrupted || c.kernel_holds_buffers) {
+        remove_tree(root, c.syscalls());  // all or nothing
+        if (!c.interrupted)
+            c.report({CopyStatus::failure, "'" + target + "' not created: with --atomic a tree that could not be "
+                                           "copied whole is removed"});
+        return;
+    }
+    ++c.syscalls();
+    if (::renameat2(AT_FDCWD, root.c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE) != 0) {
+        const int err = errno;
+        remove_tree(root, c.syscalls());
+        c.report({status_of_write(err), quoted_message("cannot create directory", target, err)});
+    }
+}
+
+}  // namespace uringkit::fs::detail

@@ -1,0 +1,117 @@
+// The copier when the ring itself fails, and what a failed small-file chain
+// leaves in the fixed-file table.
+//  - io_uring_enter fails from its Nth call on (strace's error injection):
+//    the copy ends in bounded time with one line saying how many operations
+//    the kernel still holds (their buffers are kept, never freed under the
+//    kernel), status 1, no temporary and no half-written file left.
+//  - a chain cut short by a failed write (RLIMIT_FSIZE) leaves its closes
+//    -ECANCELED: its two fixed slots are emptied before the failure is
+//    reported, so neither the source nor the unlinked destination stays open
+//    in the ring (read from the ring's /proc fdinfo at that moment).
+#include "files_test_support.hpp"
+
+#include "uringkit/fs/copy.hpp"
+
+#include <signal.h>
+#include <sys/resource.h>
+
+#include <regex>
+
+namespace {
+
+using namespace files_test;
+
+TEST(CpRingFaults, EnterFailingMidCopyEndsWithoutFreeingWhatTheKernelHolds) {
+    if (!have_program("strace")) GTEST_SKIP() << "needs strace to inject io_uring_enter failures";
+    Scratch s;
+    write_file(s / "big", random_bytes(16 << 20, 1));
+    stdfs::create_directories(s.dir / "t");
+    for (int i = 0; i < 20; ++i) write_file(s / ("t/f" + std::to_string(i)), random_bytes(3000, static_cast<unsigned>(i)));
+    struct Case {
+        std::vector<std::string> args;
+        const char* when;  // the first enter calls (ring setup checks, the tree's statx batch) succeed
+        std::string dst;
+    };
+    const Case cases[] = {
+        {{URINGKIT_CLI, "cp", "--qd", "2", s / "big", s / "out"}, "3+", s / "out"},
+        {{URINGKIT_CLI, "cp", "-r", "--inflight", "4", s / "t", s / "copy"}, "4+", s / "copy"},
+    };
+    for (const Case& c : cases) {
+        std::vector<std::string> a{"timeout", "-s", "KILL", "60", "strace", "-f", "-qq", "-o", "/dev/null",
+                                   "-e", "trace=io_uring_enter", "-e", std::string("inject=io_uring_enter:error=EIO:when=") + c.when};
+        a.insert(a.end(), c.args.begin(), c.args.end());
+        const Child r = run(a);
+        ASSERT_NE(r.status, 128 + SIGKILL) << "the copy hung (spun) after io_uring_enter failed";
+        EXPECT_EQ(r.status, 1) << r.err;
+        EXPECT_NE(r.err.find("Input/output error"), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("still in the kernel"), std::string::npos) << r.err;
+        EXPECT_TRUE(temporaries(s.dir).empty()) << temporaries(s.dir).front();
+        if (c.dst == s / "out") {
+            EXPECT_FALSE(stdfs::exists(c.dst)) << "a half-written new file was left";
+        } else {
+            for (const auto& e : stdfs::directory_iterator(c.dst))
+                EXPECT_EQ(read_file(e.path().string()), read_file(s / ("t/" + e.path().filename().string())))
+                    << "half-written: " << e.path();
+        }
+    }
+}
+
+// Registered files of this process's io_uring instances, as /proc lists
+// them (fdinfo prints every occupied slot as "N: path").
+std::size_t occupied_fixed_slots() {
+    std::size_t n = 0;
+    for (const auto& e : stdfs::directory_iterator("/proc/self/fd")) {
+        std::error_code ec;
+        const auto target = stdfs::read_symlink(e.path(), ec);
+        if (ec || target.string() != "anon_inode:[io_uring]") continue;
+        const std::string info = read_file("/proc/self/fdinfo/" + e.path().filename().string());
+        const auto files = info.find("UserFiles:");
+        const auto bufs = info.find("UserBufs:");
+        if (files == std::string::npos) continue;
+        const std::string table = info.substr(files, bufs == std::string::npos ? std::string::npos : bufs - files);
+        static const std::regex slot("\\n\\s*[0-9]+: ");
+        n += static_cast<std::size_t>(std::distance(std::sregex_iterator(table.begin(), table.end(), slot), std::sregex_iterator()));
+    }
+    return n;
+}
+
+TEST(CpRingFaults, FailedChainEmptiesItsFixedSlots) {
+    Scratch s;
+    stdfs::create_directories(s.dir / "t");
+    for (int i = 0; i < 3; ++i) write_file(s / ("t/f" + std::to_string(i)), random_bytes(3000, static_cast<unsigned>(i)));
+    // In a child: RLIMIT_FSIZE is the whole process's.
+    int pipefd[2];
+    ASSERT_EQ(::pipe(pipefd), 0);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::signal(SIGXFSZ, SIG_IGN);
+        const rlimit lim{1000, 1000};
+        ::setrlimit(RLIMIT_FSIZE, &lim);
+        uringkit::fs::CopyOptions o;
+        o.recursive = true;
+        o.inflight = 1;  // one chain at a time: at a failure no other holds slots
+        std::string seen;
+        uringkit::fs::CopySink sink;
+        sink.error = [&](std::string_view m) {
+            seen += std::to_string(occupied_fixed_slots()) + " " + std::string(m) + "\n";
+        };
+        const auto r = uringkit::fs::copy(std::vector<std::string>{s / "t"}, s / "copy", o, sink);
+        if (!r.used_ring) seen = "skip: no io_uring\n";
+        (void)!::write(pipefd[1], seen.data(), seen.size());
+        ::_exit(0);
+    }
+    ::close(pipefd[1]);
+    std::string report;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(pipefd[0], buf, sizeof buf)) > 0;) report.append(buf, static_cast<std::size_t>(n));
+    ::close(pipefd[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (report.rfind("skip", 0) == 0) GTEST_SKIP() << report;
+    EXPECT_EQ(count(report, "\n"), 3u) << report;
+    EXPECT_EQ(count(report, "File too large"), 3u) << report;
+    EXPECT_EQ(count("\n" + report, "\n0 "), 3u) << "slots still occupied when the failure was reported:\n" << report;
+    for (int i = 0; i < 3; ++i) EXPECT_FALSE(stdfs::exists(s.dir / ("copy/f" + std::to_string(i))));
+}
+
+}  // namespace
