@@ -62,7 +62,8 @@ public:
         for (const std::string& in : inputs) ptrs.push_back(in.c_str());
         std::vector<struct statx> st(inputs.size());
         std::vector<int> res(inputs.size());
-        stat_batch(ring, ptrs, 0, STATX_TYPE, st, res, stats_.syscalls);
+        if (const int r = stat_batch(ring, ptrs, 0, STATX_TYPE, st, res, stats_.syscalls); r < 0)
+            throw RingError("io_uring_enter", r);
         for (std::size_t i = 0; i < inputs.size(); ++i) {
             if (res[i] < 0) {
                 fail(inputs[i], -res[i]);
@@ -135,7 +136,8 @@ private:
             }
         std::vector<struct statx> st(ptrs.size());
         std::vector<int> res(ptrs.size());
-        stat_batch(ring, ptrs, 0, STATX_TYPE, st, res, stats_.syscalls);
+        if (const int r = stat_batch(ring, ptrs, 0, STATX_TYPE, st, res, stats_.syscalls); r < 0)
+            throw RingError("io_uring_enter", r);
         std::size_t k = 0;
         for (std::size_t i = 0; i < candidates_.size(); ++i) {
             if (!kinds_[i].needs_stat) {
@@ -395,6 +397,7 @@ public:
         } catch (const RingError&) {
             fixed_buffers_ = false;  // e.g. RLIMIT_MEMLOCK on an old kernel: plain reads still work
         }
+        followups_.reserve(nslots_);
         for (unsigned s = 0; s < nslots_; ++s) {
             slots_[s].state = XXH64_createState();
             free_.push_back(nslots_ - 1 - s);
@@ -415,7 +418,9 @@ public:
 
     void run() {
         bool more = true;
+        unsigned stalls = 0;
         while (more || active_ > 0) {
+            run_followups();
             while (more && !free_.empty() && ring_.sq_space_left() >= 4) {
                 std::size_t file;
                 if (!feed_.take(file)) {
@@ -432,9 +437,19 @@ public:
             // for all of it stalls the pipeline behind the slowest file.)
             const unsigned want = std::max(1u, outstanding_ / 2);
             const int r = ring_.submit_and_wait(want);
-            if (r < 0 && r != -EBUSY && r != -EAGAIN && r != -EINTR)
-                throw std::system_error(errno_code(r), "io_uring_enter");
-            ring_.for_each_completion([this](const Completion& c) { complete(c); });
+            const unsigned reaped = ring_.for_each_completion([this](const Completion& c) { complete(c); });
+            if (r >= 0 || reaped > 0) {
+                stalls = 0;
+                continue;
+            }
+            // CQ backpressure (-EBUSY) or no memory for requests (-EAGAIN)
+            // eases once completions come; another error, or backpressure
+            // that never eases, ends the run.
+            if ((r == -EBUSY || r == -EAGAIN) && ++stalls <= Ring::kReserveStalls) {
+                (void)ring_.wait_for_completion(Ring::kReserveStallWait);
+                continue;
+            }
+            throw RingError("io_uring_enter", r);
         }
     }
 
@@ -447,6 +462,7 @@ public:
     }
 
 private:
+    enum class Next : std::uint8_t { reopen, read, close };
     struct Slot {
         std::size_t file = 0;
         XXH64_state_t* state = nullptr;
@@ -508,7 +524,6 @@ private:
     // `total` with one read at a time (pread semantics, explicit offsets).
     void reopen(unsigned slot) {
         Slot& s = slots_[slot];
-        reserve(2);
         ring_.prepare(op::OpenAt(AT_FDCWD, files_.c_str(s.file), O_RDONLY | O_NOCTTY).into_slot(slot))
             .user_data(ud(slot, kContOpen))
             .link();
@@ -517,19 +532,37 @@ private:
         outstanding_ += 2;
     }
     void next_read(unsigned slot) {
-        reserve(1);
         read_op(slot, 0, slots_[slot].total).user_data(ud(slot, kContRead));
         ++slots_[slot].pending;
         ++outstanding_;
     }
     void close(unsigned slot) {
-        reserve(1);
         ring_.prepare(op::Close(Fixed{slot})).user_data(ud(slot, kContClose));
         ++slots_[slot].pending;
         ++outstanding_;
     }
-    void reserve(unsigned n) {
-        while (ring_.sq_space_left() < n) ring_.submit();
+
+    // A completion decides a slot's next step; it is prepared here, after the
+    // reap, where making room in the SQ may reap again (CQ backpressure) and
+    // a ring that cannot submit ends the run with its error.
+    // The owed step counts as pending, so the slot is not finished meanwhile.
+    void follow_up(unsigned slot, Next next) {
+        ++slots_[slot].pending;
+        followups_.push_back({slot, next});
+    }
+    void run_followups() {
+        while (!followups_.empty()) {
+            const auto [slot, next] = followups_.back();
+            followups_.pop_back();
+            const int r = ring_.reserve(next == Next::reopen ? 2 : 1, [this](const Completion& c) { complete(c); });
+            if (r < 0) throw RingError("io_uring_enter", r);  // unfinished() reports the file
+            --slots_[slot].pending;
+            switch (next) {
+            case Next::reopen: reopen(slot); break;
+            case Next::read: next_read(slot); break;
+            case Next::close: close(slot); break;
+            }
+        }
     }
 
     void complete(const Completion& c) {
@@ -550,12 +583,12 @@ private:
             if (c.res == -ECANCELED) break;  // the reopen failed
             if (c.res > 0) {
                 consume(s, slot, 0, c.res);
-                next_read(slot);
+                follow_up(slot, Next::read);
             } else if (retryable(c.res)) {
-                next_read(slot);
+                follow_up(slot, Next::read);
             } else {
                 if (c.res < 0) fail(s, c.res, "read");
-                close(slot);
+                follow_up(slot, Next::close);
             }
             break;
         case kContClose: break;
@@ -575,7 +608,7 @@ private:
             fail(s, s.open_res, "open");
             return finish(slot);
         }
-        if (retryable(s.r1)) return reopen(slot);
+        if (retryable(s.r1)) return follow_up(slot, Next::reopen);
         if (s.r1 < 0) {
             fail(s, s.r1, "read");
             return finish(slot);
@@ -583,16 +616,16 @@ private:
         consume(s, slot, 0, s.r1);
         if (s.short_read_is_eof) {
             if (static_cast<std::size_t>(s.r1) < o_.block_size) return finish(slot);
-            return reopen(slot);  // a full block: there may be more
+            return follow_up(slot, Next::reopen);  // a full block: there may be more
         }
-        if (retryable(s.r2)) return reopen(slot);
+        if (retryable(s.r2)) return follow_up(slot, Next::reopen);
         if (s.r2 < 0) {
             fail(s, s.r2, "read");
             return finish(slot);
         }
         if (s.r2 == 0) return finish(slot);  // end of file confirmed
         consume(s, slot, 1, s.r2);
-        reopen(slot);
+        follow_up(slot, Next::reopen);
     }
 
     void finish(unsigned slot) {
@@ -624,6 +657,7 @@ private:
     bool fixed_buffers_ = false;
     std::size_t active_ = 0;
     unsigned outstanding_ = 0;  // SQEs prepared whose CQE has not been reaped
+    std::vector<std::pair<unsigned, Next>> followups_;  // at most one per slot
 };
 
 unsigned pow2_at_least(unsigned n) {

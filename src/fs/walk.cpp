@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 namespace uringkit::fs {
 namespace {
@@ -111,37 +112,69 @@ int read_directory(const char* path, std::vector<DirEntry>& out, std::uint64_t& 
     return err;
 }
 
-void stat_batch(Ring* ring, std::span<const char* const> paths, int flags, unsigned mask,
-                std::span<struct statx> out, std::span<int> results, std::uint64_t& syscalls) {
+int stat_batch(Ring* ring, std::span<const char* const> paths, int flags, unsigned mask,
+               std::span<struct statx> out, std::span<int> results, std::uint64_t& syscalls) {
     const std::size_t n = paths.size();
+    const auto blocking = [&](std::size_t i) {
+        ++syscalls;
+        results[i] = ::statx(AT_FDCWD, paths[i], flags, mask, &out[i]) == 0 ? 0 : -errno;
+    };
     if (!ring) {
-        for (std::size_t i = 0; i < n; ++i) {
-            ++syscalls;
-            results[i] = ::statx(AT_FDCWD, paths[i], flags, mask, &out[i]) == 0 ? 0 : -errno;
-        }
-        return;
+        for (std::size_t i = 0; i < n; ++i) blocking(i);
+        return 0;
     }
+    // The kernel writes each statx into memory of ours, copied out at its CQE:
+    // if the ring fails with statx still in flight, that memory is kept (never
+    // freed) instead of the caller's `out` being written after we return.
+    auto landing = std::make_unique<struct statx[]>(n);
     std::size_t next = 0, done = 0;
-    while (done < n) {
+    unsigned stalls = 0;
+    int failure = 0;
+    std::vector<bool> completed(n, false);
+    const auto reap = [&](const Completion& c) {
+        const auto i = static_cast<std::size_t>(c.user_data);
+        completed[i] = true;
+        if (c.res == -EAGAIN || c.res == -EINTR) {
+            blocking(i);  // rare: resubmit synchronously rather than complicate the batch
+        } else {
+            results[i] = c.res;
+            if (c.res == 0) out[i] = landing[i];
+        }
+        ++done;
+    };
+    while (done < next || next < n) {
         while (next < n) {
-            Sqe s = ring->prepare(op::Statx(AT_FDCWD, paths[next], flags, mask, &out[next]));
+            Sqe s = ring->prepare(op::Statx(AT_FDCWD, paths[next], flags, mask, &landing[next]));
             if (!s) break;
             s.user_data(next);
             ++next;
         }
-        ring->submit_and_wait(1);
-        ring->for_each_completion([&](const Completion& c) {
-            const auto i = static_cast<std::size_t>(c.user_data);
-            if (c.res == -EAGAIN || c.res == -EINTR) {
-                // Rare: resubmit synchronously rather than complicate the batch.
-                ++syscalls;
-                results[i] = ::statx(AT_FDCWD, paths[i], flags, mask, &out[i]) == 0 ? 0 : -errno;
-            } else {
-                results[i] = c.res;
-            }
-            ++done;
-        });
+        const int r = ring->submit_and_wait(1);
+        const unsigned reaped = ring->for_each_completion(reap);
+        if (r >= 0 || reaped > 0) {
+            stalls = 0;
+            continue;
+        }
+        // -EBUSY/-EAGAIN: the kernel wants completions reaped first, and some
+        // may come; anything else, or backpressure that never eases, ends the
+        // batch: every path not done yet reports the ring's error.
+        if ((r == -EBUSY || r == -EAGAIN) && ++stalls <= Ring::kReserveStalls) {
+            (void)ring->wait_for_completion(Ring::kReserveStallWait);
+            continue;
+        }
+        failure = r;
+        break;
     }
+    if (!failure) return 0;
+    // Give what the kernel took a bounded time to complete; SQEs it never
+    // took stay in the SQ (this ring cannot submit any more).  Whatever may
+    // still complete keeps `landing` alive for the rest of the process.
+    for (unsigned i = 0; done + ring->sq_pending() < next && i < Ring::kReserveStalls; ++i)
+        if (ring->for_each_completion(reap) == 0 && ring->wait_for_completion(Ring::kReserveStallWait) < 0) break;
+    if (done < next) (void)landing.release();
+    for (std::size_t i = 0; i < n; ++i)
+        if (!completed[i]) results[i] = failure;
+    return failure;
 }
 
 }  // namespace uringkit::fs

@@ -278,17 +278,44 @@ int Ring::enter_slow(int r, unsigned to_submit, unsigned wait_nr, unsigned flags
     }
 }
 
-int Ring::wait_sq_space() noexcept {
-    if (sq_space_left() > 0) return 0;
-    const int r = submit();
-    if (r < 0 || !(setup_flags_ & IORING_SETUP_SQPOLL)) return r < 0 ? r : 0;
-    while (sq_space_left() == 0) {
+int Ring::reserve(unsigned n) noexcept {
+    if (n > sq_.entries) return -EINVAL;
+    const bool sqpoll = setup_flags_ & IORING_SETUP_SQPOLL;
+    while (sq_space_left() < n) {
+        const unsigned pending = sq_pending();
+        const int r = submit();
+        if (r < 0) return r;
+        if (!sqpoll) {
+            // submit() hands the kernel everything prepared; if it took none,
+            // it is out of requests until completions are reaped.
+            if (sq_pending() >= pending) return -EAGAIN;
+            continue;
+        }
+        if (sq_space_left() >= n) break;
+        // Sleeps until the poll thread has room for at least one SQE; it
+        // moves the head past its whole batch at once, so this ends.
         ++enter_calls_;
-        const int w = sys::io_uring_enter(enter_fd_, 0, 0, IORING_ENTER_SQ_WAIT | enter_flags_,
-                                          nullptr, 0);
+        const int w = sys::io_uring_enter(enter_fd_, 0, 0, IORING_ENTER_SQ_WAIT | enter_flags_, nullptr, 0);
         if (w < 0 && w != -EINTR) return w;
     }
     return 0;
+}
+
+int Ring::wait_for_completion(std::chrono::nanoseconds timeout) noexcept {
+    if (cq_ready() > 0) return 0;
+    if (!(features_ & IORING_FEAT_EXT_ARG)) return -EOPNOTSUPP;
+    TimedWait timed;
+    timed.deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        timed.arm();
+        ++enter_calls_;
+        const int r = sys::io_uring_enter(enter_fd_, 0, 1,
+                                          IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG | enter_flags_,
+                                          &timed.arg, sizeof timed.arg);
+        if (r >= 0 || cq_ready() > 0) return 0;
+        if (r != -EINTR) return r;
+        if (std::chrono::steady_clock::now() >= timed.deadline) return -ETIME;
+    }
 }
 
 int Ring::submit_and_wait_for(unsigned wait_nr, std::chrono::nanoseconds timeout) noexcept {

@@ -28,6 +28,7 @@ std::string explain(const char* call, int err) {
     const std::string_view c = call;
     const bool setup = c == "io_uring_setup";
     const bool buffers = c.find("buffer") != std::string_view::npos;
+    const bool enter = c.starts_with("io_uring_enter");
     switch (err) {
     case ENOSYS:
         return "this kernel was built without io_uring (CONFIG_IO_URING=n)";
@@ -50,7 +51,20 @@ std::string explain(const char* call, int err) {
     case ENFILE:
         return "too many open files; raise `ulimit -n`";
     case EBUSY:
+        if (enter)
+            return "the completion queue is full and overflowing: the kernel takes no new "
+                   "requests until completions are reaped";
         return "the resource is already registered, or the ring is busy";
+    case EBADR:
+        if (enter)
+            return "the kernel dropped completions (the CQ overflowed and it could not keep the "
+                   "rest, or lacks IORING_FEAT_NODROP): results of requests are lost";
+        return {};
+    case EEXIST:
+        if (enter)
+            return "a SINGLE_ISSUER ring was entered from a thread other than the one that "
+                   "created it";
+        return {};
     case EFAULT:
         return "a buffer address is not valid user memory";
     default:

@@ -45,7 +45,12 @@ const char* kind_name(mode_t mode) noexcept;
 // statx() of many paths: through `ring` (IORING_OP_STATX, up to ring's SQ size
 // in flight) when it is given, else one statx(2) each.  results[i] is 0 or
 // -errno for paths[i].  `flags` are AT_* flags (AT_SYMLINK_NOFOLLOW).
-void stat_batch(Ring* ring, std::span<const char* const> paths, int flags, unsigned mask,
-                std::span<struct statx> out, std::span<int> results, std::uint64_t& syscalls);
+// Returns 0, or the ring's error (-errno) when io_uring_enter fails for good
+// (anything but CQ backpressure that eases): every path not done by then has
+// that error in results[], and the ring cannot be used any more.  It never
+// loops without progress, and the kernel never writes into `out` after it
+// returns.
+int stat_batch(Ring* ring, std::span<const char* const> paths, int flags, unsigned mask,
+               std::span<struct statx> out, std::span<int> results, std::uint64_t& syscalls);
 
 }  // namespace uringkit::fs

@@ -12,6 +12,7 @@
 #include <sys/uio.h>
 
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -114,12 +115,46 @@ public:
     unsigned sq_space_left() const noexcept {
         return sq_.entries - (sq_.tail - barrier::load_acquire(sq_.khead));
     }
-    // Returns once at least one SQE is free (0), or -errno.  Without SQPOLL a
-    // full SQ holds only prepared SQEs, so this submits them.  With SQPOLL the
-    // poll thread may complete an SQE (and we may reap it) before it moves
-    // the SQ head past it: the SQ can look full with fewer than sq_entries()
-    // in flight, and this waits for the thread (IORING_ENTER_SQ_WAIT).
-    int wait_sq_space() noexcept;
+    // Returns 0 once at least `n` SQEs are free (a whole linked chain fits),
+    // or -errno; it never loops without progress.  Without SQPOLL a full SQ
+    // holds only prepared SQEs, so this submits them.  With SQPOLL the poll
+    // thread may complete an SQE (and we may reap it) before it moves the SQ
+    // head past it: the SQ can look full with fewer than sq_entries() in
+    // flight, and this waits for the thread (IORING_ENTER_SQ_WAIT).  Errors:
+    //   -EINVAL          n is larger than the SQ;
+    //   -EBUSY, -EAGAIN  the kernel takes no SQE until completions are reaped
+    //                    (CQ backpressure: kernels before 5.19 refuse to submit
+    //                    while completions overflow) or it lacks memory for a
+    //                    request: reap, then call again (reserve(n, f) does);
+    //   anything else    the ring cannot submit at all and retrying will not
+    //                    help (-EEXIST: a SINGLE_ISSUER ring entered from
+    //                    another thread; -EBADR: completions were dropped;
+    //                    -EBADF, -EPERM from a seccomp filter, ...).
+    int reserve(unsigned n) noexcept;
+    // As reserve(n), reaping with f(const Completion&) whenever the kernel
+    // asks for that (-EBUSY, -EAGAIN).  When there is nothing to reap it waits
+    // for a completion a bounded time (kReserveStallWait, with
+    // IORING_FEAT_EXT_ARG), and gives up with the kernel's error after
+    // kReserveStalls rounds that reaped nothing.  Not from inside
+    // for_each_completion (f would run nested).
+    template <class F>
+    int reserve(unsigned n, F&& f) {
+        for (unsigned stalls = 0;;) {
+            const int r = reserve(n);
+            if (r != -EBUSY && r != -EAGAIN) return r;
+            if (for_each_completion(f) > 0) {
+                stalls = 0;
+                continue;
+            }
+            if (++stalls > kReserveStalls) return r;
+            const int w = wait_for_completion(kReserveStallWait);
+            if (w < 0 && w != -ETIME && w != -EINTR && w != -EOPNOTSUPP) return w;
+        }
+    }
+    static constexpr unsigned kReserveStalls = 100;
+    static constexpr std::chrono::milliseconds kReserveStallWait{10};
+    // reserve(1): room for one SQE.
+    int wait_sq_space() noexcept { return reserve(1); }
     // Prepared SQEs the kernel has not consumed yet.
     unsigned sq_pending() const noexcept { return sq_.tail - barrier::load_acquire(sq_.khead); }
 
@@ -189,6 +224,10 @@ public:
         return barrier::load_relaxed(sq_.kflags) & (IORING_SQ_CQ_OVERFLOW | IORING_SQ_TASKRUN);
     }
     int flush_overflow() noexcept;
+    // Waits up to `timeout` for one completion without submitting anything
+    // (a chain being prepared is not cut in two).  0 or -errno (-ETIME when
+    // none came; -EOPNOTSUPP without IORING_FEAT_EXT_ARG, 5.11).
+    int wait_for_completion(std::chrono::nanoseconds timeout) noexcept;
 
     // ---- registration (each throws RingError on failure) --------------------
 
