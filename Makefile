@@ -34,7 +34,7 @@ check: build
 test-asan: deps
 	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DURINGKIT_BENCH=OFF -DURINGKIT_SANITIZE=address,undefined $(CMAKE_FLAGS)
 	cmake --build $(BUILD)-asan -j $(JOBS)
-	ASAN_OPTIONS=detect_leaks=1 ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS) -LE no-sanitize
+	ASAN_OPTIONS=detect_leaks=1 ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS)
 
 # Thread code only: the tests labelled `threads`.
 test-tsan: deps

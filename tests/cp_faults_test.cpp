@@ -11,9 +11,11 @@
 #include "uringkit/ring/ring.hpp"
 #include "uringkit/sys/error.hpp"
 
+#include <grp.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 
 #include <array>
@@ -85,24 +87,58 @@ TEST(CpFaults, TreeThatHitsTheLimitCopiesTheRestOrWithAtomicNothing) {
     EXPECT_TRUE(temporaries(s.dir).empty());
 }
 
+// A 1 MiB tmpfs at `mnt` in a private mount namespace (it goes away with
+// the namespace), for a forked child.  As root that needs only unshare;
+// without CAP_SYS_ADMIN (or `as_nobody`, which drops to nobody first) it
+// also makes a user namespace, where an ordinary user may mount a tmpfs.
+// Exits 99 when neither works here.
+void private_small_tmpfs(const std::string& mnt, bool as_nobody) {
+    // setuid clears the dumpable flag, which leaves /proc/self (uid_map) to root.
+    if (as_nobody && (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0 ||
+                      ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0))
+        ::_exit(99);
+    const uid_t uid = ::geteuid();
+    const gid_t gid = ::getegid();
+    if (::unshare(CLONE_NEWNS) != 0) {
+        if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) ::_exit(99);
+        auto put = [](const char* file, const std::string& text) {
+            const int fd = ::open(file, O_WRONLY);
+            const bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+            if (fd >= 0) ::close(fd);
+            if (!ok) ::_exit(99);
+        };
+        put("/proc/self/setgroups", "deny");
+        put("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1");
+        put("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1");
+    }
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        ::mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=1m") != 0)
+        ::_exit(99);
+}
+
 TEST(CpFaults, FullFileSystemGivesEnospc) {
-    Scratch s;
-    write_file(s / "src", random_bytes(3 << 20, 2));
-    stdfs::create_directory(s.dir / "mnt");
-    // In a private mount namespace: mount a 1 MiB tmpfs, copy onto it, list
-    // what is left there (the mount goes away with the namespace).
-    const std::string script = std::string(URINGKIT_CLI) + " cp '" + (s / "src") + "' '" + (s / "mnt") +
-                               "/dst'; rc=$?; echo; ls -A '" + (s / "mnt") + "'; exit $rc";
-    const Child r = run({"sh", "-c", script}, {}, [&] {
-        if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
-            ::mount("tmpfs", (s / "mnt").c_str(), "tmpfs", 0, "size=1m") != 0)
-            ::_exit(99);
-    });
-    if (r.status == 99) GTEST_SKIP() << "cannot mount a small tmpfs here (needs CAP_SYS_ADMIN and unshare)";
-    EXPECT_EQ(r.status, 5) << r.err;
-    EXPECT_NE(r.err.find("No space left on device (errno 28)"), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("write at offset"), std::string::npos) << r.err;
-    EXPECT_EQ(r.out, "\n") << "left on the full file system: " << r.out;
+    for (const bool as_nobody : {false, true}) {
+        SCOPED_TRACE(as_nobody ? "as nobody, in a user namespace" : "as the test's user");
+        Scratch s;
+        write_file(s / "src", random_bytes(3 << 20, 2));
+        stdfs::create_directory(s.dir / "mnt");
+        stdfs::permissions(s.dir, stdfs::perms::all);  // nobody reaches src and mnt
+        stdfs::permissions(s / "src", stdfs::perms::all);
+        // Copy onto the full tmpfs, then list what is left there.
+        const std::string script = std::string(URINGKIT_CLI) + " cp '" + (s / "src") + "' '" + (s / "mnt") +
+                                   "/dst'; rc=$?; echo; ls -A '" + (s / "mnt") + "'; exit $rc";
+        const Child r = run({"sh", "-c", script}, {}, [&] { private_small_tmpfs(s / "mnt", as_nobody); });
+        if (r.status == 99) {
+            if (as_nobody)
+                GTEST_SKIP() << "an ordinary user cannot mount a tmpfs here (user namespaces are off: "
+                                "see /proc/sys/user/max_user_namespaces)";
+            GTEST_SKIP() << "cannot mount a small tmpfs here (needs CAP_SYS_ADMIN, or a user namespace)";
+        }
+        EXPECT_EQ(r.status, 5) << r.err;
+        EXPECT_NE(r.err.find("No space left on device (errno 28)"), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("write at offset"), std::string::npos) << r.err;
+        EXPECT_EQ(r.out, "\n") << "left on the full file system: " << r.out;
+    }
 }
 
 // The source shrinks while it is copied: a second thread truncates it after
@@ -206,15 +242,22 @@ TEST(CpFaults, TreeCopyPutsTheThreadsWorkerLimitsBack) {
     Scratch s;
     stdfs::create_directories(s / "tree");
     for (int i = 0; i < 20; ++i) write_file(s / ("tree/f" + std::to_string(i)), random_bytes(100u * i, i));
+    // GTEST_SKIP only skips from the test's own thread: the worker says why
+    // and the test skips after the join.
+    std::string skip;
     std::thread t([&] {
         uringkit::Ring ring(8);
         std::array<unsigned, 2> before{};
         try {
             before = ring.set_iowq_max_workers(0, 0);  // 0, 0 only reads them
         } catch (const uringkit::RingError& e) {
-            GTEST_SKIP() << "needs Linux 5.15: " << e.what();
+            skip = std::string("needs Linux 5.15: ") + e.what();
+            return;
         }
-        if (before[0] == 0) GTEST_SKIP() << "this thread has no io-wq yet to read limits from";
+        if (before[0] == 0) {
+            skip = "this thread has no io-wq yet to read limits from";
+            return;
+        }
         uringkit::fs::CopyOptions o;
         o.recursive = true;
         o.kernel_workers = 1;
@@ -227,6 +270,7 @@ TEST(CpFaults, TreeCopyPutsTheThreadsWorkerLimitsBack) {
         EXPECT_NE(before[0], 1u) << "the default should differ from the copy's limit, or this proves nothing";
     });
     t.join();
+    if (!skip.empty()) GTEST_SKIP() << skip;
     for (int i = 0; i < 20; ++i) EXPECT_EQ(read_file(s / ("copy/f" + std::to_string(i))), read_file(s / ("tree/f" + std::to_string(i))));
 }
 
