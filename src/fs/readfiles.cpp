@@ -3,6 +3,7 @@
 #include "uringkit/fs/walk.hpp"
 #include "shared.hpp"
 #include "uringkit/ops/ops.hpp"
+#include "uringkit/ring/kernel_owned.hpp"
 #include "uringkit/ring/ring.hpp"
 #include "uringkit/sys/error.hpp"
 
@@ -407,7 +408,7 @@ public:
         // run() threw with reads in flight: the kernel may still write into
         // bufs_ after this (closing a ring does not wait for its requests),
         // so keep that memory for the rest of the process instead of freeing it.
-        if (outstanding_ > 0) (void)bufs_.release();
+        if (outstanding_ > 0) keep_for_kernel(bufs_.release());
         for (Slot& s : slots_) XXH64_freeState(s.state);
     }
     RingReader(const RingReader&) = delete;

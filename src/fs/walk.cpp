@@ -1,6 +1,7 @@
 #include "uringkit/fs/walk.hpp"
 
 #include "uringkit/ops/ops.hpp"
+#include "uringkit/ring/kernel_owned.hpp"
 #include "uringkit/ring/ring.hpp"
 
 #include <dirent.h>
@@ -171,7 +172,7 @@ int stat_batch(Ring* ring, std::span<const char* const> paths, int flags, unsign
     // still complete keeps `landing` alive for the rest of the process.
     for (unsigned i = 0; done + ring->sq_pending() < next && i < Ring::kReserveStalls; ++i)
         if (ring->for_each_completion(reap) == 0 && ring->wait_for_completion(Ring::kReserveStallWait) < 0) break;
-    if (done < next) (void)landing.release();
+    if (done < next) keep_for_kernel(landing.release());
     for (std::size_t i = 0; i < n; ++i)
         if (!completed[i]) results[i] = failure;
     return failure;
