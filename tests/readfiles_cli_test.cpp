@@ -95,6 +95,21 @@ TEST(ReadFilesCli, PathsFromStdinUnorderedHashNoneSummary) {
     EXPECT_NE(none.err.find("per file"), std::string::npos) << none.err;
 }
 
+// `find -print0 | readfiles -0 -`: a NUL-separated list names any file,
+// one with a newline in its name included, in the list's order.
+TEST(ReadFilesCli, NulSeparatedListFromStdin) {
+    Fixture f(true);
+    std::string list;
+    for (const std::string& p : f.files) list += p + '\0';
+    list += '\0';  // an empty entry is skipped
+    const Child nul = run(cmd({"-0", "-"}), list);
+    ASSERT_EQ(nul.status, 0) << nul.err;
+    const Child direct = run(cmd({}, f.files));
+    ASSERT_EQ(direct.status, 0) << direct.err;
+    EXPECT_EQ(nul.out, direct.out);
+    EXPECT_NE(nul.out.find("newline"), std::string::npos) << nul.out;
+}
+
 TEST(ReadFilesCli, FailedFilesReportedWithErrnoRestContinueExitOne) {
     Fixture f(false);
     const Child r = run(cmd({f.files[0], f.s / "nope", f.files[1]}));

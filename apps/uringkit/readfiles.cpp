@@ -2,6 +2,7 @@
 // open -> read -> close chains on the ring; output as `xxhsum -H1` prints it.
 #include "command.hpp"
 
+#include "uringkit/fs/path_list.hpp"
 #include "uringkit/fs/readfiles.hpp"
 #include "uringkit/util/size.hpp"
 
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
@@ -30,6 +32,7 @@ Register readfiles_command{Command{
             bool unordered = false;
             bool summary = false;
             bool async = false;
+            bool null = false;
             unsigned inflight = 32;
             unsigned threads = 0;
             std::string bs = "64k";
@@ -37,8 +40,11 @@ Register readfiles_command{Command{
         auto args = std::make_shared<Args>();
         app.add_option("paths", args->paths,
                        "Files and directories (walked depth-first, names in byte order); '-' reads "
-                       "a list of paths from stdin, one per line")
+                       "a list of paths from stdin, one per line (with -0: each ended by a NUL)")
             ->required();
+        app.add_flag("-0,--null", args->null,
+                     "The list on stdin ('-') is NUL-separated, as `find -print0` writes it: any file name "
+                     "can be listed, newlines included");
         app.add_option("--engine", args->engine,
                        "ring: open/read/close chains on io_uring; threadpool: blocking workers; "
                        "sync: one file at a time")
@@ -88,8 +94,8 @@ Register readfiles_command{Command{
                     inputs.push_back(p);
                     continue;
                 }
-                for (std::string line; std::getline(std::cin, line);)
-                    if (!line.empty()) inputs.push_back(line);
+                const std::string list{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
+                fs::append_path_list(list, args->null ? '\0' : '\n', inputs);
             }
 
             static char outbuf[1 << 16];

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -38,5 +39,20 @@ private:
     std::vector<std::size_t> offsets_;
     std::vector<char> chars_;
 };
+
+// Appends the entries of a path list to `out`: `separator` ends each entry
+// ('\n' as `find -print` writes, '\0' as `find -print0` and `xargs -0`
+// read), the last may lack it, and empty entries are skipped.  A newline
+// list cannot name a file whose name holds a newline; a NUL list can name
+// every file.
+inline void append_path_list(std::string_view text, char separator, std::vector<std::string>& out) {
+    while (!text.empty()) {
+        const std::size_t end = text.find(separator);
+        const std::string_view entry = text.substr(0, end);
+        if (!entry.empty()) out.emplace_back(entry);
+        if (end == std::string_view::npos) break;
+        text.remove_prefix(end + 1);
+    }
+}
 
 }  // namespace uringkit::fs
