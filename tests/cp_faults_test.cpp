@@ -141,6 +141,47 @@ TEST(CpFaults, FullFileSystemGivesEnospc) {
     }
 }
 
+// Written in place, an existing file needs no room for a second copy; with
+// --atomic it does, and the failure says so.  (A 1 MiB tmpfs in a private
+// mount namespace, holding a 600 KiB destination.)
+TEST(CpFaults, InPlaceNeedsNoRoomForASecondCopyAtomicSaysItDoes) {
+    Scratch s;
+    write_file(s / "src", random_bytes(600 << 10, 8));
+    stdfs::create_directory(s.dir / "mnt");
+    const std::string mnt = s / "mnt";
+    const std::string script = "head -c 614400 /dev/zero > '" + mnt + "/dst' && " + URINGKIT_CLI + " cp --atomic '" +
+                               (s / "src") + "' '" + mnt + "/dst'; echo atomic=$?; " + URINGKIT_CLI + " cp '" +
+                               (s / "src") + "' '" + mnt + "/dst'; echo in-place=$?; cmp '" + (s / "src") + "' '" +
+                               mnt + "/dst' && echo same; ls -A '" + mnt + "'";
+    const Child r = run({"sh", "-c", script}, {}, [&] {
+        if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+            ::mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=1m") != 0)
+            ::_exit(99);
+    });
+    if (r.status == 99) GTEST_SKIP() << "cannot mount a small tmpfs here (needs CAP_SYS_ADMIN and unshare)";
+    EXPECT_EQ(r.out, "atomic=5\nin-place=0\nsame\ndst\n") << r.err;
+    EXPECT_NE(r.err.find("No space left on device (errno 28) (--atomic writes a complete second copy"),
+              std::string::npos) << r.err;
+    EXPECT_EQ(count(r.err, "\n"), 1u) << r.err;
+}
+
+// close(2) is where NFS, CIFS and FUSE report a failed write-back: its
+// result is checked (strace injects EIO, then ENOSPC, into the close of
+// the destination).
+TEST(CpFaults, CloseFailureOfTheDestinationIsReported) {
+    if (!have_program("strace")) GTEST_SKIP() << "needs strace to inject the close failure";
+    Scratch s;
+    write_file(s / "src", random_bytes(300000, 9));
+    for (const auto& [err, status] : {std::pair{"EIO", 1}, std::pair{"ENOSPC", 5}}) {
+        write_file(s / "dst", "old");  // existing: written in place, so its path names the descriptor
+        const Child r = run({"strace", "-qq", "-o", "/dev/null", "-P", s / "dst", "-e", "trace=close", "-e",
+                             std::string("inject=close:error=") + err, URINGKIT_CLI, "cp", s / "src", s / "dst"});
+        EXPECT_EQ(r.status, status) << r.err;
+        EXPECT_NE(r.err.find(s / "dst" + ": close: "), std::string::npos) << r.err;
+        EXPECT_EQ(count(r.err, "\n"), 1u) << r.err;
+    }
+}
+
 // The source shrinks while it is copied: a second thread truncates it after
 // the first block is done (the progress hook waits until it has), so the
 // fault lands mid-copy every run.
