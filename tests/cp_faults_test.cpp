@@ -170,6 +170,7 @@ TEST(CpFaults, InPlaceNeedsNoRoomForASecondCopyAtomicSaysItDoes) {
 // the destination).
 TEST(CpFaults, CloseFailureOfTheDestinationIsReported) {
     if (!have_program("strace")) GTEST_SKIP() << "needs strace to inject the close failure";
+    no_leak_check_in_traced_children();
     Scratch s;
     write_file(s / "src", random_bytes(300000, 9));
     for (const auto& [err, status] : {std::pair{"EIO", 1}, std::pair{"ENOSPC", 5}}) {

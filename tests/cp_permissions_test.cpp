@@ -95,6 +95,7 @@ TEST(CpPermissions, MissingDirectoryIsNamedLikeCoreutils) {
 // symlink included, is never opened) at a name nobody can predict.
 TEST(CpPermissions, TemporariesAreExclusiveAndUnpredictable) {
     if (!have_program("strace")) GTEST_SKIP() << "needs strace to see the open flags";
+    no_leak_check_in_traced_children();
     Scratch s;
     write_file(s / "src", random_bytes(100000, 5));
     std::set<std::string> names;

@@ -15,7 +15,9 @@
 #include <signal.h>
 #include <sys/resource.h>
 
+#include <fstream>
 #include <regex>
+#include <thread>
 
 namespace {
 
@@ -23,6 +25,7 @@ using namespace files_test;
 
 TEST(CpRingFaults, EnterFailingMidCopyEndsWithoutFreeingWhatTheKernelHolds) {
     if (!have_program("strace")) GTEST_SKIP() << "needs strace to inject io_uring_enter failures";
+    no_leak_check_in_traced_children();
     Scratch s;
     write_file(s / "big", random_bytes(16 << 20, 1));
     stdfs::create_directories(s.dir / "t");
@@ -54,6 +57,49 @@ TEST(CpRingFaults, EnterFailingMidCopyEndsWithoutFreeingWhatTheKernelHolds) {
                     << "half-written: " << e.path();
         }
     }
+}
+
+// A small file that grows after the walk's statx: the chain's STATX after
+// the read sees it and the file is reported, as on the large-file path,
+// never copied short with status 0.  strace stops cp (SIGSTOP injected) at
+// the mkdir of the file's directory, which comes after the walk and before
+// any chain; the test appends to the file and lets cp go on.
+TEST(CpRingFaults, SmallFileThatGrewAfterTheWalkIsReported) {
+    if (!have_program("strace")) GTEST_SKIP() << "needs strace to stop cp between the walk and the copy";
+    no_leak_check_in_traced_children();
+    Scratch s;
+    stdfs::create_directories(s.dir / "t" / "sub");
+    write_file(s / "t/sub/grows", random_bytes(3000, 1));
+    write_file(s / "t/sub/stays", random_bytes(2000, 2));
+    Spawned tracer = spawn({"strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=mkdir", "-e",
+                            "inject=mkdir:signal=SIGSTOP:when=2", URINGKIT_CLI, "cp", "-r", s / "t", s / "copy"});
+    pid_t cp = -1;
+    auto stopped = [&] {
+        const std::string stat = read_file("/proc/" + std::to_string(cp) + "/stat");
+        const auto paren = stat.rfind(')');
+        return paren != std::string::npos && paren + 2 < stat.size() && (stat[paren + 2] == 't' || stat[paren + 2] == 'T');
+    };
+    // Once copy/sub exists and cp is stopped, it has made no system call
+    // since that mkdir: the walk is done, no chain has started.
+    ASSERT_TRUE(wait_until([&] { return (cp = child_of(tracer.pid)) > 0 && stdfs::exists(s.dir / "copy/sub") && stopped(); }));
+    {
+        std::ofstream f(s / "t/sub/grows", std::ios::app | std::ios::binary);
+        f << "appended";
+    }
+    int status = 0;
+    for (;;) {  // SIGCONT until it ends (the stop may come just after this)
+        ::kill(cp, SIGCONT);
+        const pid_t w = ::waitpid(tracer.pid, &status, WNOHANG);
+        ASSERT_GE(w, 0);
+        if (w == tracer.pid) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    const std::string err = drain_fd(tracer.err);
+    ASSERT_TRUE(WIFEXITED(status)) << err;
+    EXPECT_EQ(WEXITSTATUS(status), 1) << err;
+    EXPECT_EQ(err, "uringkit cp: " + s / "t/sub/grows" + ": changed size while being copied (3000 -> 3008 bytes)\n");
+    EXPECT_FALSE(stdfs::exists(s.dir / "copy/sub/grows"));
+    EXPECT_EQ(read_file(s / "copy/sub/stays"), read_file(s / "t/sub/stays"));
 }
 
 // Registered files of this process's io_uring instances, as /proc lists

@@ -21,47 +21,6 @@ namespace {
 using namespace files_test;
 using namespace std::chrono_literals;
 
-struct Spawned {
-    pid_t pid = -1;
-    int err = -1;  // read end of its stderr
-};
-
-Spawned spawn(std::vector<std::string> args) {
-    int err[2];
-    if (::pipe(err) != 0) throw std::runtime_error("pipe");
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-        ::dup2(err[1], 2);
-        ::close(err[0]);
-        ::close(err[1]);
-        std::vector<char*> argv;
-        for (std::string& a : args) argv.push_back(a.data());
-        argv.push_back(nullptr);
-        ::execvp(argv[0], argv.data());
-        ::_exit(127);
-    }
-    ::close(err[1]);
-    return {pid, err[0]};
-}
-
-std::string drain_fd(int fd) {
-    std::string out;
-    char buf[4096];
-    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
-    ::close(fd);
-    return out;
-}
-
-// Waits (up to 30 s, polling) until `ready()`; false if it never was.
-template <class F>
-bool wait_until(F ready) {
-    for (int i = 0; i < 3000; ++i) {
-        if (ready()) return true;
-        std::this_thread::sleep_for(10ms);
-    }
-    return false;
-}
-
 std::uintmax_t temporary_bytes(const stdfs::path& dir) {
     std::uintmax_t n = 0;
     for (const std::string& t : temporaries(dir)) {
@@ -70,12 +29,6 @@ std::uintmax_t temporary_bytes(const stdfs::path& dir) {
         if (!ec) n += size;
     }
     return n;
-}
-
-// The first child of `pid` (strace's tracee).
-pid_t child_of(pid_t pid) {
-    const std::string children = read_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
-    return children.empty() ? -1 : static_cast<pid_t>(std::stol(children));
 }
 
 TEST(CpSignals, FifoSourceInterruptedEndsByTheSignalAndLeavesNoTemporary) {
@@ -106,6 +59,7 @@ TEST(CpSignals, FifoSourceInterruptedEndsByTheSignalAndLeavesNoTemporary) {
 // the copy is surely in progress when the signal comes.
 TEST(CpSignals, LargeFileAndTreeOnTheRingInterrupted) {
     if (!have_program("strace")) GTEST_SKIP() << "needs strace to slow the copy down";
+    no_leak_check_in_traced_children();
     Scratch s;
     write_file(s / "big", random_bytes(32 << 20, 2));
     stdfs::create_directories(s.dir / "tree" / "sub");

@@ -15,10 +15,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <chrono>
 #include <functional>
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace files_test {
@@ -142,6 +144,65 @@ inline Child run(std::vector<std::string> args, const std::string& input = {},
 constexpr uid_t kNobody = 65534;
 inline void become_nobody() {
     if (::setgroups(0, nullptr) != 0 || ::setgid(kNobody) != 0 || ::setuid(kNobody) != 0) ::_exit(99);
+}
+
+// A child process left running (its stderr readable), for tests that
+// signal it or change its input while it works.
+struct Spawned {
+    pid_t pid = -1;
+    int err = -1;  // read end of its stderr
+};
+
+inline Spawned spawn(std::vector<std::string> args) {
+    int err[2];
+    if (::pipe(err) != 0) throw std::runtime_error("pipe");
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::dup2(err[1], 2);
+        ::close(err[0]);
+        ::close(err[1]);
+        std::vector<char*> argv;
+        for (std::string& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        ::execvp(argv[0], argv.data());
+        ::_exit(127);
+    }
+    ::close(err[1]);
+    return {pid, err[0]};
+}
+
+inline std::string drain_fd(int fd) {
+    std::string out;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+    return out;
+}
+
+// Waits (up to 30 s, polling) until `ready()`; false if it never was.
+template <class F>
+inline bool wait_until(F ready) {
+    for (int i = 0; i < 3000; ++i) {
+        if (ready()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+}
+
+// The first child of `pid` (strace's tracee).
+inline pid_t child_of(pid_t pid) {
+    const std::string children = read_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+    return children.empty() ? -1 : static_cast<pid_t>(std::stol(children));
+}
+
+// LeakSanitizer stops the process's threads with ptrace at exit, which
+// cannot work under strace: it prints a line of its own and tells nothing.
+// Children run under strace by a test inherit detect_leaks=0 (the rest of
+// ASAN_OPTIONS is kept).
+inline void no_leak_check_in_traced_children() {
+    const char* now = ::getenv("ASAN_OPTIONS");
+    std::string opts = now && *now ? std::string(now) + ":detect_leaks=0" : "detect_leaks=0";
+    ::setenv("ASAN_OPTIONS", opts.c_str(), 1);
 }
 
 inline bool have_program(const char* name) {
