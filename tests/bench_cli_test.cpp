@@ -115,8 +115,11 @@ protected:
     fs::path dir_, tmp_;
 };
 
-// Small and quick: a 4 MiB temporary file, a fixed number of I/Os.
-const std::vector<std::string> kQuick = {"--size", "4m", "--ios", "2000", "--ramp", "0"};
+// Small and quick: a 4 MiB temporary file, a fixed number of I/Os, one round.
+const std::vector<std::string> kQuick = {"--size", "4m", "--ios", "2000", "--ramp", "0",
+                                         "--rounds", "1"};
+// As kQuick, with the rounds left to the caller.
+const std::vector<std::string> kQuickRounds = {"--size", "4m", "--ios", "2000", "--ramp", "0"};
 
 std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
     a.insert(a.end(), b.begin(), b.end());
@@ -125,8 +128,9 @@ std::vector<std::string> with(std::vector<std::string> a, const std::vector<std:
 
 TEST_F(BenchCli, JsonHasTheSchemaAndTheTemporaryFileIsGone) {
     const std::string json = path("out.json"), csv = path("out.csv"), svg = path("out.svg");
-    const Result r = run(with(kQuick, {"--engines", "pread,uring,auto", "--iodepth", "1,8",
-                                       "--verify", "--json", json, "--csv", csv, "--plot", svg}));
+    const Result r = run(with(kQuickRounds,
+                              {"--rounds", "3", "--engines", "pread,uring,auto", "--iodepth", "1,8",
+                               "--verify", "--json", json, "--csv", csv, "--plot", svg}));
     ASSERT_EQ(r.status, 0) << r.err << r.out;
     EXPECT_TRUE(tmp_empty()) << "the temporary file was left behind";
     EXPECT_EQ(r.err, "") << "no progress line when stderr is not a terminal";
@@ -147,11 +151,55 @@ TEST_F(BenchCli, JsonHasTheSchemaAndTheTemporaryFileIsGone) {
             EXPECT_TRUE(row["lat_ns"].contains(k));
         EXPECT_EQ(row["status"], "ok") << row.dump();
         EXPECT_EQ(row["ios"], 2000) << "--ios is exact";
+        EXPECT_EQ(row["runs"], 3);
+        EXPECT_LE(row["iops_low"].get<double>(), row["iops"].get<double>());
+        EXPECT_GE(row["iops_high"].get<double>(), row["iops"].get<double>());
+        EXPECT_FALSE(row["interval_covered"].get<bool>()) << "3 rounds cannot reach 95%";
+        EXPECT_LE(row["cpu_us_per_io_low"].get<double>(), row["cpu_us_per_io"].get<double>());
         EXPECT_GT(row["iops"].get<double>(), 0);
         EXPECT_NEAR(row["bw_bytes"].get<double>(), row["iops"].get<double>() * 4096, 1.0);
         EXPECT_LE(row["lat_ns"]["p50"].get<double>(), row["lat_ns"]["p99"].get<double>());
         EXPECT_LE(row["lat_ns"]["p99"].get<double>(), row["lat_ns"]["max"].get<double>() * 1.01);
     }
+    // Each round: its order (rotated by one each round) and a run per engine and depth.
+    ASSERT_EQ(doc["runs"].size(), 3u);
+    using Labels = std::vector<std::string>;
+    EXPECT_EQ(doc["runs"][0]["order"].get<Labels>(), (Labels{"pread", "uring", "auto"}));
+    EXPECT_EQ(doc["runs"][1]["order"].get<Labels>(), (Labels{"uring", "auto", "pread"}));
+    EXPECT_EQ(doc["runs"][2]["order"].get<Labels>(), (Labels{"auto", "pread", "uring"}));
+    for (const auto& round : doc["runs"]) {
+        ASSERT_EQ(round["runs"].size(), 6u) << round.dump();
+        EXPECT_EQ(round["runs"][0]["engine"], round["order"][0]) << "runs in the round's order";
+        for (const auto& run : round["runs"]) {
+            EXPECT_EQ(run["ios"], 2000);
+            EXPECT_GT(run["iops"].get<double>(), 0);
+            EXPECT_EQ(run["steady"], "not_assessed") << "2000 I/Os are too short to judge";
+        }
+    }
+    EXPECT_EQ(doc["runs"][1]["runs"][0]["position"], 1);
+    // At each depth: uring against pread, auto against the engine it did not
+    // run; on IOPS and CPU.  Three rounds are too few for any verdict.
+    ASSERT_EQ(doc["comparisons"].size(), 8u) << doc["comparisons"].dump();
+    bool auto_vs_uring_at_1 = false, auto_vs_pread_at_8 = false;
+    for (const auto& c : doc["comparisons"]) {
+        for (const char* k : {"a", "b", "iodepth", "metric", "ratio", "ratio_low", "ratio_high",
+                              "verdict"})
+            EXPECT_TRUE(c.contains(k)) << k << " in " << c.dump();
+        EXPECT_EQ(c["verdict"], "too_few_samples") << c.dump();
+        EXPECT_EQ(c["pairs"], 3);
+        EXPECT_LE(c["ratio_low"].get<double>(), c["ratio"].get<double>());
+        EXPECT_GE(c["ratio_high"].get<double>(), c["ratio"].get<double>());
+        EXPECT_NE(c["a"], c["b"]);
+        auto_vs_uring_at_1 |= c["a"] == "auto" && c["b"] == "uring" && c["iodepth"] == 1;
+        auto_vs_pread_at_8 |= c["a"] == "auto" && c["b"] == "pread" && c["iodepth"] == 8;
+    }
+    EXPECT_TRUE(auto_vs_uring_at_1) << "auto ran pread at depth 1: compared with uring";
+    EXPECT_TRUE(auto_vs_pread_at_8) << "auto ran uring at depth 8: compared with pread";
+    EXPECT_NE(r.out.find("at depth 1 auto ran pread, so it is compared only with uring"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("too few samples to compare (3 rounds;"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("faster"), std::string::npos) << r.out;
     // Peak memory: under 32 MiB plus the I/O buffers (the bound).
     // Sanitizer builds carry shadow memory, so the bound holds only without them.
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
@@ -166,6 +214,93 @@ TEST_F(BenchCli, JsonHasTheSchemaAndTheTemporaryFileIsGone) {
     EXPECT_NE(chart.find("<svg"), std::string::npos);
     EXPECT_NE(chart.find("I/O depth"), std::string::npos);
     EXPECT_NE(chart.find(">uring<"), std::string::npos) << "a legend entry per engine";
+}
+
+// A/A: every engine listed twice must be judged the same as itself.  16
+// rounds at 99.9% family-wise over the run's 20 comparisons (each at
+// 99.995%, which min-max of 16 paired ratios just reaches): the chance that
+// noise makes any engine faster than itself is at most 0.1% (docs/bench.md).
+TEST_F(BenchCli, AACheckCallsEveryEngineTheSameAsItself) {
+    const std::string json = path("aa.json");
+    const Result r = run(with(kQuickRounds, {"--engines", "pread,pread,uring,uring,threadpool,"
+                                                          "threadpool",
+                                             "--iodepth", "1,8", "--rounds", "16",
+                                             "--confidence", "0.999", "--json", json}));
+    ASSERT_EQ(r.status, 0) << r.err << r.out;
+    const auto doc = nlohmann::json::parse(std::ifstream(json));
+    int aa = 0;
+    for (const auto& c : doc["comparisons"]) {
+        const std::string a = c["a"];
+        if (a.find('#') == std::string::npos) continue;
+        const std::string base = a.substr(0, a.find('#'));
+        ++aa;
+        EXPECT_EQ(a, base + "#2");
+        EXPECT_EQ(c["b"], base);
+        EXPECT_EQ(c["pairs"], 16) << c.dump();
+        EXPECT_EQ(c["verdict"], "same") << "an engine faster than itself: " << c.dump() << "\n"
+                                        << r.out;
+        EXPECT_LE(c["ratio_low"].get<double>(), 1.0);
+        EXPECT_GE(c["ratio_high"].get<double>(), 1.0);
+    }
+    bool uring_ok = false;
+    for (const auto& row : doc["rows"]) uring_ok |= row["engine"] == "uring" && row["status"] == "ok";
+    EXPECT_EQ(aa, uring_ok ? 12 : 8) << "A/A for each engine, depth and metric";
+    EXPECT_NE(r.out.find("at depth 8 pread#2 against pread: "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("the same reads per second within this machine's noise (±"),
+              std::string::npos)
+        << r.out;
+}
+
+// Writes are worded as writes; a few I/Os per run give no verdict at all.
+TEST_F(BenchCli, VerdictFitsWritesAndRefusesTinySamples) {
+    const Result w = run({"--size", "4m", "--ios", "1500", "--ramp", "0", "--rw", "randwrite",
+                          "--engines", "pread,pread", "--iodepth", "1", "--rounds", "12",
+                          "--confidence", "0.999"});
+    ASSERT_EQ(w.status, 0) << w.err << w.out;
+    EXPECT_NE(w.out.find("at depth 1 pread#2 against pread: "), std::string::npos) << w.out;
+    EXPECT_NE(w.out.find("the same writes per second"), std::string::npos) << w.out;
+    EXPECT_NE(w.out.find("the same CPU per write"), std::string::npos) << w.out;
+    EXPECT_EQ(w.out.find("reads per second"), std::string::npos) << w.out;
+    EXPECT_EQ(w.out.find("per read"), std::string::npos) << w.out;
+
+    const Result t = run({"--size", "4m", "--ios", "10", "--ramp", "0", "--engines",
+                          "pread,uring", "--iodepth", "1", "--rounds", "11"});
+    ASSERT_EQ(t.status, 0) << t.err << t.out;
+    EXPECT_NE(t.out.find("too few samples to compare (runs of fewer than 1000 I/Os)"),
+              std::string::npos)
+        << t.out;
+    EXPECT_EQ(t.out.find("faster"), std::string::npos) << t.out;
+    EXPECT_EQ(t.out.find("slower"), std::string::npos) << t.out;
+}
+
+// --compare judges each engine and depth against a saved run, by the same rule.
+TEST_F(BenchCli, CompareAgainstASavedRun) {
+    const std::string first = path("first.json"), second = path("second.json");
+    const std::vector<std::string> job = {"--engines", "pread", "--iodepth", "1,4", "--rounds",
+                                          "3"};
+    ASSERT_EQ(run(with(with(kQuickRounds, job), {"--json", first})).status, 0);
+    const Result r = run(with(with(kQuickRounds, job), {"--compare", first, "--json", second}));
+    ASSERT_EQ(r.status, 0) << r.err << r.out;
+    const auto doc = nlohmann::json::parse(std::ifstream(second));
+    int saved = 0;
+    for (const auto& c : doc["comparisons"])
+        if (c["b"] == "saved") {
+            ++saved;
+            EXPECT_EQ(c["a"], "pread");
+            EXPECT_EQ(c["pairs"], 3);
+            EXPECT_GT(c["ratio"].get<double>(), 0);
+            // 3 runs a side cannot reach 95%: no verdict either way.
+            EXPECT_EQ(c["verdict"], "too_few_samples") << c.dump();
+        }
+    EXPECT_EQ(saved, 4) << "two depths, IOPS and CPU";
+    EXPECT_NE(r.out.find("at depth 4 pread against the saved run (" + first + "): too few"),
+              std::string::npos)
+        << r.out;
+
+    make_file("junk.json", 10);
+    const Result bad = run(with(kQuick, {"--compare", path("junk.json")}));
+    EXPECT_EQ(bad.status, 4);
+    one_line(bad, "junk.json: not a `uringkit bench --json` file");
 }
 
 TEST_F(BenchCli, IoUringForbiddenGivesUnavailableRowsAndPreadStillRuns) {
@@ -349,7 +484,7 @@ TEST(BenchCliTerminal, ProgressLineOnlyWhenStderrIsATerminal) {
         GTEST_SKIP() << "script(1) is not installed";
     const std::string cmd =
         std::string("script -qec '") + URINGKIT_CLI +
-        " bench --size 4m --engines pread --iodepth 1 --runtime 0.6 --ramp 0' /dev/null";
+        " bench --size 4m --engines pread --iodepth 1 --runtime 0.6 --ramp 0 --rounds 1' /dev/null";
     FILE* p = ::popen(cmd.c_str(), "r");
     ASSERT_NE(p, nullptr);
     std::string all;

@@ -48,7 +48,7 @@ Traced traced_run(const std::string& engine, const std::string& depth, const fs:
     // LeakSanitizer cannot run under ptrace, so it is off for the traced run.
     const std::string cmd =
         "TMPDIR=" + dir.string() + " ASAN_OPTIONS=detect_leaks=0 strace -c -f -o " + trace + " " +
-        URINGKIT_CLI + " bench --size 4m --ios 3000 --ramp 0 --cache cold --engines " + engine +
+        URINGKIT_CLI + " bench --size 4m --ios 3000 --ramp 0 --rounds 1 --cache cold --engines " + engine +
         " --iodepth " + depth + " --json " + json + " > /dev/null 2>&1";
     const int st = std::system(cmd.c_str());
     Traced t;

@@ -18,6 +18,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -38,8 +39,10 @@ extern "C" void on_signal(int sig) {
 struct Options {
     std::string filename, size, rw = "randread", bs = "4k", iodepth = "1,32", engines,
                                 cache = "warm";
-    std::string runtime, ramp, json, csv, plot;
-    unsigned rwmixread = 50, batch = 0, numjobs = 1, repeat = 1, threads = 64;
+    std::string runtime, ramp, json, csv, plot, compare, order = "rotate";
+    unsigned rwmixread = 50, batch = 0, numjobs = 1, rounds = kDefaultRounds, threads = 64;
+    std::optional<std::uint64_t> order_seed;
+    double confidence = 0.95;
     long long ios = 0;
     std::uint64_t seed = 1;
     bool direct = false, allow_write = false, verify = false;
@@ -122,9 +125,19 @@ BenchSpec make_spec(const Options& o, TargetSpec& target) {
     if (o.numjobs < 1 || o.numjobs > 1024)
         throw UsageError{fmt::format("--numjobs {}: give 1 to 1024", o.numjobs)};
     spec.numjobs = o.numjobs;
-    if (o.repeat < 1 || o.repeat > 1000)
-        throw UsageError{fmt::format("--repeat {}: give 1 to 1000", o.repeat)};
-    spec.repeat = o.repeat;
+    if (o.rounds < 1 || o.rounds > 1000)
+        throw UsageError{fmt::format("--rounds {}: give 1 to 1000", o.rounds)};
+    spec.rounds = o.rounds;
+    const auto order = parse_order(o.order);
+    if (!order) throw UsageError{fmt::format("--order {}: use rotate, shuffle or fixed", o.order)};
+    spec.order = *order;
+    // A shuffle without a seed gets a fresh one, printed so the run can be repeated.
+    spec.order_seed = o.order_seed ? *o.order_seed : std::random_device{}();
+    if (!(o.confidence >= 0.5 && o.confidence < 1))
+        throw UsageError{fmt::format("--confidence {}: give a probability from 0.5 to below 1, "
+                                     "like 0.95",
+                                     o.confidence)};
+    spec.confidence = o.confidence;
     if (o.threads < 1 || o.threads > 4096)
         throw UsageError{fmt::format("--threads {}: give 1 to 4096", o.threads)};
     w.threadpool_workers = o.threads;
@@ -136,10 +149,11 @@ BenchSpec make_spec(const Options& o, TargetSpec& target) {
         if (spec.runtime_s <= 0)
             throw UsageError{"--runtime 0: give a time above 0 (or use --ios)"};
     } else if (spec.ios == 0) {
-        spec.runtime_s = 1.75;  // with the ramp: about 2 s per engine and depth
+        // With the ramp, 0.2 s per run: 11 rounds of 8 engines at 2 depths take ~35 s.
+        spec.runtime_s = 0.15;
     }
     spec.ramp_s =
-        !o.ramp.empty() ? parse_seconds("--ramp", o.ramp) : (spec.runtime_s > 0 ? 0.25 : 0.0);
+        !o.ramp.empty() ? parse_seconds("--ramp", o.ramp) : (spec.runtime_s > 0 ? 0.05 : 0.0);
     if (o.cache == "warm")
         spec.cache = Cache::warm;
     else if (o.cache == "cold")
@@ -200,7 +214,9 @@ int run(const Options& o) {
         fmt::print(stderr, "uringkit bench: {}\n", e.message);
         return kUsage;
     }
+    std::optional<SavedRun> saved;
     try {
+        if (!o.compare.empty()) saved = load_saved(o.compare);
         for (const std::string* p : {&o.json, &o.csv, &o.plot})
             if (!p->empty()) check_output_path(*p);
     } catch (const OutputError& e) {
@@ -240,6 +256,10 @@ int run(const Options& o) {
             ? fmt::format("{:g} s per run after {:g} s ramp{}", spec.runtime_s, spec.ramp_s,
                           spec.ios ? fmt::format(" (or {} I/Os)", spec.ios) : "")
             : fmt::format("{} I/Os per run", spec.ios));
+    fmt::print("{} round{}, engine order {}{}\n", spec.rounds, spec.rounds > 1 ? "s" : "",
+               order_name(spec.order),
+               spec.order == Order::shuffle ? fmt::format(" (--order-seed {})", spec.order_seed)
+                                            : std::string());
     std::fflush(stdout);
 
     const bool live = ::isatty(STDERR_FILENO);
@@ -252,10 +272,11 @@ int run(const Options& o) {
     const Results results = run_bench(spec, *target, &g_stop, progress);
     if (live) fmt::print(stderr, "\r\033[K");
 
-    const Report report{spec, results, host, target->path(), target->temporary(), target->size()};
+    const Report report{spec,           results,         host, target->path(), target->temporary(),
+                        target->size(), saved ? &*saved : nullptr};
     target.reset();  // the temporary file goes before printing, so nothing is left if stdout blocks
     fmt::print("\n{}\n", format_table(results));
-    for (const std::string& line : verdict(results)) fmt::print("{}\n", line);
+    for (const std::string& line : verdict(report)) fmt::print("{}\n", line);
     fmt::print("\n");
     for (const std::string& line : notes(report)) fmt::print("note: {}\n", line);
     std::fflush(stdout);
@@ -303,11 +324,11 @@ const Register reg{Command{
             ->capture_default_str();
         app.add_flag("--direct", o->direct, "O_DIRECT: bypass the page cache");
         app.add_option("--runtime", o->runtime,
-                       "Measured time per engine and depth (default 1.75 s: 2, 500ms, 1m)");
+                       "Measured time per run (default 0.15 s: 2, 500ms, 1m)");
         app.add_option("--ios", o->ios,
                        "I/Os per engine and depth over all jobs (with --runtime: whichever first)");
         app.add_option("--ramp", o->ramp,
-                       "Warm-up before measuring, excluded from the figures (default 0.25 s)");
+                       "Warm-up before measuring, excluded from the figures (default 0.05 s)");
         app.add_option("--engines", o->engines,
                        "Engines to run: "
                        "pread,threadpool,libaio,uring,uring-reg,uring-sqpoll,uring-iopoll,liburing,"
@@ -317,9 +338,23 @@ const Register reg{Command{
                        "(POSIX_FADV_DONTNEED) before "
                        "each run")
             ->capture_default_str();
-        app.add_option("--repeat", o->repeat,
-                       "Runs per engine and depth, interleaved round-robin; medians reported")
+        app.add_option("--rounds,--repeat", o->rounds,
+                       "Rounds: each runs every engine at every depth once, engines interleaved; "
+                       "figures are medians with their interval, engines are compared by the "
+                       "ratio of their runs in the same round")
             ->capture_default_str();
+        app.add_option("--order", o->order,
+                       "Engine order within a round: rotate (each round starts one engine "
+                       "later), shuffle (random, seed printed) or fixed")
+            ->capture_default_str();
+        app.add_option("--order-seed", o->order_seed,
+                       "Seed of --order shuffle (default: a fresh one, printed)");
+        app.add_option("--confidence", o->confidence,
+                       "Confidence of each interval, and family-wise for the verdict over all "
+                       "its comparisons")
+            ->capture_default_str();
+        app.add_option("--compare", o->compare,
+                       "Judge each engine and depth against an earlier run saved with --json");
         app.add_option("--seed", o->seed, "Seed of the random offsets (the same for every engine)")
             ->capture_default_str();
         app.add_option("--threads", o->threads,
@@ -341,7 +376,8 @@ const Register reg{Command{
             "smaller than one "
             "block, --bs not a multiple of the logical block size with --direct, a filesystem "
             "refusing "
-            "O_DIRECT, an output path that cannot be written); 5 no room for the temporary file; "
+            "O_DIRECT, an output path that cannot be written, a --compare file that is not a "
+            "--json file of bench); 5 no room for the temporary file; "
             "130 "
             "interrupted (what was measured is printed, the temporary file removed).");
         return [o] { return run(*o); };

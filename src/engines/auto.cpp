@@ -9,13 +9,15 @@ namespace {
 
 class AutoJob final : public EngineJob {
 public:
-    AutoJob(std::unique_ptr<EngineJob> inner, const char* path)
-        : inner_(std::move(inner)), path_(path) {}
+    AutoJob(std::unique_ptr<EngineJob> inner, const char* ran, const char* path)
+        : inner_(std::move(inner)), ran_(ran), path_(path) {}
     PhaseResult run(const Phase& ph) override { return inner_->run(ph); }
     std::string note() const override { return path_; }
+    std::string_view ran() const override { return ran_; }
 
 private:
     std::unique_ptr<EngineJob> inner_;
+    const char* ran_;
     const char* path_;
 };
 
@@ -23,12 +25,14 @@ private:
 
 std::unique_ptr<EngineJob> start_auto(const JobContext& ctx) {
     if (ctx.depth <= 1)
-        return std::make_unique<AutoJob>(start_pread(ctx), "auto: pread (one I/O in flight)");
+        return std::make_unique<AutoJob>(start_pread(ctx), "pread",
+                                         "auto: pread (one I/O in flight)");
     try {
-        return std::make_unique<AutoJob>(start_uring(ctx), "auto: ring");
+        return std::make_unique<AutoJob>(start_uring(ctx), "uring", "auto: ring");
     } catch (const EngineUnavailable&) {
         // No io_uring here: an application falls back to plain pread.
-        return std::make_unique<AutoJob>(start_pread(ctx), "auto: pread (io_uring unavailable)");
+        return std::make_unique<AutoJob>(start_pread(ctx), "pread",
+                                         "auto: pread (io_uring unavailable)");
     }
 }
 

@@ -34,48 +34,23 @@ std::string count(double v) {
     return fmt::format("{:.0f}", v);
 }
 
-std::string ratio(double r) {
-    return r >= 10  ? fmt::format("{:.0f}x", r)
-           : r >= 2 ? fmt::format("{:.1f}x", r)
-                    : fmt::format("{:.2f}x", r);
-}
-
-const Row* find_row(const Results& res, std::string_view engine, unsigned depth) {
-    for (const Row& r : res.rows)
-        if (r.engine == engine && r.iodepth == depth && r.status == Row::ok) return &r;
-    return nullptr;
-}
-
-// "58% less CPU per I/O" / "12% more CPU per I/O" / "the same CPU per I/O".
-std::string cpu_compare(const Row& a, const Row& b) {
-    if (b.cpu_us_per_io <= 0) return "?";
-    const double d = (a.cpu_us_per_io - b.cpu_us_per_io) / b.cpu_us_per_io * 100;
-    if (std::fabs(d) < 3) return "about the same CPU per I/O";
-    return fmt::format("{:.0f}% {} CPU per I/O ({} vs {} µs)", std::fabs(d),
-                       d < 0 ? "less" : "more", sig3(a.cpu_us_per_io), sig3(b.cpu_us_per_io));
-}
-
-std::vector<unsigned> depths_of(const Results& res) {
-    std::vector<unsigned> d;
-    for (const Row& r : res.rows)
-        if (std::find(d.begin(), d.end(), r.iodepth) == d.end()) d.push_back(r.iodepth);
-    return d;
-}
-
 }  // namespace
 
 std::string format_table(const Results& res) {
     bool ranges = false;
     for (const Row& r : res.rows) ranges |= r.runs > 1;
+    // The interval of each median: at the run's confidence where the rounds
+    // allow it, else (marked ~) the min-max, which covers it with less.
+    const std::string range_head = fmt::format("({:.4g}% interval)", res.confidence * 100);
     std::string out = fmt::format(
         "{:<13} {:>5} {:>5} {:>9}{} {:>8}  {:>7} {:>7} {:>7} {:>7} {:>7}  {:>5} {:>5} {:>7} "
         "{:>9} {:>7} {:>6}\n",
-        "engine", "depth", "batch", "IOPS", ranges ? fmt::format(" {:>15}", "(min-max)") : "",
+        "engine", "depth", "batch", "IOPS", ranges ? fmt::format(" {:>16}", range_head) : "",
         "MiB/s", "mean", "p50", "p99", "p99.9", "max", "usr%", "sys%", "CPU/IO", "ctx/kIO",
         "sys/IO", "IO/sub");
     out += fmt::format(
         "{:<13} {:>5} {:>5} {:>9}{} {:>8}  {:>39}  {:>5} {:>5} {:>7} {:>9} {:>7} {:>6}\n", "", "",
-        "", "", ranges ? std::string(16, ' ') : "", "", "latency, µs (submit to reap)", "", "",
+        "", "", ranges ? std::string(17, ' ') : "", "", "latency, µs (submit to reap)", "", "",
         "µs", "vol/inv", "", "");
     for (const Row& r : res.rows) {
         const std::string name = r.engine + (r.interrupted ? "*" : "");
@@ -85,8 +60,10 @@ std::string format_table(const Results& res) {
             continue;
         }
         const std::string range =
-            ranges ? fmt::format(" {:>15}",
-                                 r.runs > 1 ? count(r.iops_min) + "-" + count(r.iops_max) : "")
+            ranges ? fmt::format(" {:>16}", r.runs > 1 ? (r.interval_covered ? "" : "~") +
+                                                            count(r.iops_low) + "-" +
+                                                            count(r.iops_high)
+                                                      : "")
                    : "";
         out += fmt::format(
             "{:<13} {:>5} {:>5} {:>9}{} {:>8.1f}  {:>7} {:>7} {:>7} {:>7} {:>7}  {:>5.1f} {:>5.1f} "
@@ -102,61 +79,38 @@ std::string format_table(const Results& res) {
     return out;
 }
 
-std::vector<std::string> verdict(const Results& res) {
-    std::vector<std::string> lines;
-    for (unsigned depth : depths_of(res)) {
-        std::vector<const Row*> ok;
-        for (const Row& r : res.rows)
-            if (r.iodepth == depth && r.status == Row::ok) ok.push_back(&r);
-        if (ok.empty()) {
-            lines.push_back(fmt::format("at depth {} no engine ran", depth));
-            continue;
-        }
-        std::sort(ok.begin(), ok.end(),
-                  [](const Row* a, const Row* b) { return a->iops > b->iops; });
-        const Row& best = *ok.front();
-        const Row* pread = find_row(res, "pread", depth);
-        std::string line;
-        if (ok.size() == 1) {
-            line = fmt::format("at depth {} only {} ran: {} IOPS at {} µs CPU per I/O", depth,
-                               best.engine, count(best.iops), sig3(best.cpu_us_per_io));
-        } else if (pread && &best != pread) {
-            line =
-                fmt::format("at depth {} {} did {} the IOPS of pread with {}", depth, best.engine,
-                            ratio(best.iops / pread->iops), cpu_compare(best, *pread));
-        } else {
-            const Row& second = *ok[1];
-            const double pct = (best.iops / second.iops - 1) * 100;
-            if (pct < 3)
-                line = fmt::format(
-                    "at depth {} {} and {} were even (within {:.0f}%; noise on a busy machine can "
-                    "flip this)",
-                    depth, best.engine, second.engine, pct);
-            else
-                line = fmt::format("at depth {} {} was {:.0f}% faster than {}, with {}", depth,
-                                   best.engine, pct, second.engine, cpu_compare(best, second));
-            if (&best == pread && depth == 1)
-                line += " — expected: use pread for a single read that you wait on";
-        }
-        if (const Row* a = find_row(res, "auto", depth)) {
-            const Row* u = find_row(res, "uring", depth);
-            const Row* better =
-                pread && u ? (pread->iops >= u->iops ? pread : u) : (pread ? pread : u);
-            if (better && better != a)
-                line += fmt::format("; auto reached {:.2f}x of {} (the better of pread and uring)",
-                                    a->iops / better->iops, better->engine);
-        }
-        lines.push_back(line);
+std::vector<Comparison> comparisons(const Report& rep) {
+    std::vector<Comparison> all = compare_engines(rep.results);
+    if (rep.saved) {
+        std::vector<Comparison> saved = compare_saved(rep.results, *rep.saved);
+        all.insert(all.end(), saved.begin(), saved.end());
     }
-    for (unsigned depth : depths_of(res)) {
-        const Row* u = find_row(res, "uring", depth);
-        const Row* l = find_row(res, "liburing", depth);
-        if (u && l)
-            lines.push_back(
-                fmt::format("at depth {} uring did {:.2f}x the IOPS of liburing with {}", depth,
-                            u->iops / l->iops, cpu_compare(*u, *l)));
-    }
-    return lines;
+    return all;
+}
+
+std::optional<std::string> busy_machine(const Report& rep) {
+    // The load average when the run started, against the CPUs.
+    const double load = std::atof(rep.host.loadavg.c_str());
+    if (rep.host.cores > 0 && load > rep.host.cores)
+        return fmt::format("load average {:.2f} on {} CPUs", load, rep.host.cores);
+    // A single-threaded engine that got far less than a core was sharing the
+    // CPU with other work: IOPS then reward engines with more threads.
+    double least = 1e9;
+    for (const Row& r : rep.results.rows)
+        if (r.status == Row::ok && (r.engine == "pread" || r.engine == "uring") &&
+            rep.spec.numjobs == 1 && !rep.spec.workload.direct && rep.spec.cache == Cache::warm)
+            least = std::min(least, r.cpu_usr + r.cpu_sys);
+    if (least < 70)
+        return fmt::format("a single-threaded engine got only {:.0f}% of a core", least);
+    return std::nullopt;
+}
+
+std::vector<std::string> verdict(const Report& rep) {
+    VerdictContext ctx;
+    ctx.rw = rep.spec.workload.rw;
+    ctx.busy = busy_machine(rep);
+    if (rep.saved) ctx.saved_name = rep.saved->name;
+    return verdict_lines(rep.results, comparisons(rep), ctx);
 }
 
 std::vector<std::string> notes(const Report& rep) {
@@ -185,105 +139,22 @@ std::vector<std::string> notes(const Report& rep) {
         n.push_back("cache: warm: the file was read into the page cache before timing");
     if (rep.results.interrupted)
         n.push_back("interrupted: rows marked * cover only what ran before the signal");
-    // A single-threaded engine that got far less than a core was sharing the
-    // CPU with other work: IOPS then reward engines with more threads.
-    double least = 1e9;
-    for (const Row& r : rep.results.rows)
-        if (r.status == Row::ok && (r.engine == "pread" || r.engine == "uring") &&
-            rep.spec.numjobs == 1 && !rep.spec.workload.direct && rep.spec.cache == Cache::warm)
-            least = std::min(least, r.cpu_usr + r.cpu_sys);
-    if (least < 70)
+    if (const auto busy = busy_machine(rep))
         n.push_back(fmt::format(
-            "busy machine: a single-threaded engine got only {:.0f}% of a core (load average "
-            "{}); engines with more threads (threadpool, uring-sqpoll) get a larger share of a "
-            "contended CPU, so compare CPU per I/O rather than IOPS",
-            least, rep.host.loadavg));
+            "busy machine: {} (load average {} at the start); engines with more threads "
+            "(threadpool, uring-sqpoll) get a larger share of a contended CPU, so compare CPU per "
+            "I/O rather than IOPS",
+            *busy, rep.host.loadavg));
+    std::string unassessed;
+    for (const RunRecord& r : rep.results.runs)
+        if (r.status == Row::ok && r.steady.kind == Steadiness::not_assessed && unassessed.empty())
+            unassessed = r.steady.why;
+    if (!unassessed.empty())
+        n.push_back(fmt::format(
+            "steady state: not assessed for runs {} (lengthen --runtime to {:g} s or more to "
+            "judge it)",
+            unassessed, kSteadyMinWindows * kSteadyWindowS + 0.1));
     return n;
-}
-
-std::string to_json(const Report& rep) {
-    using nlohmann::json;
-    const BenchSpec& s = rep.spec;
-    json job = {
-        {"filename", rep.filename},
-        {"temporary", rep.temporary},
-        {"size", rep.size},
-        {"rw", rw_name(s.workload.rw)},
-        {"rwmixread", s.workload.rwmixread},
-        {"bs", s.workload.bs},
-        {"iodepth", s.depths},
-        {"batch", s.batch},
-        {"numjobs", s.numjobs},
-        {"direct", s.workload.direct},
-        {"runtime", s.runtime_s},
-        {"ios", s.ios},
-        {"ramp", s.ramp_s},
-        {"engines", s.engines},
-        {"cache", s.workload.direct ? "direct" : (s.cache == Cache::warm ? "warm" : "cold")},
-        {"repeat", s.repeat},
-        {"seed", s.workload.seed},
-        {"verify", s.workload.verify},
-    };
-    json host = {
-        {"kernel", rep.host.kernel},
-        {"cpu_model", rep.host.cpu_model},
-        {"cores", rep.host.cores},
-        {"io_uring_disabled",
-         rep.host.io_uring_disabled < 0 ? json(nullptr) : json(rep.host.io_uring_disabled)},
-        {"filesystem", rep.host.filesystem},
-        {"device", rep.host.device},
-        {"mount_point", rep.host.mount_point},
-        {"loadavg", rep.host.loadavg},
-    };
-    json rows = json::array();
-    for (const Row& r : rep.results.rows) {
-        json row = {{"engine", r.engine},
-                    {"iodepth", r.iodepth},
-                    {"batch", r.batch},
-                    {"status", status_name(r.status)},
-                    {"reason", r.reason}};
-        if (r.status == Row::ok) {
-            row.update({
-                {"note", r.note},
-                {"interrupted", r.interrupted},
-                {"runs", r.runs},
-                {"ios", r.ios},
-                {"runtime_s", r.seconds},
-                {"iops", r.iops},
-                {"iops_min", r.iops_min},
-                {"iops_max", r.iops_max},
-                {"bw_bytes", r.bw_bytes},
-                {"lat_ns",
-                 {{"mean", r.lat_ns.mean},
-                  {"p50", r.lat_ns.p50},
-                  {"p90", r.lat_ns.p90},
-                  {"p99", r.lat_ns.p99},
-                  {"p99_9", r.lat_ns.p99_9},
-                  {"max", r.lat_ns.max}}},
-                {"cpu_usr", r.cpu_usr},
-                {"cpu_sys", r.cpu_sys},
-                {"cpu_us_per_io", r.cpu_us_per_io},
-                {"ctx_per_kio", r.ctx_per_kio},
-                {"ctx_vol_per_kio", r.ctx_vol_per_kio},
-                {"ctx_invol_per_kio", r.ctx_invol_per_kio},
-                {"syscalls_per_io", r.syscalls_per_io},
-                {"ios_per_submit", r.ios_per_submit},
-                {"syscalls", r.syscalls},
-                {"submits", r.submits},
-            });
-        }
-        rows.push_back(std::move(row));
-    }
-    json doc = {{"uringkit_bench_version", 1},
-                {"job", job},
-                {"host", host},
-                {"rows", rows},
-                {"verdict", verdict(rep.results)},
-                {"notes", notes(rep)},
-                {"interrupted", rep.results.interrupted},
-                {"peak_rss_kib", rep.results.peak_rss_kib},
-                {"wall_s", rep.results.wall_s}};
-    return doc.dump(2) + "\n";
 }
 
 std::string to_csv(const Results& res) {

@@ -15,6 +15,38 @@
 
 namespace uringkit::engines {
 
+std::string_view order_name(Order o) noexcept {
+    switch (o) {
+        case Order::rotate:
+            return "rotate";
+        case Order::shuffle:
+            return "shuffle";
+        case Order::fixed:
+            return "fixed";
+    }
+    return "rotate";
+}
+
+std::optional<Order> parse_order(std::string_view text) noexcept {
+    for (Order o : {Order::rotate, Order::shuffle, Order::fixed})
+        if (order_name(o) == text) return o;
+    return std::nullopt;
+}
+
+std::vector<std::string> engine_labels(const std::vector<std::string>& engines) {
+    std::vector<std::string> labels;
+    for (std::size_t i = 0; i < engines.size(); ++i) {
+        const auto seen = std::count(engines.begin(), engines.begin() + static_cast<long>(i),
+                                     engines[i]);
+        labels.push_back(seen ? engines[i] + "#" + std::to_string(seen + 1) : engines[i]);
+    }
+    return labels;
+}
+
+std::string_view engine_base(std::string_view label) noexcept {
+    return label.substr(0, label.find('#'));
+}
+
 std::string_view status_name(Row::Status s) noexcept {
     switch (s) {
         case Row::ok:
@@ -32,7 +64,8 @@ namespace {
 // What one run of one engine at one depth measured.
 struct Outcome {
     Row::Status status = Row::ok;
-    std::string reason, note;
+    std::string reason, note, ran;
+    std::vector<Window> windows;
     bool interrupted = false;
     std::uint64_t ios = 0, bytes = 0, syscalls = 0, submits = 0;
     double seconds = 0;
@@ -43,7 +76,7 @@ struct Outcome {
 
 struct alignas(64) JobState {
     std::unique_ptr<EngineJob> job;
-    std::string unavailable, failure, note;
+    std::string unavailable, failure, note, ran;
     PhaseResult ramp, result;
     LatencyHistogram latency;
     int fd = -1;
@@ -55,10 +88,14 @@ double seconds_of(const timeval& tv) {
 }
 
 double median(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    return median_of(std::move(v));
+}
+
+double iops_of(const Outcome& o) {
+    return static_cast<double>(o.ios) / o.seconds;
+}
+double cpu_us_per_io_of(const Outcome& o) {
+    return 1e6 * (o.utime_s + o.stime_s) / static_cast<double>(o.ios);
 }
 
 struct RunContext {
@@ -67,7 +104,7 @@ struct RunContext {
     const std::atomic<bool>* stop;
     const ProgressFn& progress;
     unsigned run = 0, runs = 0;
-    std::uint64_t started_ns = 0;
+    std::string_view label;
 };
 
 Outcome run_once(RunContext& rc, const EngineInfo& engine, unsigned depth) {
@@ -169,7 +206,10 @@ Outcome run_once(RunContext& rc, const EngineInfo& engine, unsigned depth) {
             st.result = st.job->run(ph);
         }
         sync.arrive_and_wait();
-        if (st.job) st.note = st.job->note();
+        if (st.job) {
+            st.note = st.job->note();
+            st.ran = std::string(st.job->ran());
+        }
         st.job.reset();  // the ring is torn down on the thread that owns it
         std::lock_guard lk(m);
         ++finished;
@@ -180,25 +220,41 @@ Outcome run_once(RunContext& rc, const EngineInfo& engine, unsigned depth) {
     threads.reserve(jobs);
     for (unsigned i = 0; i < jobs; ++i) threads.emplace_back(body, i);
 
-    // The progress line: sampled here, off the jobs' paths, every quarter second.
+    // Sampled here, off the jobs' paths: the completed count every window
+    // (for the steady-state test) and the progress line every fifth window.
     {
         const double run_s = spec.runtime_s > 0 ? spec.ramp_s + spec.runtime_s : 0;
         std::uint64_t last_ios = 0, last_ns = now_ns();
         const std::uint64_t run_start = last_ns;
+        std::uint64_t window_ios = 0, window_ns = 0;
+        bool measuring = false;
+        unsigned tick = 0;
+        const auto window = std::chrono::microseconds(static_cast<long>(kSteadyWindowS * 1e6));
         std::unique_lock lk(m);
-        while (!cv.wait_for(lk, std::chrono::milliseconds(250), [&] { return finished == jobs; })) {
-            if (!rc.progress) continue;
+        while (!cv.wait_for(lk, window, [&] { return finished == jobs; })) {
             std::uint64_t ios = 0;
             for (unsigned i = 0; i < jobs; ++i)
                 ios += state[i].progress.load(std::memory_order_relaxed);
             const std::uint64_t now = now_ns();
+            const int stg = stage.load(std::memory_order_relaxed);
+            if (stg == 2) {
+                // The first sample in the measured phase opens the first
+                // window; a window is counted only while the phase lasts.
+                if (measuring)
+                    out.windows.push_back({static_cast<double>(now - window_ns) / 1e9,
+                                           ios - window_ios});
+                measuring = true;
+                window_ios = ios;
+                window_ns = now;
+            }
+            if (!rc.progress || ++tick % 5) continue;
             if (ios < last_ios) last_ios = 0;  // the counters restart when measuring starts
             Progress p{};
-            p.engine = engine.name;
+            p.engine = rc.label;
             p.iodepth = depth;
             p.run = rc.run;
             p.runs = rc.runs;
-            p.ramp = stage.load(std::memory_order_relaxed) < 2;
+            p.ramp = stg < 2;
             p.elapsed_s = static_cast<double>(now - run_start) / 1e9;
             p.run_s = run_s;
             p.iops =
@@ -230,6 +286,7 @@ Outcome run_once(RunContext& rc, const EngineInfo& engine, unsigned depth) {
                 out.reason = describe_error(*r, w.bs);
             }
         if (out.note.empty()) out.note = st.note;
+        if (out.ran.empty()) out.ran = st.ran;
         out.ios += st.result.ios;
         out.bytes += st.result.bytes;
         out.syscalls += st.result.syscalls;
@@ -248,10 +305,10 @@ Outcome run_once(RunContext& rc, const EngineInfo& engine, unsigned depth) {
     return out;
 }
 
-Row aggregate(const std::string& engine, unsigned depth, unsigned batch,
-              const std::vector<Outcome>& runs) {
+Row aggregate(const std::string& label, unsigned depth, unsigned batch,
+              const std::vector<Outcome>& runs, double confidence) {
     Row row;
-    row.engine = engine;
+    row.engine = label;
     row.iodepth = depth;
     row.batch = batch;
     std::vector<const Outcome*> good;
@@ -267,6 +324,7 @@ Row aggregate(const std::string& engine, unsigned depth, unsigned batch,
         if (o.ios == 0) continue;  // interrupted before any I/O was measured
         good.push_back(&o);
         if (row.note.empty()) row.note = o.note;
+        if (row.ran.empty()) row.ran = o.ran;
         row.interrupted |= o.interrupted;
     }
     if (row.status != Row::ok) return row;
@@ -276,17 +334,25 @@ Row aggregate(const std::string& engine, unsigned depth, unsigned batch,
         return row;
     }
     row.runs = static_cast<unsigned>(good.size());
-    auto med = [&](auto&& f) {
+    auto values = [&](auto&& f) {
         std::vector<double> v;
         for (const Outcome* o : good) v.push_back(f(*o));
-        return median(std::move(v));
+        return v;
     };
+    auto med = [&](auto&& f) { return median(values(f)); };
     auto per_io = [](double x, const Outcome& o) { return x / static_cast<double>(o.ios); };
-    std::vector<double> iops;
-    for (const Outcome* o : good) iops.push_back(static_cast<double>(o->ios) / o->seconds);
-    row.iops = median(iops);
-    row.iops_min = *std::min_element(iops.begin(), iops.end());
-    row.iops_max = *std::max_element(iops.begin(), iops.end());
+    const Estimate iops = median_interval(values(iops_of), confidence);
+    row.iops = iops.median;
+    row.iops_low = iops.low;
+    row.iops_high = iops.high;
+    row.interval_covered = iops.covered;
+    const std::vector<double> all_iops = values(iops_of);
+    row.iops_min = *std::min_element(all_iops.begin(), all_iops.end());
+    row.iops_max = *std::max_element(all_iops.begin(), all_iops.end());
+    const Estimate cpu = median_interval(values(cpu_us_per_io_of), confidence);
+    row.cpu_us_per_io = cpu.median;
+    row.cpu_us_per_io_low = cpu.low;
+    row.cpu_us_per_io_high = cpu.high;
     row.ios = static_cast<std::uint64_t>(
         med([](const Outcome& o) { return static_cast<double>(o.ios); }));
     row.syscalls = static_cast<std::uint64_t>(
@@ -303,8 +369,6 @@ Row aggregate(const std::string& engine, unsigned depth, unsigned batch,
     row.lat_ns.max = med([](const Outcome& o) { return o.lat.max; });
     row.cpu_usr = med([](const Outcome& o) { return 100 * o.utime_s / o.seconds; });
     row.cpu_sys = med([](const Outcome& o) { return 100 * o.stime_s / o.seconds; });
-    row.cpu_us_per_io =
-        med([&](const Outcome& o) { return per_io(1e6 * (o.utime_s + o.stime_s), o); });
     row.ctx_vol_per_kio =
         med([&](const Outcome& o) { return per_io(1e3 * static_cast<double>(o.nvcsw), o); });
     row.ctx_invol_per_kio =
@@ -319,22 +383,71 @@ Row aggregate(const std::string& engine, unsigned depth, unsigned batch,
     return row;
 }
 
+RunRecord record(const Outcome& o, const std::string& label, unsigned depth, unsigned round,
+           unsigned position) {
+    RunRecord r;
+    r.engine = label;
+    r.iodepth = depth;
+    r.round = round;
+    r.position = position;
+    r.status = o.status;
+    r.reason = o.reason;
+    r.ran = o.ran;
+    r.interrupted = o.interrupted;
+    r.ios = o.ios;
+    r.seconds = o.seconds;
+    if (o.status == Row::ok && o.ios > 0 && o.seconds > 0) {
+        r.iops = iops_of(o);
+        r.bw_bytes = static_cast<double>(o.bytes) / o.seconds;
+        r.cpu_us_per_io = cpu_us_per_io_of(o);
+        r.lat_p50_ns = o.lat.p50;
+        r.lat_p99_ns = o.lat.p99;
+        r.steady = assess_steadiness(o.windows);
+    }
+    r.syscalls = o.syscalls;
+    r.submits = o.submits;
+    return r;
+}
+
+// Each round's order of the engines, as indices into the list.
+std::vector<std::vector<std::size_t>> round_orders(const BenchSpec& spec) {
+    const std::size_t ne = spec.engines.size();
+    std::vector<std::vector<std::size_t>> orders;
+    Xoshiro rng(spec.order_seed);
+    for (unsigned r = 0; r < spec.rounds; ++r) {
+        std::vector<std::size_t> order(ne);
+        for (std::size_t i = 0; i < ne; ++i)
+            order[i] = spec.order == Order::rotate ? (i + r) % ne : i;
+        if (spec.order == Order::shuffle)
+            for (std::size_t i = ne; i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+        orders.push_back(std::move(order));
+    }
+    return orders;
+}
+
 }  // namespace
 
 Results run_bench(const BenchSpec& spec, const Target& target, const std::atomic<bool>* stop,
                   const ProgressFn& progress) {
     Results res;
+    res.confidence = spec.confidence;
     const std::uint64_t start = now_ns();
     if (spec.cache == Cache::warm && !spec.workload.direct) target.warm_cache();
 
+    const std::vector<std::string> labels = engine_labels(spec.engines);
     const std::size_t ne = spec.engines.size(), nd = spec.depths.size();
     std::vector<std::vector<Outcome>> outcomes(ne * nd);
-    RunContext rc{spec, target, stop, progress};
-    rc.runs = static_cast<unsigned>(spec.repeat * ne * nd);
+    RunContext rc{spec, target, stop, progress, 0, 0, {}};
+    rc.runs = static_cast<unsigned>(spec.rounds * ne * nd);
     auto stopped = [&] { return stop && stop->load(std::memory_order_relaxed); };
-    for (unsigned rep = 0; rep < spec.repeat && !stopped(); ++rep)
+    const auto orders = round_orders(spec);
+    for (unsigned round = 0; round < spec.rounds && !stopped(); ++round) {
+        std::vector<std::string> order;
+        for (std::size_t e : orders[round]) order.push_back(labels[e]);
+        res.orders.push_back(std::move(order));
         for (std::size_t d = 0; d < nd && !stopped(); ++d)
-            for (std::size_t e = 0; e < ne && !stopped(); ++e) {
+            for (std::size_t pos = 0; pos < ne && !stopped(); ++pos) {
+                const std::size_t e = orders[round][pos];
                 ++rc.run;
                 auto& mine = outcomes[d * ne + e];
                 // An engine that cannot run here will not run on the next round either.
@@ -348,15 +461,19 @@ Results run_bench(const BenchSpec& spec, const Target& target, const std::atomic
                     continue;
                 }
                 if (spec.cache == Cache::cold) target.drop_cache();
+                rc.label = labels[e];
                 mine.push_back(run_once(rc, *info, spec.depths[d]));
+                res.runs.push_back(record(mine.back(), labels[e], spec.depths[d], round + 1,
+                                          static_cast<unsigned>(pos + 1)));
             }
+    }
     res.interrupted = stopped();
     for (std::size_t d = 0; d < nd; ++d)
         for (std::size_t e = 0; e < ne; ++e) {
             const auto& mine = outcomes[d * ne + e];
             if (mine.empty()) continue;  // never started (interrupted)
-            res.rows.push_back(
-                aggregate(spec.engines[e], spec.depths[d], spec.batch_for(spec.depths[d]), mine));
+            res.rows.push_back(aggregate(labels[e], spec.depths[d],
+                                         spec.batch_for(spec.depths[d]), mine, spec.confidence));
         }
     rusage ru{};
     ::getrusage(RUSAGE_SELF, &ru);

@@ -173,7 +173,7 @@ std::string to_svg(const Report& rep) {
         "<text x=\"40\" y=\"{}\" fill=\"#555\">CPU: user + system time of the whole process "
         "(kernel "
         "threads included) divided by I/Os; medians of {} run{} each</text>\n",
-        H - 18, rep.spec.repeat, rep.spec.repeat > 1 ? "s" : "");
+        H - 18, rep.spec.rounds, rep.spec.rounds > 1 ? "s" : "");
     s += "</svg>\n";
     return s;
 }

@@ -59,6 +59,9 @@ public:
     virtual PhaseResult run(const Phase& phase) = 0;
     // A note for the results, e.g. which path `auto` took.
     virtual std::string note() const { return {}; }
+    // The engine that actually ran, for an engine that picks one (auto);
+    // empty for the others.
+    virtual std::string_view ran() const { return {}; }
 };
 
 // Thrown by start() when the engine cannot run here; the row reads

@@ -5,7 +5,9 @@
 
 #include "uringkit/engines/host.hpp"
 #include "uringkit/engines/runner.hpp"
+#include "uringkit/engines/verdict.hpp"
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -19,14 +21,23 @@ struct Report {
     std::string filename;  // the benchmarked file (a temporary one is already gone)
     bool temporary = false;
     std::uint64_t size = 0;  // bytes used
+    const SavedRun* saved = nullptr;  // --compare: the earlier run judged against
 };
 
 std::string format_table(const Results& results);
-// One sentence per depth: who won, by what ratio, at what CPU per I/O.
-std::vector<std::string> verdict(const Results& results);
+// Every comparison the run makes (verdict.hpp), and against the saved run.
+std::vector<Comparison> comparisons(const Report& report);
+// Why the machine counts as busy (load above the CPU count, or a
+// single-threaded engine short of a core), or nothing.
+std::optional<std::string> busy_machine(const Report& report);
+// The verdict in plain words (verdict.hpp's rule).
+std::vector<std::string> verdict(const Report& report);
 // What the figures include and how they were taken (SQPOLL CPU, buffered libaio, cache).
 std::vector<std::string> notes(const Report& report);
 std::string to_json(const Report& report);
+// Reads the runs of an earlier `--json` file for `--compare`; throws
+// OutputError naming the file when it cannot be read or is not one.
+SavedRun load_saved(const std::string& path);
 std::string to_csv(const Results& results);
 std::string to_svg(const Report& report);
 // "uring      depth 32  run 5/16  1.2/2.0 s  812.3k IOPS  ETA 23 s" (no newline).

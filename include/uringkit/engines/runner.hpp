@@ -1,15 +1,20 @@
-// Runs the benchmark matrix: every engine at every depth, `repeat` times,
-// interleaved round-robin (engine A, B, C, then A, B, C again) so slow drift
-// on a shared machine hits every engine alike; reports medians.
+// Runs the benchmark matrix in rounds: each round runs every engine at every
+// depth once, engines interleaved and their order rotated (or shuffled) from
+// round to round, so slow drift on a shared machine and the cost of running
+// first or last hit every engine alike.  Engines are compared by the ratio of
+// their runs in the same round (verdict.hpp); each figure is a median with
+// its interval (stats.hpp).
 #pragma once
 
 #include "uringkit/engines/histogram.hpp"
+#include "uringkit/engines/stats.hpp"
 #include "uringkit/engines/target.hpp"
 #include "uringkit/engines/workload.hpp"
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,9 +22,33 @@ namespace uringkit::engines {
 
 enum class Cache { warm, cold };
 
+// The order of the engines within each round.
+enum class Order {
+    rotate,   // round r starts at the r-th engine: each engine runs in each position in turn
+    shuffle,  // a random permutation per round, from `order_seed`
+    fixed,    // the order given, every round
+};
+std::string_view order_name(Order o) noexcept;
+std::optional<Order> parse_order(std::string_view text) noexcept;
+
+// Rounds whose min-max of paired ratios reaches a family-wise 95% over the
+// default run's 32 comparisons (16 pairs x IOPS and CPU): 1 - 2^(1-n) >=
+// 1 - 0.05/32 needs n >= 11.  docs/bench.md derives it.
+constexpr unsigned kDefaultRounds = 11;
+// A run of fewer I/Os gives no figure worth comparing: a run's IOPS is
+// uncertain by about one batch in its I/O count, and its CPU time by the
+// accounting granularity of getrusage.
+constexpr std::uint64_t kMinIosPerRun = 1000;
+
+// Labels for the engines as listed: an engine listed twice gets "#2" on its
+// second occurrence ("uring", "uring#2"), so A/A runs can be told apart.
+std::vector<std::string> engine_labels(const std::vector<std::string>& engines);
+// "uring#2" -> "uring".
+std::string_view engine_base(std::string_view label) noexcept;
+
 struct BenchSpec {
     Workload workload;
-    std::vector<std::string> engines;
+    std::vector<std::string> engines;  // engine names; one may appear more than once (A/A)
     std::vector<unsigned> depths{1};
     unsigned batch = 0;  // 0: the depth (one enter per full queue)
     unsigned numjobs = 1;
@@ -27,7 +56,10 @@ struct BenchSpec {
     double ramp_s = 0;      // warm-up excluded from the figures
     std::uint64_t ios = 0;  // total I/Os per run over all jobs; 0: no limit
     Cache cache = Cache::warm;
-    unsigned repeat = 1;
+    unsigned rounds = 1;
+    Order order = Order::rotate;
+    std::uint64_t order_seed = 1;  // for Order::shuffle
+    double confidence = 0.95;      // of each interval, and family-wise for the verdict
 
     unsigned batch_for(unsigned depth) const noexcept {
         const unsigned b = batch ? batch : depth;
@@ -35,26 +67,30 @@ struct BenchSpec {
     }
 };
 
-// The figures of one engine at one depth (medians over the repeats).
+// The figures of one engine at one depth (medians over the rounds, each with
+// its interval at the spec's confidence).
 struct Row {
-    std::string engine;
+    std::string engine;  // its label: "uring", or "uring#2" when listed twice
     unsigned iodepth = 0;
     unsigned batch = 0;
     enum Status { ok, unavailable, failed } status = ok;
     std::string reason;        // why unavailable or failed
     std::string note;          // e.g. which path auto took
+    std::string ran;           // auto: the engine it ran at this depth ("pread", "uring")
     bool interrupted = false;  // cut short by Ctrl-C: figures cover the part measured
     unsigned runs = 0;
 
     std::uint64_t ios = 0;
     double seconds = 0;
     double iops = 0, iops_min = 0, iops_max = 0;
+    double iops_low = 0, iops_high = 0;  // interval of the median
+    bool interval_covered = false;       // false: too few rounds for the confidence; low-high = min-max
     double bw_bytes = 0;
     struct Latency {
         double mean = 0, p50 = 0, p90 = 0, p99 = 0, p99_9 = 0, max = 0;
     } lat_ns;
     double cpu_usr = 0, cpu_sys = 0;  // percent of one core
-    double cpu_us_per_io = 0;
+    double cpu_us_per_io = 0, cpu_us_per_io_low = 0, cpu_us_per_io_high = 0;
     double ctx_per_kio = 0, ctx_vol_per_kio = 0, ctx_invol_per_kio = 0;
     double syscalls_per_io = 0;
     double ios_per_submit = 0;
@@ -75,8 +111,28 @@ struct Progress {
     double eta_s;        // for the whole benchmark (negative: unknown)
 };
 
+// What one run (one engine at one depth in one round) measured.
+struct RunRecord {
+    std::string engine;  // label
+    unsigned iodepth = 0;
+    unsigned round = 0;     // 1-based
+    unsigned position = 0;  // 1-based place of the engine in its round's order
+    Row::Status status = Row::ok;
+    std::string reason;
+    std::string ran;  // auto: the engine it ran
+    bool interrupted = false;
+    std::uint64_t ios = 0;
+    double seconds = 0, iops = 0, bw_bytes = 0, cpu_us_per_io = 0;
+    double lat_p50_ns = 0, lat_p99_ns = 0;
+    std::uint64_t syscalls = 0, submits = 0;
+    Steadiness steady;
+};
+
 struct Results {
     std::vector<Row> rows;  // by depth, then engine in the order asked
+    std::vector<RunRecord> runs;  // in the order they ran
+    std::vector<std::vector<std::string>> orders;  // each round's engine order (labels)
+    double confidence = 0.95;
     bool interrupted = false;
     long peak_rss_kib = 0;  // getrusage ru_maxrss at the end
     double wall_s = 0;

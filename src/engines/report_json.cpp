@@ -1,0 +1,201 @@
+// The JSON output of `uringkit bench` (schema in docs/bench.md) and reading
+// it back for `--compare`.
+#include "uringkit/engines/report.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+namespace uringkit::engines {
+namespace {
+
+std::string_view steadiness_name(Steadiness::Kind k) {
+    switch (k) {
+        case Steadiness::steady:
+            return "steady";
+        case Steadiness::trending:
+            return "not_steady";
+        case Steadiness::not_assessed:
+            break;
+    }
+    return "not_assessed";
+}
+
+nlohmann::json run_json(const RunRecord& r) {
+    nlohmann::json j = {{"engine", r.engine},
+                        {"iodepth", r.iodepth},
+                        {"position", r.position},
+                        {"status", status_name(r.status)},
+                        {"reason", r.reason},
+                        {"ran", r.ran},
+                        {"interrupted", r.interrupted},
+                        {"ios", r.ios},
+                        {"runtime_s", r.seconds},
+                        {"iops", r.iops},
+                        {"bw_bytes", r.bw_bytes},
+                        {"cpu_us_per_io", r.cpu_us_per_io},
+                        {"lat_p50_ns", r.lat_p50_ns},
+                        {"lat_p99_ns", r.lat_p99_ns},
+                        {"syscalls", r.syscalls},
+                        {"submits", r.submits},
+                        {"steady", steadiness_name(r.steady.kind)},
+                        {"steady_slope", r.steady.slope},
+                        {"steady_change", r.steady.change},
+                        {"steady_why", r.steady.why}};
+    return j;
+}
+
+}  // namespace
+
+std::string to_json(const Report& rep) {
+    using nlohmann::json;
+    const BenchSpec& s = rep.spec;
+    json job = {
+        {"filename", rep.filename},
+        {"temporary", rep.temporary},
+        {"size", rep.size},
+        {"rw", rw_name(s.workload.rw)},
+        {"rwmixread", s.workload.rwmixread},
+        {"bs", s.workload.bs},
+        {"iodepth", s.depths},
+        {"batch", s.batch},
+        {"numjobs", s.numjobs},
+        {"direct", s.workload.direct},
+        {"runtime", s.runtime_s},
+        {"ios", s.ios},
+        {"ramp", s.ramp_s},
+        {"engines", s.engines},
+        {"cache", s.workload.direct ? "direct" : (s.cache == Cache::warm ? "warm" : "cold")},
+        {"rounds", s.rounds},
+        {"repeat", s.rounds},
+        {"order", order_name(s.order)},
+        {"order_seed", s.order_seed},
+        {"confidence", s.confidence},
+        {"seed", s.workload.seed},
+        {"verify", s.workload.verify},
+    };
+    json host = {
+        {"kernel", rep.host.kernel},
+        {"cpu_model", rep.host.cpu_model},
+        {"cores", rep.host.cores},
+        {"io_uring_disabled",
+         rep.host.io_uring_disabled < 0 ? json(nullptr) : json(rep.host.io_uring_disabled)},
+        {"filesystem", rep.host.filesystem},
+        {"device", rep.host.device},
+        {"mount_point", rep.host.mount_point},
+        {"loadavg", rep.host.loadavg},
+    };
+    json rows = json::array();
+    for (const Row& r : rep.results.rows) {
+        json row = {{"engine", r.engine},
+                    {"iodepth", r.iodepth},
+                    {"batch", r.batch},
+                    {"status", status_name(r.status)},
+                    {"reason", r.reason}};
+        if (r.status == Row::ok) {
+            row.update({
+                {"note", r.note},
+                {"interrupted", r.interrupted},
+                {"runs", r.runs},
+                {"ios", r.ios},
+                {"runtime_s", r.seconds},
+                {"iops", r.iops},
+                {"iops_min", r.iops_min},
+                {"iops_max", r.iops_max},
+                {"iops_low", r.iops_low},
+                {"iops_high", r.iops_high},
+                {"interval_covered", r.interval_covered},
+                {"bw_bytes", r.bw_bytes},
+                {"lat_ns",
+                 {{"mean", r.lat_ns.mean},
+                  {"p50", r.lat_ns.p50},
+                  {"p90", r.lat_ns.p90},
+                  {"p99", r.lat_ns.p99},
+                  {"p99_9", r.lat_ns.p99_9},
+                  {"max", r.lat_ns.max}}},
+                {"cpu_usr", r.cpu_usr},
+                {"cpu_sys", r.cpu_sys},
+                {"cpu_us_per_io", r.cpu_us_per_io},
+                {"cpu_us_per_io_low", r.cpu_us_per_io_low},
+                {"cpu_us_per_io_high", r.cpu_us_per_io_high},
+                {"ran", r.ran},
+                {"ctx_per_kio", r.ctx_per_kio},
+                {"ctx_vol_per_kio", r.ctx_vol_per_kio},
+                {"ctx_invol_per_kio", r.ctx_invol_per_kio},
+                {"syscalls_per_io", r.syscalls_per_io},
+                {"ios_per_submit", r.ios_per_submit},
+                {"syscalls", r.syscalls},
+                {"submits", r.submits},
+            });
+        }
+        rows.push_back(std::move(row));
+    }
+    json comps = json::array();
+    for (const Comparison& c : comparisons(rep))
+        comps.push_back({{"a", c.a},
+                         {"b", c.b},
+                         {"iodepth", c.iodepth},
+                         {"metric", metric_name(c.metric)},
+                         {"ratio", c.ratio},
+                         {"ratio_low", c.ratio_low},
+                         {"ratio_high", c.ratio_high},
+                         {"pairs", c.pairs},
+                         {"verdict", judgement_name(c.verdict)},
+                         {"why", c.why}});
+    json runs = json::array();
+    for (std::size_t i = 0; i < rep.results.orders.size(); ++i) {
+        json figures = json::array();
+        for (const RunRecord& r : rep.results.runs)
+            if (r.round == i + 1) figures.push_back(run_json(r));
+        runs.push_back(
+            {{"round", i + 1}, {"order", rep.results.orders[i]}, {"runs", std::move(figures)}});
+    }
+    json doc = {{"uringkit_bench_version", 1},
+                {"job", job},
+                {"host", host},
+                {"rows", rows},
+                {"verdict", verdict(rep)},
+                {"comparisons", comps},
+                {"runs", runs},
+                {"notes", notes(rep)},
+                {"interrupted", rep.results.interrupted},
+                {"peak_rss_kib", rep.results.peak_rss_kib},
+                {"wall_s", rep.results.wall_s}};
+    return doc.dump(2) + "\n";
+}
+
+SavedRun load_saved(const std::string& path) {
+    using nlohmann::json;
+    std::ifstream in(path);
+    if (!in) throw OutputError(fmt::format("{}: cannot read the saved run", path));
+    SavedRun saved;
+    saved.name = path;
+    try {
+        const json doc = json::parse(in);
+        if (!doc.contains("uringkit_bench_version") || !doc.contains("runs"))
+            throw OutputError(fmt::format(
+                "{}: not a `uringkit bench --json` file with per-run figures (\"runs\")", path));
+        for (const json& round : doc.at("runs"))
+            for (const json& j : round.at("runs")) {
+                RunRecord r;
+                r.engine = j.at("engine").get<std::string>();
+                r.iodepth = j.at("iodepth").get<unsigned>();
+                r.round = round.at("round").get<unsigned>();
+                r.position = j.value("position", 0u);
+                const std::string status = j.at("status").get<std::string>();
+                r.status = status == "ok" ? Row::ok
+                                          : (status == "unavailable" ? Row::unavailable : Row::failed);
+                r.ios = j.at("ios").get<std::uint64_t>();
+                r.seconds = j.at("runtime_s").get<double>();
+                r.iops = j.at("iops").get<double>();
+                r.cpu_us_per_io = j.at("cpu_us_per_io").get<double>();
+                saved.runs.push_back(std::move(r));
+            }
+    } catch (const json::exception& e) {
+        throw OutputError(fmt::format("{}: not a `uringkit bench --json` file: {}", path, e.what()));
+    }
+    return saved;
+}
+
+}  // namespace uringkit::engines
