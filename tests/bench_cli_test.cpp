@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -301,6 +302,63 @@ TEST_F(BenchCli, CompareAgainstASavedRun) {
     const Result bad = run(with(kQuick, {"--compare", path("junk.json")}));
     EXPECT_EQ(bad.status, 4);
     one_line(bad, "junk.json: not a `uringkit bench --json` file");
+}
+
+// --cache cold reads cold blocks: the page-cache residency of the file when
+// measuring starts (after the ramp) is ~0 for every run; warm is ~all of it.
+TEST_F(BenchCli, ColdCacheIsColdAfterTheRamp) {
+    const std::string cold = path("cold.json"), warm = path("warm.json");
+    const std::vector<std::string> job = {"--size",    "16m",  "--ios",     "2000",
+                                          "--ramp",    "0.1",  "--rounds",  "2",
+                                          "--engines", "pread,uring", "--iodepth", "1,16"};
+    ASSERT_EQ(run(with(job, {"--cache", "cold", "--json", cold})).status, 0);
+    ASSERT_EQ(run(with(job, {"--cache", "warm", "--json", warm})).status, 0);
+    int runs = 0;
+    for (const auto& [file, want_cold] : {std::pair{cold, true}, std::pair{warm, false}}) {
+        const auto doc = nlohmann::json::parse(std::ifstream(file));
+        for (const auto& round : doc["runs"])
+            for (const auto& run : round["runs"]) {
+                if (run["status"] != "ok") continue;
+                ++runs;
+                ASSERT_FALSE(run["cached_at_start"].is_null()) << run.dump();
+                const double cached = run["cached_at_start"];
+                if (want_cold)
+                    EXPECT_LT(cached, 0.01) << "the ramp warmed the file: " << run.dump();
+                else
+                    EXPECT_GT(cached, 0.99) << run.dump();
+            }
+    }
+    EXPECT_GE(runs, 8) << "pread at two depths, two rounds, cold and warm";
+}
+
+// Registered buffers count against RLIMIT_MEMLOCK on every kernel: with
+// CAP_IPC_LOCK gone (bounding set, so exec cannot give it back) and 64 KiB
+// allowed, uring-reg's 128 KiB of buffers (32 x 4 KiB) are refused, and the
+// row says what was asked for and the limit, not a pre-5.12 story.
+TEST_F(BenchCli, RegisteredBuffersOverMemlockNameTheFigureAndTheLimit) {
+    const std::string json = path("reg.json");
+    const Result r = run(with(kQuick, {"--engines", "pread,uring-reg", "--iodepth", "32",
+                                       "--json", json}),
+                         [] {
+                             ::prctl(PR_CAPBSET_DROP, 14 /* CAP_IPC_LOCK */, 0, 0, 0);
+                             const rlimit rl{64 * 1024, 64 * 1024};
+                             if (::setrlimit(RLIMIT_MEMLOCK, &rl) != 0) ::_exit(126);
+                         });
+    ASSERT_EQ(r.status, 0) << r.err << r.out;
+    const auto doc = nlohmann::json::parse(std::ifstream(json));
+    const auto& reg = doc["rows"][1];
+    ASSERT_EQ(reg["engine"], "uring-reg");
+    if (reg["status"] == "ok")
+        GTEST_SKIP() << "registering 128 KiB under a 64 KiB RLIMIT_MEMLOCK succeeded "
+                        "(CAP_IPC_LOCK could not be dropped here)";
+    const std::string reason = reg["reason"];
+    if (reason.find("ENOMEM") == std::string::npos && reason.find("io_uring_setup") != std::string::npos)
+        GTEST_SKIP() << "the ring itself was refused: " << reason;
+    EXPECT_EQ(reg["status"], "unavailable") << reason;
+    EXPECT_NE(reason.find("registering 128 KiB of I/O buffers"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("count against RLIMIT_MEMLOCK (64 KiB"), std::string::npos) << reason;
+    EXPECT_EQ(reason.find("5.12"), std::string::npos) << reason;
+    EXPECT_EQ(doc["rows"][0]["status"], "ok") << "pread still runs";
 }
 
 TEST_F(BenchCli, IoUringForbiddenGivesUnavailableRowsAndPreadStillRuns) {

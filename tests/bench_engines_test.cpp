@@ -6,6 +6,7 @@
 // follow the batching rule.
 #include "uringkit/engines/engine.hpp"
 #include "uringkit/engines/target.hpp"
+#include "uringkit/sys/page_cache.hpp"
 
 #include "count_allocations.hpp"
 
@@ -156,6 +157,48 @@ TEST_P(BenchEngines, WritesLandWhereTheySay) {
     EXPECT_EQ(0, std::memcmp(before.data() + blocks * kBs, after.data() + blocks * kBs,
                              kSize - blocks * kBs))
         << "bytes past the written blocks changed";
+}
+
+// --cache cold: the runner drops the cache after the ramp and the measured
+// phase restarts the offsets, so every engine and round reads the same,
+// uncached blocks.  Checked through the page cache: after a ramp of 300
+// reads, a drop, and a measured phase of 40, the 40 blocks now cached are
+// the first 40 of a fresh offset sequence (not the 301st to 340th).
+TEST_P(BenchEngines, MeasuredPhaseRestartsTheOffsets) {
+    if (GetParam().engine == "uring-iopoll") GTEST_SKIP() << "IOPOLL needs O_DIRECT: no page cache";
+    Target t(temp_spec(false));
+    Workload w;
+    w.bs = kBs;
+    w.size = t.size();
+    const int fd = t.open_job_fd();
+    const unsigned depth = GetParam().depth;
+    auto job = start(t, w, fd, depth, depth);
+    if (!job) {
+        ::close(fd);
+        GTEST_SKIP() << GetParam().engine << " unavailable here: " << skip_reason_;
+    }
+    t.drop_cache();
+    Phase ramp;
+    ramp.max_ios = 300;
+    EXPECT_EQ(job->run(ramp).ios, 300u);
+    t.drop_cache();
+    uringkit::sys::PageCacheStat none;
+    ASSERT_EQ(uringkit::sys::page_cache_stat(fd, 0, kSize, none), 0);
+    EXPECT_EQ(none.cached, 0u) << "the drop after the ramp left pages cached";
+    Phase measured;
+    measured.max_ios = 40;
+    measured.restart_offsets = true;
+    EXPECT_EQ(job->run(measured).ios, 40u);
+    job.reset();
+    IoPattern fresh(w, 0, 1);
+    unsigned cached = 0;
+    for (int i = 0; i < 40; ++i) {
+        uringkit::sys::PageCacheStat pc;
+        ASSERT_EQ(uringkit::sys::page_cache_stat(fd, fresh.next().offset, kBs, pc), 0);
+        cached += pc.cached == 1;
+    }
+    ::close(fd);
+    EXPECT_EQ(cached, 40u) << "the measured phase did not start from the first offset";
 }
 
 std::vector<Case> cases() {

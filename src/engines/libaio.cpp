@@ -29,7 +29,7 @@ public:
     ~LibaioJob() override { io_destroy(ctx_); }
 
     PhaseResult run(const Phase& ph) override {
-        PhaseState st(ph);
+        PhaseState st(*this, ph);
         PhaseResult& r = st.r;
         const int fd = fd_;
         const std::uint32_t bs = w_.bs;

@@ -33,7 +33,7 @@ public:
     ~LiburingJob() override { io_uring_queue_exit(&ring_); }
 
     PhaseResult run(const Phase& ph) override {
-        PhaseState st(ph);
+        PhaseState st(*this, ph);
         const int fd = fd_;
         const std::uint32_t bs = w_.bs;
         for (;;) {

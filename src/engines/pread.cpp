@@ -19,6 +19,7 @@ public:
 
     PhaseResult run(const Phase& ph) override {
         PhaseResult r;
+        if (ph.restart_offsets) pattern_.restart();
         void* buf = buf_.slot(0);
         const std::uint32_t bs = w_.bs;
         while (r.ios < ph.max_ios && !stop_requested(ph)) {

@@ -37,7 +37,9 @@ protected:
 
     // The running state of one phase.
     struct PhaseState {
-        explicit PhaseState(const Phase& ph) noexcept : issuing(!stop_requested(ph)) {}
+        PhaseState(QueueJob& job, const Phase& ph) noexcept : issuing(!stop_requested(ph)) {
+            if (ph.restart_offsets) job.pattern_.restart();
+        }
         PhaseResult r;
         unsigned inflight = 0;     // handed to the kernel or the pool, not yet reaped
         std::uint64_t issued = 0;  // counted against the phase's I/O budget

@@ -34,6 +34,16 @@ std::string count(double v) {
     return fmt::format("{:.0f}", v);
 }
 
+// " (at most 0.4% of the file was cached when measuring started)".
+std::string cached_note(const Results& res) {
+    double most = -1;
+    for (const RunRecord& r : res.runs) most = std::max(most, r.cached_at_start);
+    return most < 0 ? std::string()
+                    : fmt::format(" (at most {:.1f}% of the file was cached when measuring "
+                                  "started)",
+                                  most * 100);
+}
+
 }  // namespace
 
 std::string format_table(const Results& res) {
@@ -134,7 +144,10 @@ std::vector<std::string> notes(const Report& rep) {
         n.push_back("cache: O_DIRECT, the page cache is bypassed");
     else if (rep.spec.cache == Cache::cold)
         n.push_back(
-            "cache: cold: the file's pages were dropped with POSIX_FADV_DONTNEED before each run");
+            "cache: cold: the file's pages were dropped with POSIX_FADV_DONTNEED before each run "
+            "and again after its ramp, and every run measures the same blocks from the start of "
+            "the offset sequence" +
+            cached_note(rep.results));
     else
         n.push_back("cache: warm: the file was read into the page cache before timing");
     if (rep.results.interrupted)

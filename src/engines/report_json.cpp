@@ -42,7 +42,9 @@ nlohmann::json run_json(const RunRecord& r) {
                         {"steady", steadiness_name(r.steady.kind)},
                         {"steady_slope", r.steady.slope},
                         {"steady_change", r.steady.change},
-                        {"steady_why", r.steady.why}};
+                        {"steady_why", r.steady.why},
+                        {"cached_at_start", r.cached_at_start < 0 ? nlohmann::json(nullptr)
+                                                                  : nlohmann::json(r.cached_at_start)}};
     return j;
 }
 

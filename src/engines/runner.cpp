@@ -1,6 +1,7 @@
 #include "uringkit/engines/runner.hpp"
 
 #include "uringkit/engines/engine.hpp"
+#include "uringkit/sys/page_cache.hpp"
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -66,6 +67,7 @@ struct Outcome {
     Row::Status status = Row::ok;
     std::string reason, note, ran;
     std::vector<Window> windows;
+    double cached_at_start = -1;  // fraction of the used range in the page cache; -1 unknown
     bool interrupted = false;
     std::uint64_t ios = 0, bytes = 0, syscalls = 0, submits = 0;
     double seconds = 0;
@@ -147,6 +149,17 @@ Outcome run_once(RunContext& rc, const EngineInfo& engine, unsigned depth) {
                 stage.store(1, std::memory_order_relaxed);
                 break;
             case 1:
+                // Cold means cold when measuring starts: the ramp has read
+                // the very blocks the measured phase reads first (the offsets
+                // restart), so drop them now, outside the timed window.
+                if (spec.cache == Cache::cold && !spec.workload.direct) rc.target.drop_cache();
+                if (!spec.workload.direct) {
+                    sys::PageCacheStat pc;
+                    if (sys::page_cache_stat(state[0].fd, 0, spec.workload.size, pc) == 0 &&
+                        pc.pages > 0)
+                        out.cached_at_start =
+                            static_cast<double>(pc.cached) / static_cast<double>(pc.pages);
+                }
                 for (unsigned i = 0; i < jobs; ++i)
                     state[i].progress.store(0, std::memory_order_relaxed);
                 ::getrusage(RUSAGE_SELF, &r0);
@@ -202,6 +215,7 @@ Outcome run_once(RunContext& rc, const EngineInfo& engine, unsigned depth) {
             ph.stop = rc.stop;
             ph.progress = &st.progress;
             ph.latency = &st.latency;
+            ph.restart_offsets = true;
             if (spec.ios) ph.max_ios = spec.ios / jobs + (i < spec.ios % jobs ? 1 : 0);
             st.result = st.job->run(ph);
         }
@@ -406,6 +420,7 @@ RunRecord record(const Outcome& o, const std::string& label, unsigned depth, uns
     }
     r.syscalls = o.syscalls;
     r.submits = o.submits;
+    r.cached_at_start = o.cached_at_start;
     return r;
 }
 

@@ -149,7 +149,7 @@ public:
     ~ThreadpoolJob() override { stop_workers(); }
 
     PhaseResult run(const Phase& ph) override {
-        PhaseState st(ph);
+        PhaseState st(*this, ph);
         PhaseResult& r = st.r;
         const std::uint64_t worker_calls_before = worker_syscalls();
         for (;;) {

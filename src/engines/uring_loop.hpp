@@ -51,7 +51,7 @@ protected:
     // room (it holds at least `depth` entries and at most `depth` are in flight).
     template <class Prep>
     PhaseResult run_loop(Ring& ring, const Phase& ph, Prep&& prep) {
-        PhaseState st(ph);
+        PhaseState st(*this, ph);
         const std::uint64_t enters_before = ring.enter_calls();
         for (;;) {
             const std::uint64_t t_submit = now_ns();

@@ -5,10 +5,34 @@
 
 #include "uringkit/ops/ops.hpp"
 
+#include "uringkit/util/size.hpp"
+
+#include <fmt/format.h>
+#include <sys/resource.h>
 #include <sys/uio.h>
+
+#include <cerrno>
+#include <string>
 
 namespace uringkit::engines::detail {
 namespace {
+
+// Registered buffers stay pinned while registered, and the kernel charges
+// them to RLIMIT_MEMLOCK unless the process has CAP_IPC_LOCK (every kernel
+// with io_uring; unlike the rings themselves, whose memlock charge ended in
+// 5.12).  Say what was asked for against what the limit allows.
+std::string memlock_refusal(std::size_t bytes) {
+    rlimit rl{};
+    const bool known = ::getrlimit(RLIMIT_MEMLOCK, &rl) == 0;
+    const std::string limit = !known                         ? "unknown"
+                              : rl.rlim_cur == RLIM_INFINITY ? "unlimited"
+                                                             : util::format_bytes(rl.rlim_cur);
+    return fmt::format(
+        "registering {} of I/O buffers: ENOMEM: registered buffers are pinned and count against "
+        "RLIMIT_MEMLOCK ({}, less what this process has locked already); raise it with `ulimit "
+        "-l`, or lower --iodepth or --bs",
+        util::format_bytes(bytes), limit);
+}
 
 class UringRegJob final : public UringJobBase {
 public:
@@ -17,11 +41,16 @@ public:
         register_or_unavailable([&] {
             const int fds[] = {ctx.fd};
             ring_.register_files(fds);
-            // One registered buffer spanning every slot: buf_index 0 for all,
-            // and no limit on depth from the 16,384-entry buffer table.
-            const iovec iov{buffers_.data(), buffers_.bytes()};
-            ring_.register_buffers({&iov, 1});
         });
+        // One registered buffer spanning every slot: buf_index 0 for all,
+        // and no limit on depth from the 16,384-entry buffer table.
+        const iovec iov{buffers_.data(), buffers_.bytes()};
+        try {
+            ring_.register_buffers({&iov, 1});
+        } catch (const RingError& e) {
+            if (e.code().value() == ENOMEM) throw EngineUnavailable(memlock_refusal(iov.iov_len));
+            throw EngineUnavailable(e.what());
+        }
     }
 
     PhaseResult run(const Phase& ph) override {

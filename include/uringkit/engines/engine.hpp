@@ -38,6 +38,9 @@ struct Phase {
     LatencyHistogram* latency = nullptr;      // null: do not record (ramp)
     std::atomic<std::uint64_t>* progress =
         nullptr;  // completed I/Os, stored once per batch for the progress line
+    // Start the offsets from the first again, so every engine and round
+    // measures the same blocks whatever its ramp drew.
+    bool restart_offsets = false;
 };
 
 struct PhaseResult {

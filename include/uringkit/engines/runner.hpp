@@ -126,6 +126,10 @@ struct RunRecord {
     double lat_p50_ns = 0, lat_p99_ns = 0;
     std::uint64_t syscalls = 0, submits = 0;
     Steadiness steady;
+    // Fraction of the file's used range in the page cache when measuring
+    // started (after the ramp, and after the drop with --cache cold); -1:
+    // not known (O_DIRECT, or neither cachestat nor mincore could tell).
+    double cached_at_start = -1;
 };
 
 struct Results {

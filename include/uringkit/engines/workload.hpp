@@ -83,13 +83,20 @@ struct Io {
 class IoPattern {
 public:
     IoPattern(const Workload& w, unsigned job, unsigned jobs) noexcept
-        : rng_(w.seed * 0x100000001b3ULL + job),
+        : seed_(w.seed * 0x100000001b3ULL + job),
+          rng_(seed_),
           rw_(w.rw),
           mix_(w.rwmixread),
           bs_(w.bs),
-          blocks_(w.size / w.bs) {
-        // Sequential jobs start evenly spread so they do not read the same blocks.
-        next_block_ = jobs ? blocks_ * job / jobs : 0;
+          blocks_(w.size / w.bs),
+          // Sequential jobs start evenly spread so they do not read the same blocks.
+          first_block_(jobs ? blocks_ * job / jobs : 0),
+          next_block_(first_block_) {}
+    // Back to the first offset: every measured phase draws the same sequence,
+    // however many I/Os the ramp before it took.
+    void restart() noexcept {
+        rng_ = Xoshiro(seed_);
+        next_block_ = first_block_;
     }
     Io next() noexcept {
         std::uint64_t block;
@@ -105,12 +112,14 @@ public:
     }
 
 private:
+    std::uint64_t seed_;
     Xoshiro rng_;
     RwMode rw_;
     unsigned mix_;
     std::uint64_t bs_;
     std::uint64_t blocks_;
-    std::uint64_t next_block_ = 0;
+    std::uint64_t first_block_;
+    std::uint64_t next_block_;
 };
 
 // Files written by this tool carry their own offset in the first 8 bytes of
