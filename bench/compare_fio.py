@@ -28,7 +28,8 @@ def loadavg():
 
 
 def run_uringkit(exe, args, jsonpath):
-    cmd = [exe, "bench"] + args + ["--json", jsonpath]
+    # One round per call: this script interleaves the rounds with fio itself.
+    cmd = [exe, "bench"] + args + ["--rounds", "1", "--json", jsonpath]
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
         sys.exit(f"uringkit failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr}")
