@@ -123,6 +123,13 @@ private:
 
 constexpr std::uint32_t kQuit = UINT32_MAX;
 
+// std::this_thread::yield is sched_yield(2): a system call like the futex
+// ones, so it is counted like them.  Returns the calls made (1).
+unsigned yield() noexcept {
+    std::this_thread::yield();
+    return 1;
+}
+
 struct alignas(64) WorkerCounter {
     std::atomic<std::uint64_t> syscalls{0};
 };
@@ -169,8 +176,7 @@ public:
             // Wait for `want` completions, then take whatever else is ready.
             while (got < want_n) {
                 r.syscalls += done_sem_.wait();
-                while (!to_submitter_.pop(s))
-                    std::this_thread::yield();  // posted after the push: rare
+                while (!to_submitter_.pop(s)) r.syscalls += yield();  // posted after the push: rare
                 if (settle(st, s, res_[s])) batch_slots_[got++] = s;
             }
             const std::uint64_t t_reap = now_ns();
@@ -178,7 +184,7 @@ public:
             for (unsigned i = 0; i < got; ++i) record_latency(ph, batch_slots_[i], t_reap);
             got = 0;
             while (done_sem_.try_wait()) {
-                while (!to_submitter_.pop(s)) std::this_thread::yield();
+                while (!to_submitter_.pop(s)) r.syscalls += yield();
                 if (settle(st, s, res_[s])) batch_slots_[got++] = s;
             }
             for (unsigned i = 0; i < got; ++i) record_latency(ph, batch_slots_[i], t_reap);
@@ -195,7 +201,7 @@ private:
         for (;;) {
             calls += to_workers_sem_.wait();
             std::uint32_t s;
-            while (!to_workers_.pop(s)) std::this_thread::yield();
+            while (!to_workers_.pop(s)) calls += yield();
             if (s == kQuit) break;
             const InflightSlot& q = slot(s);
             void* buf = buffers_.slot(s);
@@ -210,6 +216,7 @@ private:
             counter.syscalls.store(calls, std::memory_order_relaxed);
             to_submitter_.push(s);
             calls += done_sem_.post(1);
+            counter.syscalls.store(calls, std::memory_order_relaxed);
         }
         counter.syscalls.store(calls, std::memory_order_relaxed);
     }
