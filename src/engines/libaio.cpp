@@ -34,9 +34,8 @@ public:
         const int fd = fd_;
         const std::uint32_t bs = w_.bs;
         for (;;) {
-            const std::uint64_t t_submit = now_ns();
             unsigned prepared = 0;
-            issue(ph, st, t_submit, [&](unsigned s, const Io& io) {
+            issue(ph, st, [&](unsigned s, const Io& io) {
                 void* buf = buffers_.slot(s);
                 iocb* cb = &iocbs_[s];
                 if (io.write)

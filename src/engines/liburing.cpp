@@ -37,8 +37,7 @@ public:
         const int fd = fd_;
         const std::uint32_t bs = w_.bs;
         for (;;) {
-            const std::uint64_t t_submit = now_ns();
-            st.inflight += issue(ph, st, t_submit, [&](unsigned s, const Io& io) {
+            st.inflight += issue(ph, st, [&](unsigned s, const Io& io) {
                 void* buf = buffers_.slot(s);
                 io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
                 if (io.write)

@@ -3,8 +3,9 @@
 // issued into a free slot and how its completion is accounted.  An engine adds
 // only what its submission API needs (an SQE, an iocb, a queue item) and its
 // own submit, wait and reap; so every engine draws the same offsets, stamps and
-// verifies the same way and times "submit to reap" with the same two clock
-// reads per batch.  Nothing here allocates after construction.
+// verifies the same way and times "submit to reap" the same way: a clock read
+// per I/O as it is handed over, one per reap for the completions it takes.
+// Nothing here allocates after construction.
 #pragma once
 
 #include "internal.hpp"
@@ -17,7 +18,7 @@ namespace uringkit::engines::detail {
 
 struct InflightSlot {
     std::uint64_t offset;
-    std::uint64_t submitted_ns;  // the batch's clock read before it was prepared
+    std::uint64_t submitted_ns;  // this I/O's own clock read, just before it was handed over
     bool write;
 };
 
@@ -51,14 +52,17 @@ protected:
     // engine's API; it may return false where the API refuses it, which
     // frees the slot again and ends the batch.
     template <class Prep>
-    unsigned issue(const Phase& ph, PhaseState& st, std::uint64_t t_submit, Prep&& prep) {
+    unsigned issue(const Phase& ph, PhaseState& st, Prep&& prep) {
         unsigned prepared = 0;
         if (!st.issuing) return 0;
         while (nfree_ > 0 && st.issued < ph.max_ios) {
             const unsigned s = free_[--nfree_];
             const Io io = pattern_.next();
-            slots_[s] = InflightSlot{io.offset, t_submit, io.write};
             if (io.write) stamp_block(buffers_.slot(s), w_.bs, io.offset);
+            // Each I/O is stamped as it is handed over, as pread stamps each
+            // call: a batch's I/Os then differ by the time spent handing over
+            // the ones before them (a synchronous io_submit, a pool hand-off).
+            slots_[s] = InflightSlot{io.offset, now_ns(), io.write};
             if constexpr (std::is_same_v<decltype(prep(s, io)), bool>) {
                 if (!prep(s, io)) {
                     release(s);

@@ -160,10 +160,9 @@ public:
         PhaseResult& r = st.r;
         const std::uint64_t worker_calls_before = worker_syscalls();
         for (;;) {
-            const std::uint64_t t_submit = now_ns();
             // Cannot be refused: the queue holds twice the depth.
             const std::uint32_t handed =
-                issue(ph, st, t_submit, [&](unsigned s, const Io&) { return to_workers_.push(s); });
+                issue(ph, st, [&](unsigned s, const Io&) { return to_workers_.push(s); });
             if (handed) {
                 r.syscalls += to_workers_sem_.post(handed);
                 ++r.submits;
