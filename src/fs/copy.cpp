@@ -3,6 +3,7 @@
 #include "copy_internal.hpp"
 
 #include "uringkit/fs/walk.hpp"
+#include "uringkit/ring/kernel_owned.hpp"
 #include "uringkit/sys/error.hpp"
 
 #include <fcntl.h>
@@ -30,8 +31,8 @@ Ctx::~Ctx() {
     // An operation the kernel may still complete names these buffers: keep
     // them for the rest of the process rather than let it write freed memory.
     if (kernel_holds_buffers) {
-        (void)big.release();
-        (void)small.release();
+        keep_for_kernel(big.release());
+        keep_for_kernel(small.release());
     }
 }
 
@@ -270,7 +271,7 @@ CopyResult copy(std::span<const std::string> sources, const std::string& dest, c
 
     for (const std::string& src : sources) {
         if (c.stop_requested()) c.interrupted = true;
-        if (c.interrupted || c.kernel_holds_buffers) break;
+        if (c.interrupted || c.ring_unusable()) break;
         const std::string target = dest_is_dir ? join(dest, basename_of(src)) : dest;
         if (auto f = copy_one(c, src, target)) c.report(*f);
     }

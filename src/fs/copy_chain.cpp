@@ -33,7 +33,8 @@ void ChainCopier::run() {
         const int r = ring.submit_and_wait(want);
         if (r < 0 && r != -EBUSY && r != -EAGAIN && r != -EINTR) {
             ring_failed_ = true;
-            c_.report({CopyStatus::failure, errno_message(t_.dst[files_[0]], "io_uring_enter", r)});
+            c_.ring_failed = true;
+            c_.report({CopyStatus::failure, errno_message(t_.dst[0], "io_uring_enter", r)});
             break;
         }
         ring.for_each_completion([this](const Completion& cq) { complete(cq); });

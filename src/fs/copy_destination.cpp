@@ -265,7 +265,7 @@ std::optional<Failure> copy_file(Ctx& c, const char* src, const std::string& dst
                      src_direct ? c.o.direct_read_qd : c.o.qd,
                      src_direct ? c.o.direct_read_block_size : c.o.block_size};
         if (auto f = copy_range(c, job, bytes)) fail(f->status, f->message);
-        if (c.kernel_holds_buffers) {
+        if (c.kernel_holds_buffers) {  // the ring failed with this job's requests in flight
             // The kernel may still use these descriptors: they stay open (a
             // write to an unlinked temporary harms nothing), the name goes.
             (void)sfd.release();

@@ -57,6 +57,7 @@ struct Ctx {
     std::size_t big_size = 0;
     bool fixed_big = false, fixed_small = false;  // registered (RLIMIT_MEMLOCK may allow only the small one)
     bool kernel_holds_buffers = false;
+    bool ring_failed = false;  // io_uring_enter failed for good: nothing more is started on the ring
     bool interrupted = false;  // CopyOptions::stop was seen: nothing new was started after it
     bool said_no_direct_read = false;
     bool root = false;  // euid 0: may write a write-protected file, as with coreutils
@@ -71,6 +72,8 @@ struct Ctx {
     // result's status and message.  The copy goes on with what is left.
     void report(const Failure& f);
     bool stop_requested() const noexcept { return o.stop && o.stop->load(std::memory_order_relaxed); }
+    // Nothing more can be copied: the ring failed, or what it holds was kept.
+    bool ring_unusable() const noexcept { return ring_failed || kernel_holds_buffers; }
     char* small_block(unsigned k) const { return small.get() + std::size_t{k} * kSmallBlock; }
 };
 
@@ -133,8 +136,6 @@ std::optional<Failure> copy_stream(Ctx& c, int src, int dst, std::string_view sr
 template <class InFlight, class OnCqe>
 bool drain(Ctx& c, InFlight in_flight, OnCqe on_cqe);
 
-// Makes room for `n` SQEs (a linked pair must fit whole); 0 or -errno.
-int make_room(Ring& ring, unsigned n) noexcept;
 
 // ---- destinations (copy_destination.cpp) -------------------------------------
 
@@ -197,6 +198,7 @@ bool drain(Ctx& c, InFlight in_flight, OnCqe on_cqe) {
         if (r < 0 && r != -ETIME && r != -EINTR && r != -EBUSY && r != -EAGAIN && in_flight() > 0 && attempt >= 2)
             break;  // the ring itself fails: more attempts only spin
     }
+    c.ring_failed = true;
     if (in_flight() == 0) return true;
     c.kernel_holds_buffers = true;
     return false;

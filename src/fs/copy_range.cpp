@@ -31,6 +31,7 @@ public:
             const int r = ring.submit_and_wait(1);
             if (r < 0 && r != -EBUSY && r != -EAGAIN && r != -EINTR) {
                 fail(CopyStatus::failure, errno_message(job_.dst_name, "io_uring_enter", r));
+                c_.ring_failed = true;
                 break;
             }
             ring.for_each_completion([this](const Completion& cq) { complete(cq); });
@@ -78,7 +79,10 @@ private:
     void issue(unsigned k) {
         Seg& s = segs_[k];
         Ring& ring = *c_.ring;
-        if (const int r = make_room(ring, 2); r < 0) {
+        // Room for the linked pair whole.  Called while completions are
+        // reaped, so no reaping here: the SQ (2 x qd) only ever holds this
+        // job's unsubmitted SQEs, which one submit clears.
+        if (const int r = ring.reserve(2); r < 0) {
             fail(CopyStatus::failure, errno_message(job_.dst_name, "io_uring_enter", r));
             return;
         }
@@ -201,18 +205,6 @@ std::optional<Failure> copy_range_sync(Ctx& c, const RangeJob& job, std::uint64_
 
 }  // namespace
 
-int make_room(Ring& ring, unsigned n) noexcept {
-    // Without SQPOLL the SQ holds only what we prepared and did not submit
-    // yet, so one submit empties it; a persistent error is returned, never
-    // retried in a loop.
-    for (int attempt = 0; ring.sq_space_left() < n; ++attempt) {
-        const int r = ring.submit();
-        if (r < 0 && !(r == -EINTR && attempt < 8)) return r;
-        if (r == 0 && attempt > 0) return ring.wait_sq_space() < 0 ? -EBUSY : 0;
-    }
-    return 0;
-}
-
 // The data regions of `fd` (SEEK_DATA/SEEK_HOLE); one region when the file
 // has no holes (st_blocks covers st_size) or the file system cannot say.
 std::vector<Extent> data_extents(int fd, const struct stat& st, std::uint64_t& syscalls) {
@@ -239,6 +231,7 @@ std::vector<Extent> data_extents(int fd, const struct stat& st, std::uint64_t& s
 
 std::optional<Failure> copy_range(Ctx& c, const RangeJob& job, std::uint64_t& bytes) {
     if (!c.ring) return copy_range_sync(c, job, bytes);
+    if (c.ring_unusable()) return Failure{CopyStatus::failure, std::string(job.dst_name) + ": not copied: the ring failed"};
     RangeCopier rc(c, job);
     auto f = rc.run();
     bytes = rc.bytes();

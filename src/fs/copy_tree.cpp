@@ -109,9 +109,16 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
     for (std::size_t i = 0; i < n; ++i) ptrs[i] = t.src.c_str(i);
     t.st.resize(n);
     t.st_res.resize(n);
-    stat_batch(c.ring ? &*c.ring : nullptr, ptrs, AT_SYMLINK_NOFOLLOW,
-               STATX_TYPE | STATX_MODE | STATX_SIZE | STATX_BLOCKS | STATX_ATIME | STATX_MTIME | STATX_UID | STATX_GID,
-               t.st, t.st_res, c.syscalls());
+    const int stat_error = stat_batch(
+        c.ring ? &*c.ring : nullptr, ptrs, AT_SYMLINK_NOFOLLOW,
+        STATX_TYPE | STATX_MODE | STATX_SIZE | STATX_BLOCKS | STATX_ATIME | STATX_MTIME | STATX_UID | STATX_GID, t.st,
+        t.st_res, c.syscalls());
+    if (stat_error < 0) {  // the ring cannot be used any more: one line, not one per file
+        c.ring_failed = true;
+        c.report({CopyStatus::failure, errno_message(src_root, "io_uring_enter", stat_error)});
+        if (staged && root != target) remove_tree(root, c.syscalls());
+        return;
+    }
 
     // 1: directories exist (created, or already there), 0: not there.
     std::vector<char> present(n, 0), created(n, 0);
@@ -167,14 +174,14 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
     }
 
     std::vector<std::size_t> attributes;  // chain-copied files whose owner and times -p keeps
-    if (!small.empty() && !c.stop_requested()) {
+    if (!small.empty() && !c.stop_requested() && !c.ring_unusable()) {
         ChainCopier chains(c, t, small);
         chains.run();
         large.insert(large.end(), chains.redo().begin(), chains.redo().end());
         if (c.o.preserve) attributes = chains.done();
     }
     for (std::size_t i : large) {
-        if (c.stop_requested() || c.kernel_holds_buffers) break;
+        if (c.stop_requested() || c.ring_unusable()) break;
         const bool redone = t.st[i].stx_size <= kSmallMax && std::find(small.begin(), small.end(), i) != small.end();
         if (auto f = copy_file(c, t.src.c_str(i), std::string(t.dst[i]), created[t.parent[i]] != 0,
                                redone ? std::optional<std::uint64_t>(t.st[i].stx_size) : std::nullopt))
@@ -197,7 +204,7 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
     }
     if (c.stop_requested()) c.interrupted = true;
     if (!staged || root == target) return;
-    if (c.result.failures != failures_before || c.interrupted || c.kernel_holds_buffers) {
+    if (c.result.failures != failures_before || c.interrupted || c.ring_unusable()) {
         remove_tree(root, c.syscalls());  // all or nothing
         if (!c.interrupted)
             c.report({CopyStatus::failure, "'" + target + "' not created: with --atomic a tree that could not be "
