@@ -16,6 +16,20 @@ std::optional<std::uint64_t> parse_size(std::string_view text) noexcept {
         if (value > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) return std::nullopt;
         value = value * 10 + digit;
     }
+    // A decimal fraction, as fio takes it ("1.5m"): kept as fraction/scale
+    // so the result is exact, and only a whole number of bytes is a size.
+    std::uint64_t fraction = 0, scale = 1;
+    if (i < text.size() && text[i] == '.') {
+        ++i;
+        const std::size_t first = i;
+        for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) {
+            // Seven digits: fraction < 2^24, so fraction << 40 fits in 64 bits.
+            if (i - first >= 7) return std::nullopt;
+            fraction = fraction * 10 + static_cast<std::uint64_t>(text[i] - '0');
+            scale *= 10;
+        }
+        if (i == first) return std::nullopt;  // "1." is a typo, not a size
+    }
     std::string_view suffix = text.substr(i);
     unsigned shift = 0;
     if (!suffix.empty()) {
@@ -34,7 +48,12 @@ std::optional<std::uint64_t> parse_size(std::string_view text) noexcept {
         if (!suffix.empty()) return std::nullopt;
     }
     if (shift && value > (std::numeric_limits<std::uint64_t>::max() >> shift)) return std::nullopt;
-    return value << shift;
+    const std::uint64_t part = fraction << shift;
+    if (part % scale != 0) return std::nullopt;  // 0.1k is 102.4 bytes
+    const std::uint64_t extra = part / scale;
+    const std::uint64_t whole = value << shift;
+    if (whole > std::numeric_limits<std::uint64_t>::max() - extra) return std::nullopt;
+    return whole + extra;
 }
 
 std::string format_bytes(std::uint64_t bytes) {
