@@ -121,6 +121,8 @@ const std::vector<std::string> kQuick = {"--size", "4m", "--ios", "2000", "--ram
                                          "--rounds", "1"};
 // As kQuick, with the rounds left to the caller.
 const std::vector<std::string> kQuickRounds = {"--size", "4m", "--ios", "2000", "--ramp", "0"};
+// The same on a file of the test's own (--size beyond it is refused).
+const std::vector<std::string> kQuickOnFile = {"--ios", "2000", "--ramp", "0", "--rounds", "1"};
 
 std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
     a.insert(a.end(), b.begin(), b.end());
@@ -426,7 +428,7 @@ TEST_F(BenchCli, Directory) {
 
 TEST_F(BenchCli, FileSmallerThanOneBlock) {
     make_file("small", 1000);
-    const Result r = run(with(kQuick, {"--filename", path("small")}));
+    const Result r = run(with(kQuickOnFile, {"--filename", path("small")}));
     EXPECT_EQ(r.status, 4);
     one_line(r, "smaller than one block");
 }
@@ -475,11 +477,11 @@ TEST_F(BenchCli, WritesToAUsersFileNeedAllowWrite) {
     make_file("mine", 1 << 20);
     const auto before = fs::last_write_time(path("mine"));
     const Result r =
-        run(with(kQuick, {"--filename", path("mine"), "--rw", "randwrite", "--engines", "pread"}));
+        run(with(kQuickOnFile, {"--filename", path("mine"), "--rw", "randwrite", "--engines", "pread"}));
     EXPECT_EQ(r.status, 2);
     one_line(r, "--allow-write");
     EXPECT_EQ(fs::last_write_time(path("mine")), before) << "the file was not touched";
-    const Result ok = run(with(kQuick, {"--filename", path("mine"), "--rw", "randwrite",
+    const Result ok = run(with(kQuickOnFile, {"--filename", path("mine"), "--rw", "randwrite",
                                         "--engines", "pread", "--allow-write"}));
     EXPECT_EQ(ok.status, 0) << ok.err;
 }

@@ -8,12 +8,14 @@
 #include "uringkit/engines/report.hpp"
 #include "uringkit/engines/runner.hpp"
 #include "uringkit/engines/target.hpp"
+#include "uringkit/util/output_file.hpp"
 #include "uringkit/util/size.hpp"
 
 #include <fmt/core.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdlib>
@@ -69,14 +71,20 @@ double parse_seconds(const std::string& opt, const std::string& text) {
     return v * scale;
 }
 
-std::vector<std::string> split(const std::string& s) {
+// "1,8,32" -> {"1", "8", "32"}; an empty item ("1,,2", "1,") is a usage
+// error naming `opt`, never skipped.
+std::vector<std::string> split(const char* opt, const std::string& s, const char* example) {
     std::vector<std::string> out;
     std::size_t start = 0;
     while (start <= s.size()) {
         const std::size_t comma = s.find(',', start);
         const std::string item =
             s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        if (!item.empty()) out.push_back(item);
+        if (item.empty())
+            throw UsageError{
+                fmt::format("{} {}: an empty item in the list; give items between commas, like {}",
+                            opt, s, example)};
+        out.push_back(item);
         if (comma == std::string::npos) break;
         start = comma + 1;
     }
@@ -102,7 +110,11 @@ BenchSpec make_spec(const Options& o, TargetSpec& target) {
     std::uint64_t size = 0;
     if (!o.size.empty()) {
         const auto s = util::parse_size(o.size);
-        if (!s || *s == 0)
+        if (!s)
+            throw UsageError{fmt::format(
+                "--size {}: not a size; give a whole number of bytes, like 256m, 1.5g or 4096",
+                o.size)};
+        if (*s == 0)
             throw UsageError{
                 fmt::format("--size {}: give a size above 0, like 256m or 1g", o.size)};
         size = *s;
@@ -110,7 +122,7 @@ BenchSpec make_spec(const Options& o, TargetSpec& target) {
         size = 256u << 20;
     }
     spec.depths.clear();
-    for (const std::string& d : split(o.iodepth)) {
+    for (const std::string& d : split("--iodepth", o.iodepth, "1,8,32")) {
         char* end = nullptr;
         const long v = std::strtol(d.c_str(), &end, 10);
         if (end == d.c_str() || *end || v < 1)
@@ -122,6 +134,14 @@ BenchSpec make_spec(const Options& o, TargetSpec& target) {
         spec.depths.push_back(static_cast<unsigned>(v));
     }
     if (spec.depths.empty()) throw UsageError{"--iodepth: give at least one depth, like 1,32"};
+    // A batch larger than every depth could never be submitted: refuse it
+    // rather than run something other than what was asked.  Within a sweep
+    // each depth uses min(batch, depth), and the header says so.
+    const unsigned deepest = *std::max_element(spec.depths.begin(), spec.depths.end());
+    if (o.batch > deepest)
+        throw UsageError{fmt::format(
+            "--batch {}: above the largest --iodepth ({}); a batch is at most the depth", o.batch,
+            deepest)};
     if (o.numjobs < 1 || o.numjobs > 1024)
         throw UsageError{fmt::format("--numjobs {}: give 1 to 1024", o.numjobs)};
     spec.numjobs = o.numjobs;
@@ -165,7 +185,7 @@ BenchSpec make_spec(const Options& o, TargetSpec& target) {
     if (o.engines.empty()) {
         for (std::string_view e : default_engines()) spec.engines.emplace_back(e);
     } else {
-        for (const std::string& e : split(o.engines)) {
+        for (const std::string& e : split("--engines", o.engines, "pread,uring")) {
             if (!find_engine(e)) {
                 std::string known;
                 for (const EngineInfo& i : all_engines())
@@ -217,12 +237,41 @@ int run(const Options& o) {
     std::optional<SavedRun> saved;
     try {
         if (!o.compare.empty()) saved = load_saved(o.compare);
-        for (const std::string* p : {&o.json, &o.csv, &o.plot})
-            if (!p->empty()) check_output_path(*p);
     } catch (const OutputError& e) {
         fmt::print(stderr, "uringkit bench: {}\n", e.what());
         return kBadInput;
     }
+    const std::pair<const char*, const std::string*> outputs[] = {
+        {"--json", &o.json}, {"--csv", &o.csv}, {"--plot", &o.plot}};
+    const char* to_stdout = nullptr;
+    for (const auto& [opt, path] : outputs) {
+        if (util::is_standard_output(*path)) {
+            if (to_stdout) {
+                fmt::print(stderr,
+                           "uringkit bench: {} -: {} already writes to standard output; give a "
+                           "file name for one of them\n",
+                           opt, to_stdout);
+                return kUsage;
+            }
+            to_stdout = opt;
+        } else if (!path->empty() && !o.filename.empty() && util::same_file(*path, o.filename)) {
+            fmt::print(stderr,
+                       "uringkit bench: {} {}: is the input file (--filename {}); give another "
+                       "name for the output\n",
+                       opt, *path, o.filename);
+            return kUsage;
+        }
+    }
+    try {
+        for (const auto& [opt, path] : outputs)
+            if (!path->empty()) util::check_output_path(*path);
+    } catch (const util::OutputError& e) {
+        fmt::print(stderr, "uringkit bench: {}\n", e.what());
+        return e.permission_refused() ? kFailure : kBadInput;
+    }
+    // With an output on standard output the table and verdict go to stderr,
+    // so `--json - | jq` reads JSON only.
+    std::FILE* const human = to_stdout ? stderr : stdout;
 
     struct sigaction sa {};
     sa.sa_handler = on_signal;
@@ -243,24 +292,29 @@ int run(const Options& o) {
     const Workload& w = spec.workload;
     std::string depths;
     for (unsigned d : spec.depths) depths += (depths.empty() ? "" : ",") + std::to_string(d);
+    const bool batch_capped = spec.batch && std::any_of(spec.depths.begin(), spec.depths.end(),
+                                                        [&](unsigned d) { return d < spec.batch; });
     fmt::print(
+        human,
         "uringkit bench: {} {}, {}, {} {} {} ({} on {}), depth {}{}, {} job{}, {} engine{}, {}\n",
         util::format_bytes(w.bs), rw_name(w.rw),
         w.direct ? "O_DIRECT" : (spec.cache == Cache::warm ? "warm cache" : "cold cache"),
         util::format_bytes(target->size()), target->temporary() ? "temporary file" : "of",
         target->path(), host.filesystem, host.device, depths,
-        spec.batch ? fmt::format(" batch {}", spec.batch) : std::string(" batch=depth"),
+        spec.batch ? fmt::format(" batch {}{}", spec.batch,
+                                 batch_capped ? " (at most the depth)" : "")
+                   : std::string(" batch=depth"),
         spec.numjobs, spec.numjobs > 1 ? "s" : "", spec.engines.size(),
         spec.engines.size() > 1 ? "s" : "",
         spec.runtime_s > 0
             ? fmt::format("{:g} s per run after {:g} s ramp{}", spec.runtime_s, spec.ramp_s,
                           spec.ios ? fmt::format(" (or {} I/Os)", spec.ios) : "")
             : fmt::format("{} I/Os per run", spec.ios));
-    fmt::print("{} round{}, engine order {}{}\n", spec.rounds, spec.rounds > 1 ? "s" : "",
+    fmt::print(human, "{} round{}, engine order {}{}\n", spec.rounds, spec.rounds > 1 ? "s" : "",
                order_name(spec.order),
                spec.order == Order::shuffle ? fmt::format(" (--order-seed {})", spec.order_seed)
                                             : std::string());
-    std::fflush(stdout);
+    std::fflush(human);
 
     const bool live = ::isatty(STDERR_FILENO);
     ProgressFn progress;
@@ -275,20 +329,20 @@ int run(const Options& o) {
     const Report report{spec,           results,         host, target->path(), target->temporary(),
                         target->size(), saved ? &*saved : nullptr};
     target.reset();  // the temporary file goes before printing, so nothing is left if stdout blocks
-    fmt::print("\n{}\n", format_table(results));
-    for (const std::string& line : verdict(report)) fmt::print("{}\n", line);
-    fmt::print("\n");
-    for (const std::string& line : notes(report)) fmt::print("note: {}\n", line);
-    std::fflush(stdout);
+    fmt::print(human, "\n{}\n", format_table(results));
+    for (const std::string& line : verdict(report)) fmt::print(human, "{}\n", line);
+    fmt::print(human, "\n");
+    for (const std::string& line : notes(report)) fmt::print(human, "note: {}\n", line);
+    std::fflush(human);
 
     int status = kOk;
     try {
-        if (!o.json.empty()) write_output(o.json, to_json(report));
-        if (!o.csv.empty()) write_output(o.csv, to_csv(results));
-        if (!o.plot.empty()) write_output(o.plot, to_svg(report));
-    } catch (const OutputError& e) {
+        if (!o.json.empty()) util::write_output(o.json, to_json(report));
+        if (!o.csv.empty()) util::write_output(o.csv, to_csv(results));
+        if (!o.plot.empty()) util::write_output(o.plot, to_svg(report));
+    } catch (const util::OutputError& e) {
         fmt::print(stderr, "uringkit bench: {}\n", e.what());
-        status = kBadInput;
+        status = e.permission_refused() ? kFailure : kBadInput;
     }
     if (results.interrupted) return kInterrupted;
     const bool any_ok = std::any_of(results.rows.begin(), results.rows.end(),
@@ -309,7 +363,8 @@ const Register reg{Command{
             "File or block device to read (default: a temporary file of --size in $TMPDIR, removed "
             "afterwards)");
         app.add_option("--size", o->size,
-                       "Bytes of the file to use, with k/m/g suffixes (temporary file: 256m)");
+                       "Bytes of the file to use, with k/m/g suffixes and fio's decimals (1.5m); "
+                       "at most the --filename file's size (temporary file: 256m)");
         app.add_option("--rw", o->rw, "randread | read | randwrite | write | randrw")
             ->capture_default_str();
         app.add_option("--rwmixread", o->rwmixread, "Percent reads with --rw randrw")
@@ -318,7 +373,8 @@ const Register reg{Command{
         app.add_option("--iodepth", o->iodepth, "I/Os in flight per job; a list sweeps: 1,8,32")
             ->capture_default_str();
         app.add_option("--batch", o->batch,
-                       "I/Os per submit and completions waited for per reap (default: the depth)");
+                       "I/Os per submit and completions waited for per reap (default: the depth; at "
+                       "most the largest depth, and each depth uses min(batch, depth))");
         app.add_option("--numjobs", o->numjobs,
                        "Threads, each with its own ring and file descriptor")
             ->capture_default_str();
@@ -364,21 +420,24 @@ const Register reg{Command{
                      "Allow a write workload on the file given with --filename");
         app.add_flag("--verify", o->verify,
                      "Check that every block read carries its own offset (temporary file only)");
-        app.add_option("--json", o->json, "Write every figure as JSON (schema: docs/bench.md)");
-        app.add_option("--csv", o->csv, "Write the table as CSV");
-        app.add_option("--plot", o->plot, "Write an SVG chart: IOPS and CPU per I/O against depth");
+        app.add_option("--json", o->json,
+                       "Write every figure as JSON (schema: docs/bench.md); - is standard output "
+                       "(the table then goes to stderr)");
+        app.add_option("--csv", o->csv, "Write the table as CSV; - is standard output");
+        app.add_option("--plot", o->plot,
+                       "Write an SVG chart: IOPS and CPU per I/O against depth; - is standard "
+                       "output. A regular file is replaced whole through a temporary beside it; "
+                       "a symlink, FIFO or device is written in place");
         app.footer(
-            "Exit status: 0 at least one engine ran; 1 no engine could run; 2 bad option or value "
-            "(unknown "
-            "engine, zero or negative size or depth, depth above 32768, a write to your file "
-            "without "
-            "--allow-write); 4 unusable file or output path (missing, unreadable, a directory, "
-            "smaller than one "
-            "block, --bs not a multiple of the logical block size with --direct, a filesystem "
-            "refusing "
-            "O_DIRECT, an output path that cannot be written, a --compare file that is not a "
-            "--json file of bench); 5 no room for the temporary file; "
-            "130 "
+            "Exit status: 0 at least one engine ran; 1 no engine could run, or an output path "
+            "refused permission (EACCES, EPERM, EROFS); 2 bad option or value (unknown engine, zero "
+            "or negative size or depth, an empty item in a list, depth above 32768, --batch above "
+            "every depth, --size beyond the --filename file, an output that is the --filename "
+            "file, two outputs on -, a write to your file without --allow-write); 4 unusable file "
+            "or output path (missing, unreadable, a directory, smaller than one block, --bs not a "
+            "multiple of the logical block size with --direct, a filesystem refusing O_DIRECT, an "
+            "output whose directory does not exist, a --compare file that is not a --json file of "
+            "bench); 5 no room for the temporary file; 130 "
             "interrupted (what was measured is printed, the temporary file removed).");
         return [o] { return run(*o); };
     }}};

@@ -78,7 +78,16 @@ Target::Target(const TargetSpec& spec) : direct_(spec.direct), write_(spec.write
             if (::ioctl(f.get(), BLKSSZGET, &lbs) == 0 && lbs > 0)
                 direct_align_ = static_cast<std::uint32_t>(lbs);
         }
-        if (spec.size) bytes = std::min(bytes, spec.size);
+        // fio lays out a larger file than the one named; a benchmark of
+        // someone's file must not grow it, so a --size beyond its end is an
+        // error rather than silently measuring less than was asked.
+        if (spec.size > bytes)
+            throw TargetError(
+                TargetError::usage,
+                fmt::format("--size {}: larger than {} ({}); give at most its size or leave out "
+                            "--size",
+                            util::format_bytes(spec.size), path_, util::format_bytes(bytes)));
+        if (spec.size) bytes = spec.size;
         size_ = bytes / spec.bs * spec.bs;
         if (size_ == 0)
             throw TargetError(TargetError::bad_input,

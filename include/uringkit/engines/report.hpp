@@ -6,6 +6,7 @@
 #include "uringkit/engines/host.hpp"
 #include "uringkit/engines/runner.hpp"
 #include "uringkit/engines/verdict.hpp"
+#include "uringkit/util/output_file.hpp"
 
 #include <optional>
 #include <stdexcept>
@@ -43,16 +44,7 @@ std::string to_svg(const Report& report);
 // "uring      depth 32  run 5/16  1.2/2.0 s  812.3k IOPS  ETA 23 s" (no newline).
 std::string progress_line(const Progress& p);
 
-// An output path that cannot be written.
-class OutputError : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
-// Checks before the benchmark that `path` can be created (so a long run does
-// not end in a write error), leaving nothing behind.
-void check_output_path(const std::string& path);
-// Writes `content` next to `path` and renames it over, so a failed write
-// leaves no half-written file.
-void write_output(const std::string& path, const std::string& content);
+// A file bench cannot read or write (util/output_file.hpp writes the outputs).
+using util::OutputError;
 
 }  // namespace uringkit::engines
