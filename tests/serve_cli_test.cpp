@@ -99,7 +99,7 @@ const std::regex kListening(R"(listening on 127\.0\.0\.1:(\d+) \(engine ([a-z-]+
 
 std::string get(std::uint16_t port, const std::string& path) {
     Socket s(port);
-    s.send("GET " + path + " HTTP/1.1\r\nConnection: close\r\n\r\n");
+    s.send("GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     return s.read_all();
 }
 
@@ -173,6 +173,85 @@ TEST(ServeCli, BusyPortExit1NamingTheAddress) {
         << c->err_text;
     EXPECT_EQ(std::count(c->err_text.begin(), c->err_text.end(), '\n'), 1) << c->err_text;
     ::close(holder);
+}
+
+// A second server on a port another process serves must fail, not quietly
+// take half its connections: the threads of one server share one listening
+// socket without SO_REUSEPORT, which no other process can join.
+TEST(ServeCli, ASecondServerOnTheSamePortFailsAddressInUse) {
+    std::vector<std::string> engines_here{"epoll"};
+    if (net::uring_unavailable_reason().empty()) engines_here.push_back("uring");
+    for (const std::string& engine : engines_here) {
+        auto first = spawn({URINGKIT_CLI, "serve", "--port", "0", "--threads", "2", "--engine", engine});
+        const auto m = first->wait_for(kListening);
+        ASSERT_FALSE(m.empty()) << engine << ": " << first->out_text << first->err_text;
+        const std::string port_text = m[1];
+        const auto port = static_cast<std::uint16_t>(std::stoi(port_text));
+
+        for (const std::string& second_engine : engines_here) {
+            auto second = spawn({URINGKIT_CLI, "serve", "--port", port_text, "--threads", "2", "--engine",
+                                 second_engine});
+            EXPECT_EQ(second->wait_exit(), 1) << engine << " then " << second_engine << ": " << second->out_text;
+            EXPECT_NE(second->err_text.find("bind 127.0.0.1:" + port_text + ": Address already in use"),
+                      std::string::npos)
+                << second->err_text;
+            EXPECT_EQ(std::count(second->err_text.begin(), second->err_text.end(), '\n'), 1) << second->err_text;
+            EXPECT_EQ(second->out_text.find("listening"), std::string::npos);
+        }
+        // Not even a socket that asks for SO_REUSEPORT itself can join.
+        const int intruder = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        const int one = 1;
+        ::setsockopt(intruder, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+        ::setsockopt(intruder, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        a.sin_port = htons(port);
+        EXPECT_EQ(::bind(intruder, reinterpret_cast<sockaddr*>(&a), sizeof a), -1);
+        EXPECT_EQ(errno, EADDRINUSE);
+        ::close(intruder);
+
+        // Every connection still reaches the first server, on both threads.
+        for (int i = 0; i < 20; ++i)
+            ASSERT_NE(get(port, "/").find("\r\n\r\n" + net::make_body(128)), std::string::npos) << i;
+        const std::string stats = get(port, "/stats");
+        const auto j = nlohmann::json::parse(stats.substr(stats.find("\r\n\r\n") + 4));
+        EXPECT_EQ(j["requests"].get<int>(), 21) << engine << ": " << j.dump();
+        ::kill(first->pid, SIGTERM);
+        EXPECT_EQ(first->wait_exit(), 0) << first->err_text;
+    }
+}
+
+TEST(ServeCli, Ipv6AddressesPrintBracketed) {
+    const int probe = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in6 a{};
+    a.sin6_family = AF_INET6;
+    a.sin6_addr = in6addr_loopback;
+    const bool have_v6 = probe >= 0 && ::bind(probe, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    if (probe >= 0) ::close(probe);
+    if (!have_v6) GTEST_SKIP() << "no IPv6 loopback here";
+    auto c = spawn({URINGKIT_CLI, "serve", "--bind", "::1", "--port", "0", "--engine", "epoll"});
+    const auto m = c->wait_for(std::regex(R"(listening on \[::1\]:(\d+) \(engine epoll)"));
+    ASSERT_FALSE(m.empty()) << c->out_text << c->err_text;
+    // The printed port is the one it serves on.
+    const int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    a.sin6_port = htons(static_cast<std::uint16_t>(std::stoi(m[1])));
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    const std::string req = "GET / HTTP/1.1\r\nHost: [::1]\r\nConnection: close\r\n\r\n";
+    ASSERT_EQ(::send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
+    std::string got;
+    char buf[4096];
+    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) got.append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+    EXPECT_EQ(got.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << got;
+    // A port taken on IPv6 is named the same way.
+    auto second = spawn({URINGKIT_CLI, "serve", "--bind", "::1", "--port", m[1], "--engine", "epoll"});
+    EXPECT_EQ(second->wait_exit(), 1);
+    EXPECT_NE(second->err_text.find("bind [::1]:" + std::string(m[1]) + ": Address already in use"),
+              std::string::npos)
+        << second->err_text;
+    ::kill(c->pid, SIGTERM);
+    EXPECT_EQ(c->wait_exit(), 0) << c->err_text;
 }
 
 // RLIMIT_NOFILE so low that accept fails with EMFILE while clients hold

@@ -103,7 +103,8 @@ int serve(const std::string& mode, const std::string& engine, unsigned threads, 
         return e.code().value() == EINVAL ? kUsage : kFailure;
     }
     server->start();
-    fmt::print("uringkit serve: listening on {}:{} (engine {}, mode {}, {} thread{})\n", cfg.bind, server->port(),
+    fmt::print("uringkit serve: listening on {} (engine {}, mode {}, {} thread{})\n",
+               net::endpoint_name(cfg.bind, server->port()),
                net::engine_name(cfg.engine), mode, cfg.threads, cfg.threads == 1 ? "" : "s");
     std::fflush(stdout);
 
@@ -155,7 +156,7 @@ Register serve_command{Command{
                        "edge-triggered twin; auto: uring, else epoll (saying why); uring-coro: the uring "
                        "engine on the coroutine layer")
             ->check(CLI::IsMember({"uring", "epoll", "auto", "uring-coro"}))->capture_default_str();
-        app.add_option("--threads", a->threads, "Engine threads, each with its own SO_REUSEPORT listener")
+        app.add_option("--threads", a->threads, "Engine threads, each with its own ring, accepting from one shared listening socket")
             ->check(CLI::Range(1u, 256u))->capture_default_str();
         app.add_option("--bind", a->bind, "Address to listen on (IPv4 or IPv6)")->capture_default_str();
         app.add_option("--port", a->port, "TCP port; 0 picks a free one (printed)")

@@ -12,7 +12,7 @@ namespace uringkit::net::detail {
 
 struct WorkerContext {
     const ServerConfig* config;
-    int listen_fd;       // non-blocking, owned by Server
+    int listen_fd;       // non-blocking, owned by Server, shared by all its threads
     int wake_fd;         // eventfd; readable once stop() was called
     unsigned max_conns;  // this thread's share
     ServerStats* stats;

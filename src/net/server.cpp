@@ -81,6 +81,12 @@ bool batch_wait_available() {
     }
 }
 
+std::string endpoint_name(const std::string& address, std::uint16_t port) {
+    // RFC 3986: an IPv6 literal is bracketed, or its colons run into the port's.
+    if (address.find(':') != std::string::npos) return "[" + address + "]:" + std::to_string(port);
+    return address + ":" + std::to_string(port);
+}
+
 namespace {
 [[noreturn]] void fail(const std::string& what, int err) { throw std::system_error(err, std::system_category(), what); }
 
@@ -106,10 +112,12 @@ int make_listener(const ServerConfig& c, std::uint16_t port) {
     const int fd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) fail("socket", errno);
     const int one = 1;
+    // SO_REUSEADDR only lets a restarted server bind over connections still
+    // in TIME_WAIT; on Linux it never lets a second socket listen on the same
+    // port.  No SO_REUSEPORT: the kernel lets any process of the same user
+    // join a SO_REUSEPORT group, and a second server would silently take
+    // half the connections.  The threads share this one socket instead.
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    // One listener per thread on the same port: the kernel spreads new
-    // connections over them, so threads share nothing.
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
     // Accepted sockets inherit TCP_NODELAY from the listener (Linux), which
     // saves every engine a setsockopt per connection.  Responses leave in one
     // send each, so Nagle would only delay them.
@@ -117,7 +125,7 @@ int make_listener(const ServerConfig& c, std::uint16_t port) {
     if (::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) < 0) {
         const int e = errno;
         ::close(fd);
-        fail("bind " + c.bind + ":" + std::to_string(port), e);
+        fail("bind " + endpoint_name(c.bind, port), e);
     }
     if (::listen(fd, c.backlog) < 0) {
         const int e = errno;
@@ -139,17 +147,16 @@ std::uint16_t bound_port(int fd) {
 Server::Server(ServerConfig config) : config_(std::move(config)) {
     if (config_.threads == 0) config_.threads = 1;
     stats_ = std::make_unique<std::vector<ServerStats>>(config_.threads);
+    listener_ = make_listener(config_, config_.port);
     try {
-        std::uint16_t port = config_.port;
+        port_ = bound_port(listener_);
         for (unsigned i = 0; i < config_.threads; ++i) {
-            listeners_.push_back(make_listener(config_, port));
-            if (i == 0) port = port_ = bound_port(listeners_[0]);  // port 0: the others join the chosen one
             const int efd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
             if (efd < 0) fail("eventfd", errno);
             wake_fds_.push_back(efd);
         }
     } catch (...) {
-        for (int fd : listeners_) ::close(fd);
+        ::close(listener_);
         for (int fd : wake_fds_) ::close(fd);
         throw;
     }
@@ -161,7 +168,7 @@ Server::~Server() {
         for (auto& t : threads_)
             if (t.joinable()) t.join();
     }
-    for (int fd : listeners_) ::close(fd);
+    ::close(listener_);
     for (int fd : wake_fds_) ::close(fd);
 }
 
@@ -179,7 +186,7 @@ void Server::start() {
             try {
                 Responder responder(config_.mode, config_.body_size, config_.limits, (*stats_)[i],
                                     [this] { return stats_json(); });
-                detail::WorkerContext ctx{&config_, listeners_[i], wake_fds_[i], share, &(*stats_)[i], &responder};
+                detail::WorkerContext ctx{&config_, listener_, wake_fds_[i], share, &(*stats_)[i], &responder};
                 switch (config_.engine) {
                     case EngineKind::Uring: detail::run_uring_engine(ctx); break;
                     case EngineKind::UringCoro: detail::run_coro_engine(ctx); break;

@@ -1,6 +1,7 @@
 // `uringkit serve` as a library: an HTTP/1.1 (or TCP echo) server with one
-// engine thread per --threads, each with its own SO_REUSEPORT listener and its
-// own ring (or epoll set).  Engines:
+// engine thread per --threads, each with its own ring (or epoll set), all
+// accepting on one listening socket (no SO_REUSEPORT, so no other process can
+// join the port).  Engines:
 //   uring       hand-written completion handlers: multishot accept, multishot
 //               recv into a provided buffer ring, sends batched into the next
 //               io_uring_enter.
@@ -53,6 +54,9 @@ struct ServerConfig {
     std::chrono::milliseconds grace{5000};
 };
 
+// "127.0.0.1:8080", "[::1]:8080": an address and port as URLs and logs write them.
+std::string endpoint_name(const std::string& address, std::uint16_t port);
+
 // Why the uring engines cannot run here (io_uring disabled, too old for
 // multishot recv or buffer rings), or empty when they can.
 std::string uring_unavailable_reason();
@@ -61,8 +65,9 @@ bool batch_wait_available();
 
 class Server {
 public:
-    // Creates and binds the listeners (throws std::system_error naming the
-    // address on failure).  No thread runs yet.
+    // Creates, binds and listens on the socket every thread accepts from
+    // (throws std::system_error naming the address on failure: EADDRINUSE
+    // when another socket listens on the port).  No thread runs yet.
     explicit Server(ServerConfig config);
     ~Server();
     Server(const Server&) = delete;
@@ -87,7 +92,7 @@ public:
 private:
     ServerConfig config_;
     std::uint16_t port_ = 0;
-    std::vector<int> listeners_;
+    int listener_ = -1;  // shared by every engine thread
     std::vector<int> wake_fds_;  // eventfds: written by stop()
     std::unique_ptr<std::vector<ServerStats>> stats_;
     std::vector<std::thread> threads_;
