@@ -16,8 +16,8 @@ root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 build = sys.argv[1] if len(sys.argv) > 1 else "build"
 total = int(sys.argv[2]) if len(sys.argv) > 2 else 100000
 binary = os.path.join(root, build, "uringkit")
-requests = [b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n",
-            b"GET /stats HTTP/1.1\r\nConnection: close\r\n\r\n",
+requests = [b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            b"GET /stats HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
             b"garbage\x01\r\n\r\n"]
 
 

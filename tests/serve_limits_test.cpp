@@ -38,7 +38,7 @@ TEST_P(ServeLimits, TricklingClientClosedAtIdleTimeout) {
     Socket slow(srv.port());
     // One byte every 20 ms never completes a head within the timeout: each
     // byte is activity, but not progress.
-    const std::string req = "GET / HTTP/1.1\r\nX-Slow: " + std::string(200, 'z');
+    const std::string req = "GET / HTTP/1.1\r\nHost: x\r\nX-Slow: " + std::string(200, 'z');
     bool still_open = true;
     for (std::size_t i = 0; i < req.size() && still_open; ++i) {
         still_open = slow.send(std::string_view(&req[i], 1));
@@ -50,7 +50,7 @@ TEST_P(ServeLimits, TricklingClientClosedAtIdleTimeout) {
     // A client that keeps completing requests is not idle.
     Socket busy(srv.port());
     for (int i = 0; i < 10; ++i) {
-        ASSERT_TRUE(busy.send("GET / HTTP/1.1\r\n\r\n"));
+        ASSERT_TRUE(busy.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
         std::string carry;
         ASSERT_EQ(read_response(busy, carry).status, 200) << i;
         ::usleep(50000);  // 10 x 50 ms: longer than the timeout in total
@@ -65,24 +65,24 @@ TEST_P(ServeLimits, MaxConnsClosesTheExcessAtOnce) {
     std::vector<std::unique_ptr<Socket>> held;
     for (int i = 0; i < 4; ++i) {
         held.push_back(std::make_unique<Socket>(srv.port()));
-        ASSERT_TRUE(held.back()->send("GET / HTTP/1.1\r\n\r\n"));
+        ASSERT_TRUE(held.back()->send("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
         std::string carry;
         ASSERT_EQ(read_response(*held.back(), carry).status, 200);
     }
     for (int i = 0; i < 5; ++i) {
         Socket extra(srv.port());
-        extra.send("GET / HTTP/1.1\r\n\r\n");
+        extra.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
         EXPECT_TRUE(extra.closed_by_peer()) << i;
     }
     EXPECT_EQ(srv.server().stats().rejected, 5u);
     // The held ones still work; after one leaves, a new one gets in.
-    ASSERT_TRUE(held[0]->send("GET / HTTP/1.1\r\n\r\n"));
+    ASSERT_TRUE(held[0]->send("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
     std::string carry;
     EXPECT_EQ(read_response(*held[0], carry).status, 200);
     held.pop_back();
     for (int i = 0; i < 200 && srv.server().stats().active > 3; ++i) ::usleep(5000);
     Socket next(srv.port());
-    ASSERT_TRUE(next.send("GET / HTTP/1.1\r\n\r\n"));
+    ASSERT_TRUE(next.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
     std::string c2;
     EXPECT_EQ(read_response(next, c2).status, 200);
 }
@@ -96,8 +96,8 @@ TEST_P(ServeLimits, NoDescriptorGrowthAcrossManyConnections) {
             Socket s(srv.port());
             // The server closes first (Connection: close): TIME_WAIT lands on
             // its side, so the client's ephemeral ports are not used up.
-            ASSERT_TRUE(s.send(i % 3 == 0 ? "GET / HTTP/1.1\r\nConnection: close\r\n\r\n"
-                               : i % 3 == 1 ? "GET /stats HTTP/1.1\r\nConnection: close\r\n\r\n"
+            ASSERT_TRUE(s.send(i % 3 == 0 ? "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+                               : i % 3 == 1 ? "GET /stats HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
                                             : "garbage\x01\r\n\r\n"));
             bool closed = false;
             const std::string got = s.read_all(&closed);

@@ -99,6 +99,16 @@ ParseResult parse_request(std::string_view data, const HttpLimits& limits) noexc
         ++skip;
     }
     data.remove_prefix(skip);
+    // A request line over its limit is 414 (RFC 9112 3: a server that
+    // receives a longer request-target than it wishes to parse responds
+    // 414), decided as soon as that many bytes hold no line end.
+    const std::size_t first_lf = data.substr(0, limits.max_request_line_bytes + 2).find('\n');
+    const std::size_t line_end = first_lf == std::string_view::npos ? data.size() : first_lf;
+    const std::size_t line_bytes = line_end - (line_end > 0 && data[line_end - 1] == '\r');
+    if (line_bytes > limits.max_request_line_bytes) {
+        r.status = ParseStatus::UriTooLong;
+        return r;
+    }
     const std::size_t end = find_head_end(data);
     if (end == 0) {
         if (data.size() >= limits.max_head_bytes) r.status = ParseStatus::HeadTooLarge;
@@ -145,7 +155,8 @@ ParseResult parse_request(std::string_view data, const HttpLimits& limits) noexc
     q.method = classify(method, known);
 
     bool have_length = false;
-    bool chunked_or_te = false;
+    bool have_te = false, te_other = false;
+    unsigned codings = 0, hosts = 0;
     bool close = false, keep = false;
     for (;;) {
         const Line l = next_line(rest, line);
@@ -167,7 +178,22 @@ ParseResult parse_request(std::string_view data, const HttpLimits& limits) noexc
             have_length = true;
             q.content_length = n;
         } else if (iequals(name, "transfer-encoding")) {
-            chunked_or_te = true;
+            // Every coding of every Transfer-Encoding line, in order; only a
+            // lone "chunked" is one this server understands.
+            have_te = true;
+            std::string_view v = value;
+            while (!v.empty()) {
+                const std::size_t comma = v.find(',');
+                const std::string_view tok = trim(v.substr(0, comma));
+                if (!tok.empty()) {
+                    ++codings;
+                    if (!iequals(tok, "chunked")) te_other = true;
+                }
+                if (comma == std::string_view::npos) break;
+                v.remove_prefix(comma + 1);
+            }
+        } else if (iequals(name, "host")) {
+            ++hosts;
         } else if (iequals(name, "connection")) {
             std::string_view v = value;
             while (!v.empty()) {
@@ -180,11 +206,20 @@ ParseResult parse_request(std::string_view data, const HttpLimits& limits) noexc
             }
         }
     }
-    if (chunked_or_te) {
+    // RFC 9112 3.2: a server MUST answer 400 to an HTTP/1.1 request without
+    // a Host field or with more than one.
+    if (q.minor_version >= 1 && hosts != 1) return r;
+    if (have_te) {
         // Transfer-Encoding together with Content-Length is a smuggling vector
-        // (RFC 9112 6.1): refuse it outright; alone, chunked is not supported.
-        r.status = have_length ? ParseStatus::BadRequest : ParseStatus::NotImplemented;
-        return r;
+        // and in HTTP/1.0 it is faulty (RFC 9112 6.1): refuse both outright.
+        if (have_length || q.minor_version == 0 || codings == 0) return r;
+        // A coding this server does not know (gzip, or chunked not alone and
+        // last): 501 (RFC 9112 6.1).
+        if (te_other || codings != 1) {
+            r.status = ParseStatus::NotImplemented;
+            return r;
+        }
+        q.chunked = true;
     }
     if (close) q.keep_alive = false;
     else if (keep) q.keep_alive = true;
@@ -207,6 +242,7 @@ std::string_view reason_phrase(int status) noexcept {
         case 404: return "Not Found";
         case 405: return "Method Not Allowed";
         case 413: return "Content Too Large";
+        case 414: return "URI Too Long";
         case 431: return "Request Header Fields Too Large";
         case 501: return "Not Implemented";
         case 503: return "Service Unavailable";
@@ -215,14 +251,33 @@ std::string_view reason_phrase(int status) noexcept {
     }
 }
 
+void format_http_date(std::time_t t, char (&out)[kHttpDateBytes]) noexcept {
+    // Fixed English names: strftime's %a and %b follow the locale.
+    static constexpr char kDays[] = "SunMonTueWedThuFriSat";
+    static constexpr char kMonths[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+    std::tm tm{};
+    ::gmtime_r(&t, &tm);
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.3s, %02u %.3s %04u %02u:%02u:%02u GMT",
+                  kDays + 3 * (static_cast<unsigned>(tm.tm_wday) % 7), static_cast<unsigned>(tm.tm_mday) % 100,
+                  kMonths + 3 * (static_cast<unsigned>(tm.tm_mon) % 12),
+                  static_cast<unsigned>(tm.tm_year + 1900) % 10000, static_cast<unsigned>(tm.tm_hour) % 100,
+                  static_cast<unsigned>(tm.tm_min) % 100, static_cast<unsigned>(tm.tm_sec) % 100);
+    std::memcpy(out, buf, kHttpDateBytes);
+}
+
 void append_response(std::string& out, int status, std::string_view content_type, std::string_view body,
-                     std::string_view connection, bool head_only) {
+                     std::string_view connection, bool head_only, std::time_t now) {
     char num[24];
+    char date[kHttpDateBytes];
+    format_http_date(now, date);
     out += "HTTP/1.1 ";
     out += std::to_string(status);
     out += ' ';
     out += reason_phrase(status);
-    out += "\r\nServer: uringkit\r\nContent-Type: ";
+    out += "\r\nServer: uringkit\r\nDate: ";
+    out.append(date, kHttpDateBytes);
+    out += "\r\nContent-Type: ";
     out += content_type;
     out += "\r\nContent-Length: ";
     const int n = std::snprintf(num, sizeof num, "%zu", body.size());
@@ -233,6 +288,93 @@ void append_response(std::string& out, int status, std::string_view content_type
     }
     out += "\r\n\r\n";
     if (!head_only) out += body;
+}
+
+ChunkedBody::Status ChunkedBody::consume(std::string_view& data) noexcept {
+    while (!data.empty()) {
+        if (state_ == State::Data) {
+            const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_, data.size()));
+            data.remove_prefix(n);
+            chunk_ -= n;
+            if (chunk_ == 0) state_ = State::DataCr;
+            continue;
+        }
+        const char c = data.front();
+        data.remove_prefix(1);
+        int hex = -1;
+        if (c >= '0' && c <= '9') hex = c - '0';
+        else if (c >= 'a' && c <= 'f') hex = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F') hex = c - 'A' + 10;
+        bool size_line_done = false;
+        switch (state_) {
+            case State::SizeStart:
+                if (hex < 0) return Status::Bad;
+                chunk_ = static_cast<std::uint64_t>(hex);
+                line_ = 1;
+                state_ = State::Size;
+                break;
+            case State::Size:
+                if (hex >= 0) {
+                    // Over the limit as soon as the size says so (and before
+                    // it could overflow).
+                    if (chunk_ > (max_body_ - total_) / 16) return Status::TooLarge;
+                    chunk_ = chunk_ * 16 + static_cast<std::uint64_t>(hex);
+                } else if (c == ';' || c == ' ' || c == '\t') {
+                    state_ = State::Ext;
+                } else if (c == '\r') {
+                    state_ = State::SizeLf;
+                } else if (c == '\n') {
+                    size_line_done = true;
+                } else {
+                    return Status::Bad;
+                }
+                break;
+            case State::Ext:  // chunk extensions: ignored (RFC 9112 7.1.1)
+                if (c == '\r') state_ = State::SizeLf;
+                else if (c == '\n') size_line_done = true;
+                else if (static_cast<unsigned char>(c) < 0x20 && c != '\t') return Status::Bad;
+                break;
+            case State::SizeLf:
+                if (c != '\n') return Status::Bad;
+                size_line_done = true;
+                break;
+            case State::DataCr:
+                if (c == '\r') state_ = State::DataLf;
+                else if (c == '\n') state_ = State::SizeStart;
+                else return Status::Bad;
+                break;
+            case State::DataLf:
+                if (c != '\n') return Status::Bad;
+                state_ = State::SizeStart;
+                break;
+            case State::TrailerStart:  // a trailer field line, or the blank line that ends the body
+                if (c == '\r') state_ = State::EndLf;
+                else if (c == '\n') return Status::Done;
+                else state_ = State::Trailer;
+                break;
+            case State::Trailer:
+                if (c == '\r') state_ = State::TrailerLf;
+                else if (c == '\n') state_ = State::TrailerStart;
+                break;
+            case State::TrailerLf:
+                if (c != '\n') return Status::Bad;
+                state_ = State::TrailerStart;
+                break;
+            case State::EndLf:
+                return c == '\n' ? Status::Done : Status::Bad;
+            case State::Data:
+                break;
+        }
+        if (size_line_done) {
+            if (chunk_ > max_body_ - total_) return Status::TooLarge;
+            total_ += chunk_;
+            line_ = 0;
+            state_ = chunk_ == 0 ? State::TrailerStart : State::Data;
+        } else if (++line_ > max_line_) {
+            return Status::Bad;  // an endless chunk-size line or trailer section
+        }
+    }
+    return Status::NeedMore;
 }
 
 std::string make_body(std::size_t size) {

@@ -22,12 +22,24 @@ Responder::Responder(Mode mode, std::size_t body_size, HttpLimits limits, Server
                      std::function<std::string()> stats_json)
     : mode_(mode), limits_(limits), stats_(&stats), stats_json_(std::move(stats_json)) {
     const std::string body = make_body(body_size);
+    root_date_ = std::time(nullptr);
     for (int head = 0; head < 2; ++head)
         for (int c = 0; c < 3; ++c)
-            append_response(root_[head][c], 200, "text/plain", body, kConnValue[c], head == 1);
+            append_response(root_[head][c], 200, "text/plain", body, kConnValue[c], head == 1, root_date_);
+    date_offset_ = root_[0][0].find("\r\nDate: ") + 8;
+}
+
+void Responder::refresh_date(std::time_t now) const noexcept {
+    if (now == root_date_) return;
+    root_date_ = now;
+    char date[kHttpDateBytes];
+    format_http_date(now, date);
+    for (auto& by_conn : root_)
+        for (std::string& r : by_conn) r.replace(date_offset_, kHttpDateBytes, date, kHttpDateBytes);
 }
 
 void Responder::respond(const HttpRequest& req, std::string& out) const {
+    refresh_date(std::time(nullptr));  // a vDSO read
     const int conn = connection_variant(req);
     const bool head = req.method == Method::Head;
     if (is_path(req.target, "/")) {
@@ -47,6 +59,7 @@ void Responder::respond_error(ParseStatus status, std::string& out) const {
     int code = 400;
     std::string_view body = "malformed request\n";
     switch (status) {
+        case ParseStatus::UriTooLong: code = 414; body = "request line over the limit\n"; break;
         case ParseStatus::HeadTooLarge: code = 431; body = "request head over the limit\n"; break;
         case ParseStatus::BodyTooLarge: code = 413; body = "request body over the limit\n"; break;
         case ParseStatus::NotImplemented: code = 501; body = "method or transfer coding not implemented\n"; break;
@@ -79,9 +92,37 @@ bool Session::feed(std::string_view data, std::string& out) {
     return keep;
 }
 
+bool Session::finish_chunked(std::string& out) {
+    chunked_.reset();
+    chunked_request_.target = chunked_target_;
+    r_->stats().requests.add();
+    progress_ = true;
+    r_->respond(chunked_request_, out);
+    if (chunked_request_.keep_alive) return true;
+    close_ = true;
+    return false;
+}
+
 bool Session::process(std::string_view& data, std::string& out) {
     const HttpLimits& limits = r_->limits();
     for (;;) {
+        if (chunked_) {
+            const ChunkedBody::Status st = chunked_->consume(data);
+            if (st == ChunkedBody::Status::NeedMore) return true;
+            if (st != ChunkedBody::Status::Done) {
+                r_->respond_error(st == ChunkedBody::Status::TooLarge ? ParseStatus::BodyTooLarge
+                                                                      : ParseStatus::BadRequest,
+                                  out);
+                chunked_.reset();
+                data = {};
+                close_ = true;
+                return false;
+            }
+            if (!finish_chunked(out)) {
+                data = {};
+                return false;
+            }
+        }
         if (body_left_ != 0) {
             const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(body_left_, data.size()));
             data.remove_prefix(n);
@@ -96,6 +137,13 @@ bool Session::process(std::string_view& data, std::string& out) {
             data = {};
             close_ = true;
             return false;
+        }
+        if (p.request.chunked) {
+            chunked_request_ = p.request;
+            chunked_target_.assign(p.request.target);
+            chunked_.emplace(limits);
+            data.remove_prefix(p.request.head_bytes);
+            continue;
         }
         r_->stats().requests.add();
         progress_ = true;

@@ -7,7 +7,9 @@
 #include "uringkit/net/stats.hpp"
 
 #include <cstdint>
+#include <ctime>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,7 +30,8 @@ public:
     const HttpLimits& limits() const noexcept { return limits_; }
     ServerStats& stats() const noexcept { return *stats_; }
 
-    // Appends the response to a complete request.
+    // Appends the response to a complete request.  Each thread has its own
+    // Responder, so the prepared responses' Date is refreshed here unlocked.
     void respond(const HttpRequest& req, std::string& out) const;
     // Appends the error response for a failed parse (the connection then closes).
     void respond_error(ParseStatus status, std::string& out) const;
@@ -38,8 +41,14 @@ private:
     HttpLimits limits_;
     ServerStats* stats_;
     std::function<std::string()> stats_json_;
-    // The whole `GET /` response, built once: [HEAD][Connection: none, close, keep-alive].
-    std::string root_[2][3];
+    // Rewrites the Date of the prepared responses when the second changed.
+    void refresh_date(std::time_t now) const noexcept;
+
+    // The whole `GET /` response, built once: [HEAD][Connection: none, close,
+    // keep-alive]; only its Date changes, in place, once a second.
+    mutable std::string root_[2][3];
+    mutable std::time_t root_date_ = 0;
+    std::size_t date_offset_ = 0;  // where the Date value starts in each of root_
 };
 
 class Session {
@@ -58,21 +67,30 @@ public:
     bool take_progress() noexcept { return std::exchange(progress_, false); }
     bool closing() const noexcept { return close_; }
     // Holding the bytes of an unfinished request (or an unread body).
-    bool mid_request() const noexcept { return !pending_.empty() || body_left_ != 0; }
+    bool mid_request() const noexcept { return !pending_.empty() || body_left_ != 0 || chunked_.has_value(); }
 
     // Ready for a new connection; keeps the buffer's capacity.
     void reset() noexcept {
         pending_.clear();
         body_left_ = 0;
+        chunked_.reset();
         close_ = progress_ = false;
     }
 
 private:
     bool process(std::string_view& data, std::string& out);
+    // The chunked body ended: answer the request it belonged to.
+    bool finish_chunked(std::string& out);
 
     const Responder* r_;
     std::string pending_;          // an incomplete head carried to the next feed()
     std::uint64_t body_left_ = 0;  // request body bytes still to discard
+    // A chunked body being discarded, and its request, answered once the body
+    // ends (a body over the limit gets 413 instead).  The target is copied:
+    // the bytes it pointed into are gone by then.
+    std::optional<ChunkedBody> chunked_;
+    HttpRequest chunked_request_;
+    std::string chunked_target_;
     bool close_ = false;
     bool progress_ = false;
 };
