@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -267,6 +268,29 @@ TEST(ProbeCli, BadDirIsRefusedWithStatusFour) {
     const Child f = run({URINGKIT_CLI, "probe", "--dir", "/etc/hostname"});
     EXPECT_EQ(f.status, 4);
     EXPECT_NE(f.err.find("not a directory"), std::string::npos) << f.err;
+}
+
+// A directory where no file can be created fails before any trial: /proc
+// (root passes access(W_OK) there), and a directory the user may not write.
+TEST(ProbeCli, DirWhereNoFileCanBeCreatedIsStatusFour) {
+    const Child r = run({URINGKIT_CLI, "probe", "--json", "--dir", "/proc"});
+    EXPECT_EQ(r.status, 4);
+    EXPECT_TRUE(r.out.empty()) << "no trial ran: " << r.out;
+    EXPECT_NE(r.err.find("cannot create a test file in /proc: "), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+
+    if (::geteuid() != 0) GTEST_SKIP() << "the unprivileged case needs root to drop to nobody";
+    TempDir dir;
+    ASSERT_EQ(::chmod(dir.path().c_str(), 0755), 0);
+    const Child n = run({URINGKIT_CLI, "probe", "--dir", dir.path()}, [] {
+        if (::setgid(65534) != 0 || ::setuid(65534) != 0) std::_Exit(126);
+    });
+    EXPECT_EQ(n.status, 4) << n.err;
+    EXPECT_NE(n.err.find("cannot create a test file in " + dir.path() + ": Permission denied"),
+              std::string::npos)
+        << n.err;
+    EXPECT_TRUE(n.out.empty()) << n.out;
+    EXPECT_EQ(dir.entries(), 0);
 }
 
 TEST(ProbeCli, HelpDocumentsTheExitStatuses) {

@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 namespace uringkit::cli {
@@ -32,7 +33,8 @@ Register probe_command{Command{
             "unsupported (with the errno that refused it) or failed.\n"
             "Exit status: 0 io_uring is usable (some trials may still be unsupported); 3 io_uring "
             "cannot be set up here (sysctl, seccomp, kernel without io_uring; the reason is "
-            "printed); 4 --dir is not a writable directory; 2 bad option.");
+            "printed); 4 --dir is not a directory a test file can be created in (checked before the "
+            "trials); 2 bad option.");
         return [args]() -> int {
             probe::Options options;
             if (!args->dir.empty()) {
@@ -44,11 +46,13 @@ Register probe_command{Command{
                                args->dir);
                     return kBadInput;
                 }
-                if (::access(args->dir.c_str(), W_OK | X_OK) != 0) {
+                // Tried, not asked of access(2): root passes access() on /proc
+                // and on directories of a read-only mount, where no file can be made.
+                if (const int err = probe::check_dir(args->dir)) {
                     fmt::print(stderr,
-                               "uringkit probe: --dir {}: not writable (name a directory "
-                               "you may create files in)\n",
-                               args->dir);
+                               "uringkit probe: cannot create a test file in {}: {} (name a "
+                               "directory you may create files in with --dir)\n",
+                               args->dir, std::strerror(err));
                     return kBadInput;
                 }
                 options.dir = args->dir;

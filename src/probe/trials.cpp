@@ -638,6 +638,19 @@ void direct_openat(Trial& t, const std::string& dir) {
 
 }  // namespace
 
+}  // namespace uringkit::probe::detail
+
+namespace uringkit::probe {
+
+int check_dir(const std::string& dir) {
+    detail::ProbeFile f;  // the same file the trials make, removed on return
+    return f.create(dir);
+}
+
+}  // namespace uringkit::probe
+
+namespace uringkit::probe::detail {
+
 void run_trials(const std::string& dir, std::vector<Trial>& out) {
     out.push_back(attempt("nop", "a NOP round trip on a plain ring", nop));
     out.push_back(attempt("sqpoll", "SQPOLL: the kernel thread submits, no system call", sqpoll));

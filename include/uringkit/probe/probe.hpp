@@ -88,6 +88,12 @@ struct Options {
 // (uname fails).
 Report run(const Options& options = {});
 
+// 0 when a test file can be created and written in `dir`, else the errno that
+// refused it.  Checked before the trials, so a directory no file can be made
+// in (/proc, a read-only mount) is named as the problem instead of failing
+// every file trial.  Nothing is left behind.
+int check_dir(const std::string& dir);
+
 // Human-readable table (plain, aligned; fits 100 columns).
 std::string format_table(const Report& report);
 
