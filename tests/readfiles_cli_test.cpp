@@ -110,10 +110,12 @@ TEST(ReadFilesCli, NulSeparatedListFromStdin) {
     EXPECT_NE(nul.out.find("newline"), std::string::npos) << nul.out;
 }
 
-TEST(ReadFilesCli, FailedFilesReportedWithErrnoRestContinueExitOne) {
+// A missing input is status 4, as in every tool (README "Exit statuses"); the
+// other inputs are still read.
+TEST(ReadFilesCli, MissingInputIsStatusFourRestContinue) {
     Fixture f(false);
     const Child r = run(cmd({f.files[0], f.s / "nope", f.files[1]}));
-    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.status, 4);
     EXPECT_EQ(count(r.out, "\n"), 2u) << r.out;
     EXPECT_NE(r.err.find("nope: No such file or directory (errno 2)"), std::string::npos) << r.err;
     EXPECT_EQ(count(r.err, "\n"), 1u) << r.err;
@@ -179,6 +181,34 @@ TEST(ReadFilesCli, EnterFailingFromTheNthCallEndsWithTheError) {
     const Child once = under_strace("error=EBUSY:when=4");
     EXPECT_EQ(once.status, 0) << once.err;
     EXPECT_EQ(once.out, ref.out);
+}
+
+}  // namespace
+
+namespace {
+
+// The README's rule, as an ordinary user: a named input that may not be read
+// is 4 like a missing one; a file found inside a tree that may not be read is
+// 1; the readable files are hashed either way.
+TEST(ReadFilesCli, UnreadableNamedInputIsFourInsideATreeIsOne) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to drop to nobody";
+    Fixture f(false);
+    ::chmod(f.s.dir.c_str(), 0755);
+    for (const auto& e : stdfs::recursive_directory_iterator(f.s.dir))
+        ::chmod(e.path().c_str(), e.is_directory() ? 0755 : 0644);
+    ::chmod(f.files[2].c_str(), 0600);  // t/c: root's only
+    const auto as_nobody = [] {
+        if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(126);
+    };
+    for (const char* engine : {"ring", "sync"}) {
+        const Child tree = run(cmd({"--engine", engine, f.s / "t"}), {}, as_nobody);
+        EXPECT_EQ(tree.status, 1) << engine << ": " << tree.err;
+        EXPECT_EQ(count(tree.out, "\n"), f.files.size() - 1) << tree.out;
+        EXPECT_NE(tree.err.find("t/c: open: Permission denied"), std::string::npos) << tree.err;
+        const Child named = run(cmd({"--engine", engine, f.files[0], f.files[2]}), {}, as_nobody);
+        EXPECT_EQ(named.status, 4) << engine << ": " << named.err;
+        EXPECT_EQ(count(named.out, "\n"), 1u) << named.out;
+    }
 }
 
 }  // namespace

@@ -8,17 +8,28 @@
 
 #include <fmt/core.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <iterator>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace uringkit::cli {
 namespace {
+
+// An input the user named that is not there or may not be read: status 4,
+// as for every tool (README, "Exit statuses").  A file found inside a tree
+// that fails is status 1.
+bool unusable_input(int error) noexcept {
+    return error == ENOENT || error == ENOTDIR || error == EACCES || error == EPERM ||
+           error == ELOOP || error == ENAMETOOLONG;
+}
 
 Register readfiles_command{Command{
     "readfiles",
@@ -68,7 +79,9 @@ Register readfiles_command{Command{
             "are reported on stderr with their errno and the rest continue; FIFOs, devices and "
             "sockets are skipped with a note.  Without io_uring the ring engine falls back to sync "
             "and says so.\n"
-            "Exit status: 0 every file was read; 1 some file or directory failed; 2 bad option.");
+            "Exit status: 0 every file was read; 1 a file or directory found inside a tree could not "
+            "be read, or a read failed; 2 bad option; 4 a path given (on the command line or in the "
+            "'-' list) is missing or may not be read (the others are still read).");
         return [args]() -> int {
             fs::ReadFilesOptions o;
             o.engine = args->engine == "ring"         ? fs::ReadEngine::ring
@@ -98,11 +111,18 @@ Register readfiles_command{Command{
                 fs::append_path_list(list, args->null ? '\0' : '\n', inputs);
             }
 
+            const std::set<std::string_view> named(inputs.begin(), inputs.end());
+            bool bad_input = false;
+            const auto note_named = [&](std::string_view path, int error) {
+                if (unusable_input(error) && named.count(path)) bad_input = true;
+            };
+
             static char outbuf[1 << 16];
             std::setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
             fs::ReadFilesSink sink;
             sink.file = [&](const fs::FileResult& r) {
                 if (r.error) {
+                    if (std::strcmp(r.stage, "open") == 0) note_named(r.path, r.error);
                     std::fflush(stdout);
                     fmt::print(stderr, "uringkit readfiles: {}: {}: {} (errno {})\n", r.path, r.stage,
                                std::strerror(r.error), r.error);
@@ -110,8 +130,9 @@ Register readfiles_command{Command{
                     fs::print_xxhsum_line(stdout, r.hash, r.path);
                 }
             };
-            sink.note = [](std::string_view path, int error, std::string_view message) {
+            sink.note = [&](std::string_view path, int error, std::string_view message) {
                 std::fflush(stdout);
+                if (error) note_named(path, error);
                 if (error)
                     fmt::print(stderr, "uringkit readfiles: {}: {} (errno {})\n", path, std::strerror(error), error);
                 else if (path.empty())
@@ -133,6 +154,7 @@ Register readfiles_command{Command{
                            static_cast<double>(st.files) / t, static_cast<double>(st.bytes) / 1048576.0 / t,
                            st.syscalls, files > 0 ? static_cast<double>(st.syscalls) / files : 0.0);
             }
+            if (bad_input) return kBadInput;
             return st.failed ? kFailure : kOk;
         };
     }}};
