@@ -40,6 +40,11 @@ double seconds_since(Clock::time_point t0) {
 
 bool retryable(int res) noexcept { return res == -EINTR || res == -EAGAIN; }
 
+// ReadFilesOptions::stop was set: start nothing more, abandon reads in flight.
+bool stopping(const ReadFilesOptions& o) noexcept {
+    return o.stop && o.stop->load(std::memory_order_relaxed);
+}
+
 // ---- collecting the files --------------------------------------------------
 
 struct Candidate {
@@ -176,6 +181,7 @@ struct Slot_result {
     std::uint64_t bytes = 0;
     int error = 0;
     const char* stage = nullptr;
+    bool abandoned = false;  // stopped part-way: no result to report
 };
 
 // Hands results to the sink, in input order when asked: a finished file waits
@@ -219,15 +225,26 @@ public:
             wake_.notify_one();
         }
     }
+    // Threadpool and rings: how many threads record results, and each one
+    // saying it is done.  After a stop some files are never recorded, so the
+    // emitter stops waiting once every thread has exited.
+    void expect_workers(unsigned n) noexcept { workers_ = n; }
+    void worker_exited() noexcept {
+        exited_.fetch_add(1, std::memory_order_seq_cst);
+        wake_.fetch_add(1, std::memory_order_seq_cst);
+        wake_.notify_one();
+    }
     void drain_in_order() {
         if (!ordered_) return;
         const std::size_t n = files_.size();
         for (;;) {
+            // Read before emitting: a worker that exits later bumps wake_ below.
+            const bool all_exited = exited_.load(std::memory_order_seq_cst) == workers_;
             while (next_ < n && done_[next_].load(std::memory_order_acquire)) {
                 emit(next_, results_[next_]);
                 ++next_;
             }
-            if (next_ == n) return;
+            if (next_ == n || all_exited) return;
             // Wait for a file well ahead of the next one, woken only by the
             // worker that finishes it: the workers finish files roughly in
             // order, so one wake-up emits a run of them, instead of a futex
@@ -236,12 +253,17 @@ public:
             if (done_[target].load(std::memory_order_acquire)) target = next_;
             waiting_for_.store(target, std::memory_order_seq_cst);
             const unsigned seen = wake_.load(std::memory_order_seq_cst);
+            if (exited_.load(std::memory_order_seq_cst) == workers_) continue;
             if (!done_[target].load(std::memory_order_seq_cst)) wake_.wait(seen, std::memory_order_seq_cst);
         }
     }
 
 private:
     void emit(std::size_t i, const Slot_result& r) {
+        // In order, nothing follows a file that was abandoned: what is
+        // printed is always a complete prefix of the input.
+        if (r.abandoned) cut_ = ordered_;
+        if (r.abandoned || cut_) return;
         if (r.error) {
             ++stats_.failed;
         } else {
@@ -261,6 +283,9 @@ private:
     std::atomic<std::size_t> waiting_for_{~std::size_t{0}};  // the file drain_in_order() sleeps on
     std::atomic<unsigned> wake_{0};                           // bumped to wake it
     std::size_t next_ = 0;
+    unsigned workers_ = 0;
+    std::atomic<unsigned> exited_{0};
+    bool cut_ = false;
     std::mutex mutex_;
 };
 
@@ -271,7 +296,7 @@ private:
 class BlockingReader {
 public:
     explicit BlockingReader(const ReadFilesOptions& o)
-        : bs_(o.block_size), hash_(o.hash), buf_(aligned_buffer(o.block_size)), st_(XXH64_createState()) {}
+        : o_(o), bs_(o.block_size), hash_(o.hash), buf_(aligned_buffer(o.block_size)), st_(XXH64_createState()) {}
     ~BlockingReader() { XXH64_freeState(st_); }
     BlockingReader(const BlockingReader&) = delete;
     BlockingReader& operator=(const BlockingReader&) = delete;
@@ -280,6 +305,7 @@ public:
     Slot_result read(const char* path, std::uint64_t& syscalls);
 
 private:
+    const ReadFilesOptions& o_;
     std::size_t bs_;
     bool hash_;
     Buffer buf_;
@@ -308,6 +334,10 @@ Slot_result BlockingReader::read(const char* path, std::uint64_t& syscalls) {
         if (n == 0) break;
         if (hash_) XXH64_update(st_, buf_.get(), static_cast<std::size_t>(n));
         r.bytes += static_cast<std::uint64_t>(n);
+        if (stopping(o_)) {
+            r.abandoned = true;
+            break;
+        }
     }
     ++syscalls;
     ::close(fd);
@@ -317,7 +347,8 @@ Slot_result BlockingReader::read(const char* path, std::uint64_t& syscalls) {
 
 void run_sync(const PathList& files, const ReadFilesOptions& o, Emitter& out, ReadFilesStats& stats) {
     BlockingReader reader(o);
-    for (std::size_t i = 0; i < files.size(); ++i) out.finish(i, reader.read(files.c_str(i), stats.syscalls));
+    for (std::size_t i = 0; i < files.size() && !stopping(o); ++i)
+        out.finish(i, reader.read(files.c_str(i), stats.syscalls));
 }
 
 void run_threadpool(const PathList& files, const ReadFilesOptions& o, Emitter& out, ReadFilesStats& stats) {
@@ -325,13 +356,15 @@ void run_threadpool(const PathList& files, const ReadFilesOptions& o, Emitter& o
     std::atomic<std::size_t> next{0};
     std::vector<std::uint64_t> syscalls(nthreads, 0);
     std::vector<std::thread> pool;
+    out.expect_workers(nthreads);
     for (unsigned t = 0; t < nthreads; ++t)
         pool.emplace_back([&, t] {
             BlockingReader reader(o);
             std::uint64_t calls = 0;
-            for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < files.size();)
+            for (std::size_t i; !stopping(o) && (i = next.fetch_add(1, std::memory_order_relaxed)) < files.size();)
                 out.record(i, reader.read(files.c_str(i), calls));
             syscalls[t] = calls;
+            out.worker_exited();
         });
     out.drain_in_order();
     for (std::thread& th : pool) th.join();
@@ -345,12 +378,14 @@ void run_threadpool(const PathList& files, const ReadFilesOptions& o, Emitter& o
 // once per run, not once per file, and nearby files stay on one ring.
 class FileFeed {
 public:
-    FileFeed(std::size_t files, std::size_t chunk) : files_(files), chunk_(std::max<std::size_t>(1, chunk)) {}
+    FileFeed(std::size_t files, std::size_t chunk, const ReadFilesOptions& o)
+        : files_(files), chunk_(std::max<std::size_t>(1, chunk)), o_(o) {}
 
     class Cursor {
     public:
         explicit Cursor(FileFeed& feed) : feed_(feed) {}
         bool take(std::size_t& file) noexcept {
+            if (stopping(feed_.o_)) return false;
             if (cur_ == end_) {
                 const std::size_t first = feed_.next_.fetch_add(feed_.chunk_, std::memory_order_relaxed);
                 if (first >= feed_.files_) return false;
@@ -372,6 +407,7 @@ public:
 
 private:
     std::size_t files_, chunk_;
+    const ReadFilesOptions& o_;
     std::atomic<std::size_t> next_{0};
 };
 
@@ -473,6 +509,7 @@ private:
         int error = 0;
         const char* stage = nullptr;
         bool short_read_is_eof = false;
+        bool abandoned = false;  // stopped part-way (ReadFilesOptions::stop)
     };
 
     char* buf(unsigned slot, int half) const noexcept {
@@ -525,6 +562,10 @@ private:
     // `total` with one read at a time (pread semantics, explicit offsets).
     void reopen(unsigned slot) {
         Slot& s = slots_[slot];
+        if (stopping(o_)) {  // not read to its end yet, and no more reads now
+            s.abandoned = true;
+            return finish(slot);
+        }
         ring_.prepare(op::OpenAt(AT_FDCWD, files_.c_str(s.file), O_RDONLY | O_NOCTTY).into_slot(slot))
             .user_data(ud(slot, kContOpen))
             .link();
@@ -584,7 +625,12 @@ private:
             if (c.res == -ECANCELED) break;  // the reopen failed
             if (c.res > 0) {
                 consume(s, slot, 0, c.res);
-                follow_up(slot, Next::read);
+                if (stopping(o_)) {  // abandon the file: close it, report nothing
+                    s.abandoned = true;
+                    follow_up(slot, Next::close);
+                } else {
+                    follow_up(slot, Next::read);
+                }
             } else if (retryable(c.res)) {
                 follow_up(slot, Next::read);
             } else {
@@ -635,6 +681,7 @@ private:
         r.bytes = s.total;
         r.error = s.error;
         r.stage = s.stage;
+        r.abandoned = s.abandoned;
         if (o_.hash && !s.error) r.hash = XXH64_digest(s.state);
         if (threaded_)
             out_.record(s.file, r);
@@ -685,10 +732,11 @@ void run_rings(const FileList& list, const ReadFilesOptions& o, unsigned nthread
     const PathList& files = list.paths;
     // Runs of inflight/2 files: enough to fill a ring between visits to the
     // counter, small enough that the threads finish together.
-    FileFeed feed(files.size(), std::max(1u, o.inflight / 2));
+    FileFeed feed(files.size(), std::max(1u, o.inflight / 2), o);
     std::vector<std::uint64_t> syscalls(nthreads, 0);
     std::vector<std::string> trouble(nthreads);
     std::vector<std::thread> pool;
+    out.expect_workers(nthreads);
     for (unsigned t = 0; t < nthreads; ++t)
         pool.emplace_back([&, t] {
             FileFeed::Cursor cursor(feed);
@@ -717,6 +765,7 @@ void run_rings(const FileList& list, const ReadFilesOptions& o, unsigned nthread
                 for (std::size_t i; cursor.take(i);) out.record(i, blocking.read(files.c_str(i), calls));
             }
             syscalls[t] = calls;
+            out.worker_exited();
         });
     out.drain_in_order();
     for (std::thread& th : pool) th.join();
@@ -782,7 +831,7 @@ ReadFilesStats read_files(std::span<const std::string> inputs, const ReadFilesOp
                 run_rings(list, o, nthreads, out, stats, sink);
                 break;
             }
-            FileFeed feed(files.size(), files.size());
+            FileFeed feed(files.size(), files.size(), o);
             FileFeed::Cursor cursor(feed);
             RingReader reader(*ring, list, o, out, cursor, false);
             stats.syscalls += reader.register_calls();

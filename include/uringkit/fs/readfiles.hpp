@@ -14,6 +14,7 @@
 
 #include "uringkit/fs/path_list.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdio>
 #include <cstdint>
@@ -41,6 +42,10 @@ struct ReadFilesOptions {
     // several files are opened and read at once on other CPUs while this
     // thread hashes; false keeps everything on the submitting thread.
     bool async_open = false;
+    // Set (by a SIGINT/SIGTERM handler): start no new file, abandon the reads
+    // of files in flight, and emit only what was complete: in input order,
+    // the files before the first one that was not finished.
+    const std::atomic<bool>* stop = nullptr;
 };
 
 struct FileResult {
