@@ -14,7 +14,8 @@ struct BenchOptions : ::testing::Test {
     Scratch dir;
     void SetUp() override { stdfs::create_directory(dir / "tmp"); }
     Child bench(std::vector<std::string> extra, bool pread_only = true) {
-        std::vector<std::string> args = {URINGKIT_CLI, "bench", "--ios", "200", "--ramp", "0", "--rounds", "1"};
+        std::vector<std::string> args = {URINGKIT_CLI, "bench", "--ios",    "200",
+                                         "--ramp",     "0",     "--rounds", "1"};
         if (pread_only) args.insert(args.end(), {"--engines", "pread"});
         args.insert(args.end(), extra.begin(), extra.end());
         const std::string tmp = dir / "tmp";

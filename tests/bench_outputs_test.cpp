@@ -19,9 +19,9 @@ struct BenchOutputs : ::testing::Test {
     void SetUp() override { stdfs::create_directory(dir / "tmp"); }
     // A quick run: a 4 MiB temporary file in the scratch TMPDIR, 500 reads.
     Child bench(std::vector<std::string> extra) {
-        std::vector<std::string> args = {URINGKIT_CLI, "bench", "--size",    "4m",
-                                         "--ios",      "500",   "--ramp",    "0",
-                                         "--engines",  "pread", "--iodepth", "4"};
+        std::vector<std::string> args = {URINGKIT_CLI, "bench",  "--size",    "4m",       "--ios",
+                                         "500",        "--ramp", "0",         "--rounds", "1",
+                                         "--engines",  "pread",  "--iodepth", "4"};
         args.insert(args.end(), extra.begin(), extra.end());
         const std::string tmp = dir / "tmp";
         return run(args, {}, [tmp] { ::setenv("TMPDIR", tmp.c_str(), 1); });
@@ -148,8 +148,9 @@ TEST_F(BenchOutputs, PermissionRefusedIsOneMissingDirectoryIsFour) {
         ::setenv("TMPDIR", tmp.c_str(), 1);
         if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(126);
     };
-    const std::vector<std::string> quick = {URINGKIT_CLI, "bench",  "--size", "1m",        "--ios",
-                                            "100",        "--ramp", "0", "--rounds", "1",      "--engines", "pread"};
+    const std::vector<std::string> quick = {URINGKIT_CLI, "bench", "--size",    "1m",
+                                            "--ios",      "100",   "--ramp",    "0",
+                                            "--rounds",   "1",     "--engines", "pread"};
     auto with = [&](std::vector<std::string> extra) {
         std::vector<std::string> a = quick;
         a.insert(a.end(), extra.begin(), extra.end());
