@@ -2,6 +2,7 @@
 // This file parses options, calls the engines layer and prints; measuring,
 // engines and formatting live in include/uringkit/engines/.
 #include "command.hpp"
+#include "interrupt.hpp"
 
 #include "uringkit/engines/engine.hpp"
 #include "uringkit/engines/host.hpp"
@@ -30,13 +31,6 @@ namespace {
 using namespace uringkit::engines;
 
 constexpr unsigned kMaxDepth = 32768;  // IORING_MAX_ENTRIES: the most a ring's SQ can hold
-
-std::atomic<bool> g_stop{false};
-
-extern "C" void on_signal(int sig) {
-    g_stop.store(true, std::memory_order_relaxed);
-    std::signal(sig, SIG_DFL);  // a second Ctrl-C ends the process at once
-}
 
 struct Options {
     std::string filename, size, rw = "randread", bs = "4k", iodepth = "1,32", engines,
@@ -207,7 +201,6 @@ BenchSpec make_spec(const Options& o, TargetSpec& target) {
     target.direct = w.direct;
     target.write = writes(w.rw);
     target.allow_write = o.allow_write;
-    target.stop = &g_stop;
     return spec;
 }
 
@@ -273,18 +266,17 @@ int run(const Options& o) {
     // so `--json - | jq` reads JSON only.
     std::FILE* const human = to_stdout ? stderr : stdout;
 
-    struct sigaction sa {};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    ::sigaction(SIGINT, &sa, nullptr);
-    ::sigaction(SIGTERM, &sa, nullptr);
+    // SIGINT/SIGTERM end the runs early (the stop flag), print what was
+    // measured and remove the temporary file; then bench ends by the signal.
+    InterruptScope interrupt;
+    tspec.stop = interrupt.flag();
 
     std::optional<Target> target;
     try {
         target.emplace(tspec);
     } catch (const TargetError& e) {
         fmt::print(stderr, "uringkit bench: {}\n", e.what());
-        return exit_for(e.kind());
+        return interrupt.exit_status(exit_for(e.kind()));
     }
     spec.workload.size = target->size();
     const Host host = describe_host(target->path());
@@ -323,7 +315,7 @@ int run(const Options& o) {
             fmt::print(stderr, "\r\033[K{}", progress_line(p));
             std::fflush(stderr);
         };
-    const Results results = run_bench(spec, *target, &g_stop, progress);
+    const Results results = run_bench(spec, *target, interrupt.flag(), progress);
     if (live) fmt::print(stderr, "\r\033[K");
 
     const Report report{spec,           results,         host, target->path(), target->temporary(),
@@ -344,14 +336,14 @@ int run(const Options& o) {
         fmt::print(stderr, "uringkit bench: {}\n", e.what());
         status = e.permission_refused() ? kFailure : kBadInput;
     }
-    if (results.interrupted) return kInterrupted;
+    if (results.interrupted) return interrupt.exit_status(kInterrupted);
     const bool any_ok = std::any_of(results.rows.begin(), results.rows.end(),
                                     [](const Row& r) { return r.status == Row::ok; });
     if (!any_ok) {
         fmt::print(stderr, "uringkit bench: no engine could run (see the reasons in the table)\n");
         return kFailure;
     }
-    return status;
+    return interrupt.exit_status(status);
 }
 
 const Register reg{Command{
@@ -438,7 +430,8 @@ const Register reg{Command{
             "multiple of the logical block size with --direct, a filesystem refusing O_DIRECT, an "
             "output whose directory does not exist, a --compare file that is not a --json file of "
             "bench); 5 no room for the temporary file; 130 "
-            "interrupted (what was measured is printed, the temporary file removed).");
+            "interrupted by SIGINT/SIGTERM: what was measured is printed, the temporary file removed, "
+            "then bench ends by the signal (a shell shows 130 or 143).");
         return [o] { return run(*o); };
     }}};
 

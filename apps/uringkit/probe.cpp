@@ -1,5 +1,6 @@
 // `uringkit probe`: what io_uring can do here, found by trying it.
 #include "command.hpp"
+#include "interrupt.hpp"
 
 #include "uringkit/probe/probe.hpp"
 
@@ -57,11 +58,15 @@ Register probe_command{Command{
                 }
                 options.dir = args->dir;
             }
+            // SIGINT/SIGTERM: each trial is short and removes its own file,
+            // so the trials finish, the report is printed, and probe then
+            // ends by the signal.
+            InterruptScope interrupt;
             const probe::Report report = probe::run(options);
             const std::string text =
                 args->json ? probe::to_json(report) : probe::format_table(report);
             std::fwrite(text.data(), 1, text.size(), stdout);
-            return report.usable() ? kOk : kNoUring;
+            return interrupt.exit_status(report.usable() ? kOk : kNoUring);
         };
     }}};
 

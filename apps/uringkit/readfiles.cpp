@@ -1,6 +1,7 @@
 // `uringkit readfiles`: hash every regular file under some paths, through
 // open -> read -> close chains on the ring; output as `xxhsum -H1` prints it.
 #include "command.hpp"
+#include "interrupt.hpp"
 
 #include "uringkit/fs/path_list.hpp"
 #include "uringkit/fs/readfiles.hpp"
@@ -81,7 +82,9 @@ Register readfiles_command{Command{
             "and says so.\n"
             "Exit status: 0 every file was read; 1 a file or directory found inside a tree could not "
             "be read, or a read failed; 2 bad option; 4 a path given (on the command line or in the "
-            "'-' list) is missing or may not be read (the others are still read).");
+            "'-' list) is missing or may not be read (the others are still read).  SIGINT/SIGTERM: the "
+            "lines of the files already read are printed, in order, then readfiles ends by the signal "
+            "(a shell shows 130 or 143).");
         return [args]() -> int {
             fs::ReadFilesOptions o;
             o.engine = args->engine == "ring"         ? fs::ReadEngine::ring
@@ -100,6 +103,13 @@ Register readfiles_command{Command{
                 return kUsage;
             }
             o.block_size = bs;
+
+            // SIGINT/SIGTERM: no new file is started, reads in flight are
+            // abandoned, the lines of the files finished are printed (in
+            // input order, a complete prefix), then readfiles ends by the
+            // signal, as GNU tools do.
+            InterruptScope interrupt;
+            o.stop = interrupt.flag();
 
             std::vector<std::string> inputs;
             for (const std::string& p : args->paths) {
@@ -143,6 +153,9 @@ Register readfiles_command{Command{
             const fs::ReadFilesStats st = fs::read_files(inputs, o, sink);
             if (!o.hash) fmt::print("{} files, {} bytes\n", st.files, st.bytes);
             std::fflush(stdout);
+            if (interrupt.requested())
+                fmt::print(stderr, "uringkit readfiles: interrupted by {}: {} files read, the rest not started\n",
+                           interrupt.signal_name(), st.files + st.failed);
             if (args->summary) {
                 const double t = st.seconds > 0 ? st.seconds : 1e-9;
                 const double files = static_cast<double>(st.files + st.failed);
@@ -154,8 +167,7 @@ Register readfiles_command{Command{
                            static_cast<double>(st.files) / t, static_cast<double>(st.bytes) / 1048576.0 / t,
                            st.syscalls, files > 0 ? static_cast<double>(st.syscalls) / files : 0.0);
             }
-            if (bad_input) return kBadInput;
-            return st.failed ? kFailure : kOk;
+            return interrupt.exit_status(bad_input ? kBadInput : st.failed ? kFailure : kOk);
         };
     }}};
 
