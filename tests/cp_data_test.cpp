@@ -10,12 +10,6 @@ namespace {
 
 using namespace files_test;
 
-std::vector<std::string> cp(std::initializer_list<std::string> a) {
-    std::vector<std::string> v{URINGKIT_CLI, "cp"};
-    v.insert(v.end(), a);
-    return v;
-}
-
 mode_t mode_of(const std::string& p) {
     struct stat st {};
     EXPECT_EQ(::lstat(p.c_str(), &st), 0) << p;

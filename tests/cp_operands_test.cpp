@@ -15,12 +15,6 @@ namespace {
 
 using namespace files_test;
 
-std::vector<std::string> cp(std::initializer_list<std::string> a) {
-    std::vector<std::string> v{URINGKIT_CLI, "cp"};
-    v.insert(v.end(), a);
-    return v;
-}
-
 TEST(CpOperands, MissingOperandIsReportedTheOthersCopied) {
     Scratch s;
     write_file(s / "f1", "one");

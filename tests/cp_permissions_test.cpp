@@ -14,12 +14,6 @@ namespace {
 
 using namespace files_test;
 
-std::vector<std::string> cp(std::initializer_list<std::string> a) {
-    std::vector<std::string> v{URINGKIT_CLI, "cp"};
-    v.insert(v.end(), a);
-    return v;
-}
-
 // A scratch directory nobody may work in, with files owned by nobody.
 struct NobodyScratch {
     Scratch s;

@@ -205,6 +205,15 @@ inline void no_leak_check_in_traced_children() {
     ::setenv("ASAN_OPTIONS", opts.c_str(), 1);
 }
 
+#ifdef URINGKIT_CLI
+// uringkit cp ARGS...
+inline std::vector<std::string> cp(std::initializer_list<std::string> a) {
+    std::vector<std::string> v{URINGKIT_CLI, "cp"};
+    v.insert(v.end(), a);
+    return v;
+}
+#endif
+
 inline bool have_program(const char* name) {
     return run({"sh", "-c", std::string("command -v ") + name}).status == 0;
 }
