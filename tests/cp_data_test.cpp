@@ -130,6 +130,14 @@ TEST(CpData, ExistingDestinationIsWrittenInPlace) {
     EXPECT_EQ(atomic.st_mode & 07777, 0600u);
     EXPECT_EQ(read_file(s / "dst"), read_file(s / "src"));
     EXPECT_TRUE(temporaries(s.dir).empty());
+
+    // --atomic through a symlink: the file it names is replaced, the link stays.
+    write_file(s / "target", "old target");
+    const Child l = run(cp({"--atomic", s / "src", s / "via-link"}));
+    ASSERT_EQ(l.status, 0) << l.err;
+    EXPECT_TRUE(S_ISLNK(mode_of(s / "via-link")));
+    EXPECT_EQ(read_file(s / "target"), read_file(s / "src"));
+    EXPECT_TRUE(temporaries(s.dir).empty());
 }
 
 // -n leaves an existing file alone; a new one is still copied.

@@ -93,8 +93,9 @@ std::optional<Failure> sync_directory_of(Ctx& c, const std::string& path) {
 std::optional<Failure> open_destination(Ctx& c, const std::string& dst, mode_t src_mode, bool in_new_dir,
                                         Destination& out, bool& skipped) {
     out.path = dst;
+    out.replaced = dst;
     struct stat st {};
-    bool exists = false;
+    bool exists = false, via_symlink = false;
     if (!in_new_dir) {
         ++c.syscalls();
         if (::lstat(dst.c_str(), &st) == 0) {
@@ -103,6 +104,7 @@ std::optional<Failure> open_destination(Ctx& c, const std::string& dst, mode_t s
                 return std::nullopt;
             }
             if (S_ISLNK(st.st_mode)) {  // written through, as cp does
+                via_symlink = true;
                 ++c.syscalls();
                 if (::stat(dst.c_str(), &st) != 0) {
                     if (errno == ENOENT)
@@ -141,12 +143,18 @@ std::optional<Failure> open_destination(Ctx& c, const std::string& dst, mode_t s
         // open would: a write-protected file refuses an ordinary user.
         ++c.syscalls();
         if (::faccessat(AT_FDCWD, dst.c_str(), W_OK, AT_EACCESS) != 0) return create_failure(dst, errno);
+        if (via_symlink) {  // the file the link names is replaced, the link stays
+            char resolved[PATH_MAX];
+            ++c.syscalls();
+            if (!::realpath(dst.c_str(), resolved)) return create_failure(dst, errno);
+            out.replaced = resolved;
+        }
     }
     // A new file takes the source's permission bits less the umask (the
     // kernel applies it), never its set-ID bits, as cp does.  --atomic
     // keeps the replaced file's permission bits.
     const mode_t mode = exists ? st.st_mode & 0777 : src_mode & 0777;
-    out.fd.reset(create_temporary(c, dst, mode, out.temp));
+    out.fd.reset(create_temporary(c, out.replaced, mode, out.temp));
     if (!out.fd) {
         out.created = false;
         out.temp.clear();
@@ -201,11 +209,11 @@ std::optional<Failure> finish_destination(Ctx& c, Destination& d) {
     if (::close(d.fd.release()) != 0 && !failure) failure = Failure{status_of_write(errno), errno_message(d.path, "close", errno)};
     if (!failure && !d.temp.empty()) {
         ++c.syscalls();
-        if (::rename(written.c_str(), d.path.c_str()) != 0) failure = create_failure(d.path, errno);
+        if (::rename(written.c_str(), d.replaced.c_str()) != 0) failure = create_failure(d.path, errno);
         else {
             d.temp.clear();
             d.created = false;
-            if (c.o.fsync) failure = sync_directory_of(c, d.path);
+            if (c.o.fsync) failure = sync_directory_of(c, d.replaced);
         }
     }
     if (failure) abandon_destination(c, d);

@@ -145,6 +145,7 @@ struct Destination {
     util::UniqueFd fd;
     std::string path;  // the user's path (what messages name)
     std::string temp;  // empty when written in place
+    std::string replaced;  // what the temporary is renamed over: `path`, or with --atomic the file a symlink names
     bool created = false;  // a file this copy made (mode from the source, umask applied)
     bool regular = true;   // false: a FIFO, a device: written in order, never truncated or renamed
 };
