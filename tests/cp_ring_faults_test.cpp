@@ -54,7 +54,7 @@ TEST(CpRingFaults, EnterFailingMidCopyEndsWithoutFreeingWhatTheKernelHolds) {
         if (c.dst == s / "out") {
             EXPECT_NE(r.err.find("still in the kernel, their buffers are kept"), std::string::npos) << r.err;
             EXPECT_FALSE(stdfs::exists(c.dst)) << "a half-written new file was left";
-        } else {
+        } else if (stdfs::exists(c.dst)) {  // absent when the failure came during the statx batch
             for (const auto& e : stdfs::directory_iterator(c.dst))
                 EXPECT_EQ(read_file(e.path().string()), read_file(s / ("t/" + e.path().filename().string())))
                     << "half-written: " << e.path();
