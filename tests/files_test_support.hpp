@@ -87,12 +87,16 @@ inline std::vector<std::string> temporaries(const stdfs::path& dir) {
 }
 
 struct Child {
-    int status = -1;
+    int status = -1;  // exit status, or 128 + the signal that ended it
+    int signal = 0;   // the signal that ended it, or 0 when it exited
     std::string out, err;
 };
 
+// `on_start` runs in the parent once the child runs (to signal it), while
+// its output is still unread.
 inline Child run(std::vector<std::string> args, const std::string& input = {},
-                 const std::function<void()>& in_child = {}) {
+                 const std::function<void()>& in_child = {},
+                 const std::function<void(pid_t)>& on_start = {}) {
     int in[2], out[2], err[2];
     if (::pipe(in) || ::pipe(out) || ::pipe(err)) throw std::runtime_error("pipe");
     const pid_t pid = ::fork();
@@ -116,6 +120,7 @@ inline Child run(std::vector<std::string> args, const std::string& input = {},
         (void)n;
     }
     ::close(in[1]);
+    if (on_start) on_start(pid);
     Child r;
     pollfd p[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
     int open = 2;
@@ -135,6 +140,7 @@ inline Child run(std::vector<std::string> args, const std::string& input = {},
     int st = 0;
     ::waitpid(pid, &st, 0);
     r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    if (WIFSIGNALED(st)) r.signal = WTERMSIG(st);
     return r;
 }
 
