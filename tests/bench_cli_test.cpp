@@ -276,6 +276,39 @@ TEST_F(BenchCli, VerdictFitsWritesAndRefusesTinySamples) {
     EXPECT_EQ(t.out.find("slower"), std::string::npos) << t.out;
 }
 
+TEST_F(BenchCli, BadRoundOptionsAreUsageErrors) {
+    const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+        {{"--rounds", "0"}, "--rounds 0"},
+        {{"--order", "backwards"}, "--order backwards: use rotate, shuffle or fixed"},
+        {{"--confidence", "1"}, "--confidence 1"},
+        {{"--confidence", "0.2"}, "--confidence 0.2"},
+        {{"--compare", "no-such.json"}, "no-such.json: cannot read the saved run"},
+    };
+    for (const auto& [args, needle] : cases) {
+        const Result r = run(args);
+        EXPECT_EQ(r.status, needle.find("saved run") != std::string::npos ? 4 : 2) << needle;
+        one_line(r, needle);
+    }
+    EXPECT_TRUE(tmp_empty());
+}
+
+// --order shuffle prints its seed; the same seed gives the same orders.
+TEST_F(BenchCli, ShuffleSeedIsPrintedAndRepeats) {
+    const std::string a = path("a.json"), b = path("b.json");
+    const std::vector<std::string> job = {"--engines", "pread,uring,threadpool,libaio",
+                                          "--iodepth", "1", "--rounds", "4", "--order", "shuffle"};
+    const Result first = run(with(with(kQuickRounds, job), {"--json", a}));
+    ASSERT_EQ(first.status, 0) << first.err;
+    const auto at = first.out.find("(--order-seed ");
+    ASSERT_NE(at, std::string::npos) << first.out;
+    const std::string seed =
+        first.out.substr(at + 14, first.out.find(')', at) - (at + 14));
+    ASSERT_EQ(run(with(with(kQuickRounds, job), {"--order-seed", seed, "--json", b})).status, 0);
+    const auto da = nlohmann::json::parse(std::ifstream(a)), db = nlohmann::json::parse(std::ifstream(b));
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(da["runs"][i]["order"], db["runs"][i]["order"]) << i;
+    EXPECT_EQ(da["job"]["order"], "shuffle");
+}
+
 // --compare judges each engine and depth against a saved run, by the same rule.
 TEST_F(BenchCli, CompareAgainstASavedRun) {
     const std::string first = path("first.json"), second = path("second.json");

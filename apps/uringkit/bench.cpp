@@ -374,7 +374,7 @@ const Register reg{Command{
         app.add_option("--runtime", o->runtime,
                        "Measured time per run (default 0.15 s: 2, 500ms, 1m)");
         app.add_option("--ios", o->ios,
-                       "I/Os per engine and depth over all jobs (with --runtime: whichever first)");
+                       "I/Os per run over all jobs (with --runtime: whichever first)");
         app.add_option("--ramp", o->ramp,
                        "Warm-up before measuring, excluded from the figures (default 0.05 s)");
         app.add_option("--engines", o->engines,
@@ -383,8 +383,7 @@ const Register reg{Command{
                        "auto (default: all but uring-iopoll)");
         app.add_option("--cache", o->cache,
                        "warm: load the file into the page cache first; cold: drop it "
-                       "(POSIX_FADV_DONTNEED) before "
-                       "each run")
+                       "(POSIX_FADV_DONTNEED) before each run and again after its ramp")
             ->capture_default_str();
         app.add_option("--rounds,--repeat", o->rounds,
                        "Rounds: each runs every engine at every depth once, engines interleaved; "
