@@ -4,7 +4,6 @@
 
 #include "uringkit/sys/uapi.hpp"
 
-#include <cassert>
 #include <cstdint>
 #include <optional>
 
@@ -41,6 +40,8 @@ private:
 
 // A prepared SQE, returned by Ring::prepare().  Empty when the SQ was full
 // (test it like a pointer); the setters add per-request flags and user_data.
+// On an empty Sqe the setters do nothing, so `ring.prepare(op).user_data(x)`
+// on a full SQ is a no-op to detect, not a null dereference.
 class Sqe {
 public:
     constexpr Sqe() noexcept = default;
@@ -78,8 +79,7 @@ private:
     }
     template <class F>
     Sqe& set(F&& f) noexcept {
-        assert(s_ && "setter called on an empty Sqe (the SQ was full)");
-        f();
+        if (s_) f();
         return *this;
     }
     io_uring_sqe* s_ = nullptr;
