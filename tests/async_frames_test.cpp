@@ -66,7 +66,7 @@ TEST(AsyncFrames, WarmSendAllAllocatesNothing) {
     auto ping = [&](int rounds) -> async::Task<int> {
         char buf[256];
         for (int i = 0; i < rounds; ++i) {
-            if (co_await loop.send_all(Fd{sv[0]}, msg.data(), msg.size()) != static_cast<int>(msg.size())) co_return -1;
+            if ((co_await loop.send_all(Fd{sv[0]}, msg.data(), msg.size())).res != static_cast<int>(msg.size())) co_return -1;
             const ssize_t n = ::recv(sv[1], buf, sizeof buf, 0);  // the send completed: the bytes are there
             if (n != static_cast<ssize_t>(msg.size())) co_return -2;
             got.assign(buf, static_cast<std::size_t>(n));

@@ -3,6 +3,7 @@
 // and received through it is the data written; timeouts cancel; a multishot
 // RecvStream delivers every byte in order through ENOBUFS re-arms.
 #include "uringkit/async/loop.hpp"
+#include "uringkit/async/streams.hpp"
 
 #include <gtest/gtest.h>
 
@@ -71,17 +72,18 @@ TEST(AsyncLoop, ReadWriteDataThroughTheRing) {
     auto io = [&]() -> async::Task<std::string> {
         std::string data(100000, '\0');
         for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 31 % 251);
-        const int w = co_await loop.write(Fd{fd}, data.data(), static_cast<std::uint32_t>(data.size()), 0);
+        const int w = (co_await loop.write(Fd{fd}, data.data(), static_cast<std::uint32_t>(data.size()), 0)).res;
         if (w != static_cast<int>(data.size())) co_return "short write";
-        if (co_await loop.fsync(Fd{fd}) != 0) co_return "fsync failed";
+        if ((co_await loop.fsync(Fd{fd})).res != 0) co_return "fsync failed";
         std::string back(data.size(), '\0');
-        const int r = co_await loop.read(Fd{fd}, back.data(), static_cast<std::uint32_t>(back.size()), 0);
+        const int r = (co_await loop.read(Fd{fd}, back.data(), static_cast<std::uint32_t>(back.size()), 0)).res;
         if (r != w) co_return "short read";
         co_return back == data ? "same" : "different";
     };
     EXPECT_EQ(loop.block_on(io()), "same");
-    const int bad = loop.block_on([&]() -> async::Task<int> { co_return co_await loop.read(Fd{-1}, path, 1, 0); }());
-    EXPECT_EQ(bad, -EBADF) << "the kernel's result, not an exception";
+    const async::Result bad = loop.block_on([&]() -> async::Task<async::Result> { co_return co_await loop.read(Fd{-1}, path, 1, 0); }());
+    EXPECT_EQ(bad.res, -EBADF) << "the kernel's result, not an exception";
+    EXPECT_EQ(bad.error(), std::errc::bad_file_descriptor);
     ::close(fd);
 }
 
@@ -92,7 +94,7 @@ TEST(AsyncLoop, EverySpawnedTaskCompletesOnceEvenWithATinySq) {
     for (int i = 0; i < 1000; ++i)
         loop.spawn([](async::Loop& l, int& slot) -> async::Task<void> {
             for (int k = 0; k < 3; ++k)
-                if (co_await l.nop() != 0) co_return;
+                if ((co_await l.nop()).res != 0) co_return;
             ++slot;
         }(loop, done[static_cast<std::size_t>(i)]));
     loop.run();
@@ -118,13 +120,14 @@ TEST(AsyncLoop, SocketsTimeoutsAndCancel) {
     ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
     auto t = [&]() -> async::Task<std::string> {
         char buf[64];
-        // Nothing to read: the linked timeout cancels the recv.
+        // Nothing to read: the linked timeout cancels the recv, and says so
+        // with -ETIME rather than -ECANCELED.
         const async::Result r = co_await loop.with_timeout(op::Recv(Fd{sv[0]}, buf, sizeof buf), 20ms);
-        if (r.res != -ECANCELED) co_return "timeout gave " + std::to_string(r.res);
-        if (co_await loop.send_all(Fd{sv[1]}, "ping", 4) != 4) co_return "send";
-        const int n = co_await loop.recv(Fd{sv[0]}, buf, sizeof buf);
+        if (!r.timed_out()) co_return "timeout gave " + std::to_string(r.res);
+        if ((co_await loop.send_all(Fd{sv[1]}, "ping", 4)).res != 4) co_return "send";
+        const int n = (co_await loop.recv(Fd{sv[0]}, buf, sizeof buf)).res;
         if (std::string(buf, static_cast<std::size_t>(n > 0 ? n : 0)) != "ping") co_return "recv";
-        if (co_await loop.sleep(1ms) != 0) co_return "sleep";
+        if ((co_await loop.sleep(1ms)).res != 0) co_return "sleep";
         co_return "ok";
     };
     EXPECT_EQ(loop.block_on(t()), "ok");
@@ -132,9 +135,9 @@ TEST(AsyncLoop, SocketsTimeoutsAndCancel) {
     int result = 1;
     loop.spawn([](async::Loop& l, int fd, int& out) -> async::Task<void> {
         char b[8];
-        out = co_await l.recv(Fd{fd}, b, sizeof b);
+        out = (co_await l.recv(Fd{fd}, b, sizeof b)).res;
     }(loop, sv[0], result));
-    const int cancelled = loop.block_on([&]() -> async::Task<int> { co_return co_await loop.cancel_fd(Fd{sv[0]}); }());
+    const int cancelled = loop.block_on([&]() -> async::Task<int> { co_return (co_await loop.cancel_fd(Fd{sv[0]})).res; }());
     loop.run();
     EXPECT_EQ(cancelled, 1);
     EXPECT_EQ(result, -ECANCELED);

@@ -1,156 +1,414 @@
 #include "uringkit/async/loop.hpp"
+#include "uringkit/sys/error.hpp"
+
+#include <unistd.h>
 
 #include <cerrno>
 #include <system_error>
 
+#ifndef IORING_TIMEOUT_MULTISHOT
+#define IORING_TIMEOUT_MULTISHOT (1U << 6)  // 6.4
+#endif
+
 namespace uringkit::async {
 
-// The frame that owns a spawned task: starts at once, destroys itself at the
-// end, and hands an escaped exception to the loop.
-struct Loop::Detached {
+namespace detail {
+
+bool is_multishot(const io_uring_sqe& s) noexcept {
+    switch (s.opcode) {
+        case IORING_OP_ACCEPT: return (s.ioprio & IORING_ACCEPT_MULTISHOT) != 0;
+        case IORING_OP_RECV:
+        case IORING_OP_RECVMSG: return (s.ioprio & IORING_RECV_MULTISHOT) != 0;
+        case IORING_OP_POLL_ADD: return (s.len & IORING_POLL_ADD_MULTI) != 0;
+        case IORING_OP_TIMEOUT: return (s.timeout_flags & IORING_TIMEOUT_MULTISHOT) != 0;
+        case sys::opcode::read_multishot: return true;
+        default: return false;
+    }
+}
+
+void make_nop(io_uring_sqe& s) noexcept {
+    const std::uint64_t ud = s.user_data;
+    std::memset(&s, 0, sizeof s);
+    s.opcode = IORING_OP_NOP;
+    s.user_data = ud;
+}
+
+}  // namespace detail
+
+namespace {
+// The top 16 bits of every user_data this loop hands out; the next 16 are the
+// slot's generation, the low 32 its index.  A foreign value that happens to
+// carry the tag still has to name a live slot of the right generation.
+constexpr std::uint64_t kTag = 0x554bULL;
+}  // namespace
+
+// The frame that owns a spawned task: on the loop's list until it finishes
+// (then it destroys itself), so a loop that ends early can destroy it.
+struct Loop::Root {
     struct promise_type {
-        Detached get_return_object() const noexcept { return {}; }
-        std::suspend_never initial_suspend() const noexcept { return {}; }
-        std::suspend_never final_suspend() const noexcept { return {}; }
+        Loop* loop;
+        promise_type* prev = nullptr;
+        promise_type* next = nullptr;
+        promise_type(Loop* l, Task<void>&) noexcept : loop(l) {}
+        Root get_return_object() noexcept { return Root{std::coroutine_handle<promise_type>::from_promise(*this)}; }
+        std::suspend_always initial_suspend() const noexcept { return {}; }
+        struct Final {
+            bool await_ready() const noexcept { return false; }
+            void await_suspend(std::coroutine_handle<promise_type> h) const noexcept {
+                h.promise().unlink();
+                h.destroy();
+            }
+            void await_resume() const noexcept {}
+        };
+        Final final_suspend() const noexcept { return {}; }
         void return_void() const noexcept {}
-        void unhandled_exception() const noexcept { std::terminate(); }  // run_detached catches everything
+        void unhandled_exception() const noexcept { std::terminate(); }  // run_root catches everything
+        void link() noexcept {
+            auto* head = static_cast<promise_type*>(loop->roots_);
+            next = head;
+            if (head) head->prev = this;
+            loop->roots_ = this;
+            ++loop->live_;
+        }
+        void unlink() noexcept {
+            if (prev) prev->next = next;
+            else loop->roots_ = next;
+            if (next) next->prev = prev;
+            prev = next = nullptr;
+            --loop->live_;
+        }
     };
+    std::coroutine_handle<promise_type> handle;
 };
 
-Loop::Detached Loop::run_detached(Loop* loop, Task<void> task) {
-    ++loop->live_;
+Loop::Root Loop::run_root(Loop* loop, Task<void> task) {
     try {
         co_await std::move(task);
     } catch (...) {
         if (!loop->error_) loop->error_ = std::current_exception();
     }
-    --loop->live_;
 }
 
-void Loop::spawn(Task<void> task) { run_detached(this, std::move(task)); }
+Loop::Loop(Ring& ring) : ring_(&ring) {
+    slots_.reserve(64);
+    free_slots_.reserve(64);
+    try {
+        opcodes_ = ring.probe_opcodes();
+        probed_ = true;
+    } catch (const RingError&) {
+        probed_ = false;  // before 5.6: no probe; the kernel's own -EINVAL says it
+    }
+}
 
-void Loop::reap() {
+std::string unsupported(std::uint8_t opcode) {
+    const char* name = sys::opcode_name(opcode);
+    const char* since = sys::opcode_since(opcode);
+    std::string s = name ? name : "opcode " + std::to_string(opcode);
+    s += ": not supported by this kernel";
+    if (since) s += std::string(" (io_uring has it from Linux ") + since + ")";
+    return s;
+}
+
+Loop::~Loop() { (void)shut_down(); }
+
+void Loop::spawn(Task<void> task) {
+    Root r = run_root(this, std::move(task));
+    r.handle.promise().link();
+    r.handle.resume();
+}
+
+// ---- slots ------------------------------------------------------------------------
+
+std::uint64_t Loop::track(Pending* target) noexcept {
+    std::uint32_t i;
+    if (!free_slots_.empty()) {
+        i = free_slots_.back();
+        free_slots_.pop_back();
+    } else {
+        i = static_cast<std::uint32_t>(slots_.size());
+        slots_.emplace_back();
+        // release() must not allocate: it runs on the completion path.
+        free_slots_.reserve(slots_.capacity());
+    }
+    Slot& s = slots_[i];
+    s.target = target;
+    s.pool = nullptr;
+    s.close_results = false;
+    s.persistent = false;
+    s.live = true;
+    ++in_flight_;
+    return kTag << 48 | static_cast<std::uint64_t>(s.generation) << 32 | i;
+}
+
+std::uint64_t Loop::track_persistent(Pending* target) noexcept {
+    const std::uint64_t ud = track(target);
+    slots_[static_cast<std::uint32_t>(ud)].persistent = true;
+    --in_flight_;
+    return ud;
+}
+
+void Loop::untrack(std::uint64_t ud) noexcept {
+    const auto i = static_cast<std::uint32_t>(ud);
+    if (i < slots_.size() && slots_[i].live && slots_[i].persistent) release(i);
+}
+
+void Loop::release(std::uint32_t i) noexcept {
+    Slot& s = slots_[i];
+    s.live = false;
+    s.target = nullptr;
+    ++s.generation;
+    free_slots_.push_back(i);
+    if (!s.persistent) --in_flight_;
+    s.persistent = false;
+}
+
+void Loop::abandon(std::uint64_t ud, BufferRing* pool, bool close_results) noexcept {
+    const auto i = static_cast<std::uint32_t>(ud);
+    if (i >= slots_.size() || !slots_[i].live) return;
+    slots_[i].target = nullptr;
+    slots_[i].pool = pool;
+    slots_[i].close_results = close_results;
+    cancel(ud);
+}
+
+void Loop::dispatch(const Completion& c) noexcept {
+    const std::uint64_t ud = c.user_data;
+    const auto i = static_cast<std::uint32_t>(ud);
+    if (ud >> 48 != kTag || i >= slots_.size() || !slots_[i].live ||
+        slots_[i].generation != static_cast<std::uint16_t>(ud >> 32)) {
+        ++foreign_;
+        if (foreign_handler_) foreign_handler_(foreign_context_, c);
+        return;
+    }
+    const Slot s = slots_[i];
+    if (!c.more() && !s.persistent) release(i);  // first: the handler may start the next operation
+    if (s.target) {
+        s.target->complete(s.target, c);
+        return;
+    }
+    // Nobody waits: give back what the completion carries.
+    if (s.pool)
+        if (auto id = c.buffer_id()) recycle(*s.pool, *id);
+    if (s.close_results && c.res >= 0 && !(c.flags & IORING_CQE_F_NOTIF)) ::close(c.res);
+}
+
+// ---- the submission queue -------------------------------------------------------------
+
+bool Loop::room(unsigned n) noexcept {
+    if (ring_->sq_space_left() >= n) return true;
+    if (ring_->sq_pending() > 0) (void)ring_->submit();  // an error shows at the next turn
+    return ring_->sq_space_left() >= n;
+}
+
+void Loop::place(Pending& p) noexcept {
+    io_uring_sqe* sqes[detail::kMaxChain];
+    for (unsigned k = 0; k < p.sqes; ++k) sqes[k] = ring_->get_sqe();
+    p.fill(&p, sqes);
+}
+
+bool Loop::issue(Pending& p) noexcept {
+    if (p.sqes > ring_->sq_entries()) return false;
+    // Behind anything already queued, so SQEs reach the kernel in order.
+    if (!deferred_head_ && posted_.empty() && room(p.sqes)) {
+        place(p);
+        return true;
+    }
+    p.deferred = true;
+    p.next_deferred = nullptr;
+    if (deferred_tail_) deferred_tail_->next_deferred = &p;
+    else deferred_head_ = &p;
+    deferred_tail_ = &p;
+    return true;
+}
+
+void Loop::withdraw(Pending& p) noexcept {
+    if (!p.deferred) return;
+    Pending* prev = nullptr;
+    for (Pending* q = deferred_head_; q; prev = q, q = q->next_deferred) {
+        if (q != &p) continue;
+        if (prev) prev->next_deferred = q->next_deferred;
+        else deferred_head_ = q->next_deferred;
+        if (deferred_tail_ == q) deferred_tail_ = prev;
+        break;
+    }
+    p.deferred = false;
+    p.next_deferred = nullptr;
+}
+
+void Loop::post_sqe(const io_uring_sqe& s) noexcept {
+    if (!deferred_head_ && posted_.empty() && room(1)) *ring_->get_sqe() = s;
+    else posted_.push_back(s);
+}
+
+void Loop::flush_deferred() {
+    std::size_t posted = 0;
+    while (posted < posted_.size() || deferred_head_) {
+        const unsigned need = posted < posted_.size() ? 1u : deferred_head_->sqes;
+        if (!room(need)) {
+            const int r = ring_->reserve(need);
+            if (r == -EBUSY || r == -EAGAIN) break;  // reap first, then go on
+            if (r < 0) {
+                posted_.erase(posted_.begin(), posted_.begin() + static_cast<std::ptrdiff_t>(posted));
+                throw std::system_error(-r, std::system_category(), "io_uring_enter");
+            }
+            continue;
+        }
+        if (posted < posted_.size()) {
+            *ring_->get_sqe() = posted_[posted++];
+            continue;
+        }
+        Pending* p = deferred_head_;
+        deferred_head_ = p->next_deferred;
+        if (!deferred_head_) deferred_tail_ = nullptr;
+        p->deferred = false;
+        p->next_deferred = nullptr;
+        place(*p);
+    }
+    posted_.erase(posted_.begin(), posted_.begin() + static_cast<std::ptrdiff_t>(posted));
+}
+
+// ---- turns --------------------------------------------------------------------------
+
+void Loop::turn() {
+    flush_deferred();
     const int r = wait_ ? wait_->submit_and_wait(*ring_) : ring_->submit_and_wait(1);
     if (r < 0 && r != -EBUSY && r != -EAGAIN && r != -EINTR && r != -ETIME)
         throw std::system_error(-r, std::system_category(), "io_uring_enter");
-    ring_->for_each_completion([](const Completion& c) {
-        if (c.user_data == 0) return;  // linked timeouts, cancels: nobody waits
-        auto* p = reinterpret_cast<Pending*>(static_cast<std::uintptr_t>(c.user_data));
-        p->complete(p, c);
-    });
+    ring_->for_each_completion([this](const Completion& c) { dispatch(c); });
 }
 
 void Loop::run() {
     stopped_ = false;
-    while (live_ > 0 && !stopped_) {
-        reap();
-        if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+    try {
+        while (live_ > 0 && !stopped_) {
+            turn();
+            if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+        }
+    } catch (...) {
+        (void)shut_down();
+        throw;
     }
 }
 
 void Loop::run_once() {
-    reap();
-    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+    try {
+        turn();
+        if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+    } catch (...) {
+        (void)shut_down();
+        throw;
+    }
 }
 
-Task<int> Loop::sleep(std::chrono::nanoseconds d) {
+bool Loop::shut_down() noexcept {
+    draining_ = true;
+    // Queued awaiters never reached the kernel: nothing to drain for them.
+    for (Pending* p = deferred_head_; p;) {
+        Pending* next = p->next_deferred;
+        p->deferred = false;
+        p->next_deferred = nullptr;
+        p = next;
+    }
+    deferred_head_ = deferred_tail_ = nullptr;
+    for (BufferWaiter* w = buffer_waiters_; w; w = w->next_waiter) w->waiting = false;
+    buffer_waiters_ = nullptr;
+    bool drained = true;
+    try {
+        const auto n = static_cast<std::uint32_t>(slots_.size());
+        for (std::uint32_t i = 0; i < n; ++i)
+            if (slots_[i].live && !slots_[i].persistent)
+                cancel(kTag << 48 | static_cast<std::uint64_t>(slots_[i].generation) << 32 | i);
+        while (in_flight_ > 0) turn();
+    } catch (...) {
+        drained = false;
+    }
+    if (drained) {
+        // Destroying a frame runs destructors (streams, awaiters): all idle now.
+        using Promise = Root::promise_type;
+        while (auto* p = static_cast<Promise*>(roots_)) {
+            p->unlink();
+            std::coroutine_handle<Promise>::from_promise(*p).destroy();
+        }
+        try {
+            while (in_flight_ > 0) turn();  // what those destructors posted
+        } catch (...) {
+            drained = false;
+        }
+    }
+    draining_ = false;
+    return drained;
+}
+
+// ---- provided buffers --------------------------------------------------------------
+
+void Loop::recycle(BufferRing& pool, std::uint16_t id) noexcept {
+    pool.recycle(id);
+    ++buffers_returned_;
+    // Every stream waiting on this pool tries again: one that finds it dry
+    // again waits for the next buffer, so the work is bounded by the buffers
+    // returned, never a spin.
+    BufferWaiter* woken = nullptr;
+    BufferWaiter** link = &buffer_waiters_;
+    while (BufferWaiter* w = *link) {
+        if (w->pool != &pool) {
+            link = &w->next_waiter;
+            continue;
+        }
+        *link = w->next_waiter;
+        w->waiting = false;
+        w->next_waiter = woken;
+        woken = w;
+    }
+    while (woken) {
+        BufferWaiter* w = woken;
+        woken = w->next_waiter;
+        w->next_waiter = nullptr;
+        w->wake(w);
+    }
+}
+
+void Loop::wait_for_buffer(BufferWaiter& w, const BufferRing& pool) noexcept {
+    if (w.waiting || draining_) return;
+    w.pool = &pool;
+    w.waiting = true;
+    w.next_waiter = buffer_waiters_;
+    buffer_waiters_ = &w;
+}
+
+void Loop::stop_waiting_for_buffer(BufferWaiter& w) noexcept {
+    if (!w.waiting) return;
+    for (BufferWaiter** link = &buffer_waiters_; *link; link = &(*link)->next_waiter) {
+        if (*link == &w) {
+            *link = w.next_waiter;
+            break;
+        }
+    }
+    w.waiting = false;
+    w.next_waiter = nullptr;
+}
+
+// ---- composed operations --------------------------------------------------------------
+
+Task<Result> Loop::sleep(std::chrono::nanoseconds d) {
     __kernel_timespec ts{};
     ts.tv_sec = static_cast<long long>(d.count() / 1000000000);
     ts.tv_nsec = static_cast<long long>(d.count() % 1000000000);
-    const int r = co_await as_int(op::Timeout(&ts));
-    co_return r == -ETIME ? 0 : r;
+    Result r = co_await submit(op::Timeout(&ts));
+    if (r.res == -ETIME) r.res = 0;
+    co_return r;
 }
 
-Task<int> Loop::send_all(File f, const void* buf, std::size_t len) {
+Task<Result> Loop::send_all(File f, const void* buf, std::size_t len) {
     const auto* p = static_cast<const char*>(buf);
     std::size_t done = 0;
     while (done < len) {
         const std::size_t chunk = len - done > 0x7fffffffu ? 0x7fffffffu : len - done;
-        const int n = co_await send(f, p + done, static_cast<std::uint32_t>(chunk));
-        if (n < 0) co_return n;
-        if (n == 0) co_return -EPIPE;
-        done += static_cast<std::size_t>(n);
+        const Result n = co_await send(f, p + done, static_cast<std::uint32_t>(chunk));
+        if (n.res < 0) co_return n;
+        if (n.res == 0) co_return Result{-EPIPE, 0};
+        done += static_cast<std::size_t>(n.res);
     }
-    co_return static_cast<int>(len);
-}
-
-// ---- RecvStream -----------------------------------------------------------------
-
-RecvStream::RecvStream(Loop& loop, File f, BufferRing& buffers) : loop_(&loop), file_(f), buffers_(&buffers) {
-    complete = &RecvStream::on_cqe;
-    queue_.reserve(8);
-    arm();
-}
-
-RecvStream::~RecvStream() {
-    // Buffers of chunks nobody took go back to the kernel.
-    for (std::size_t i = head_; i < queue_.size(); ++i)
-        if (auto id = queue_[i].buffer_id()) buffers_->recycle(*id);
-}
-
-void RecvStream::arm() {
-    loop_->prepare(op::Recv::provided(file_, buffers_->group()).multishot(), this);
-    armed_ = true;
-    rearm_ = false;
-}
-
-bool RecvStream::ready() noexcept {
-    if (head_ < queue_.size() || ended_) return true;
-    if (rearm_ && !armed_ && !stopping_) arm();
-    return false;
-}
-
-RecvStream::Chunk RecvStream::pop() noexcept {
-    if (head_ < queue_.size()) {
-        const Completion& c = queue_[head_++];
-        if (head_ == queue_.size()) {
-            queue_.clear();  // keeps capacity
-            head_ = 0;
-        }
-        const std::uint16_t id = *c.buffer_id();
-        return {c.res, id, buffers_->data(id, static_cast<std::size_t>(c.res))};
-    }
-    return {final_res_, 0, {}};
-}
-
-void RecvStream::on_cqe(Pending* self, const Completion& c) noexcept {
-    auto* s = static_cast<RecvStream*>(self);
-    if (!c.more()) s->armed_ = false;
-    if (c.res > 0) {
-        s->queue_.push_back(c);
-        // The kernel may end a multishot with data (e.g. on a full CQ): go on.
-        if (!c.more() && !s->stopping_) s->rearm_ = true;
-    } else if (c.res == -ENOBUFS || (c.res == -ECANCELED && s->stopping_)) {
-        if (c.res == -ENOBUFS) ++s->enobufs_;
-        if (!c.more() && !s->stopping_) s->rearm_ = true;
-    } else if (!s->ended_) {
-        s->ended_ = true;
-        s->final_res_ = c.res;
-    }
-    if (!s->waiter_) return;
-    if (s->head_ < s->queue_.size() || s->ended_ || (s->stopping_ && !s->armed_)) {
-        std::exchange(s->waiter_, {}).resume();
-    } else if (s->rearm_ && !s->stopping_) {
-        s->arm();  // the consumer holds no buffer while it waits: re-arm now
-    }
-}
-
-Task<void> RecvStream::stop() {
-    stopping_ = true;
-    if (armed_) {
-        co_await loop_->submit(op::AsyncCancel(reinterpret_cast<std::uintptr_t>(static_cast<Pending*>(this))));
-        struct UntilDisarmed {
-            RecvStream* s;
-            bool await_ready() const noexcept { return !s->armed_; }
-            void await_suspend(std::coroutine_handle<> h) const noexcept { s->waiter_ = h; }
-            void await_resume() const noexcept {}
-        };
-        while (armed_) co_await UntilDisarmed{this};
-    }
-    for (std::size_t i = head_; i < queue_.size(); ++i)
-        if (auto id = queue_[i].buffer_id()) buffers_->recycle(*id);
-    queue_.clear();
-    head_ = 0;
+    co_return Result{static_cast<std::int32_t>(len), 0};
 }
 
 }  // namespace uringkit::async

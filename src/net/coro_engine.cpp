@@ -5,6 +5,7 @@
 // two measure what the coroutine layer costs.
 #include "engine.hpp"
 #include "uringkit/async/loop.hpp"
+#include "uringkit/async/streams.hpp"
 #include "uringkit/ops/ops.hpp"
 #include "uringkit/ring/buffer_ring.hpp"
 #include "uringkit/ring/ring.hpp"
@@ -34,50 +35,6 @@ struct Conn {
     bool sending = false;  // a response is on its way: a stop lets it finish
 };
 
-// A multishot accept as an awaitable stream of new descriptors.
-class AcceptStream : public async::Pending {
-public:
-    AcceptStream(async::Loop& loop, int listener) : loop_(&loop), listener_(listener) {
-        complete = &AcceptStream::on_cqe;
-        queue_.reserve(64);
-    }
-    void arm() {
-        loop_->prepare(op::Accept(Fd{listener_}).flags(SOCK_CLOEXEC).multishot(), this);
-        armed_ = true;
-    }
-    bool armed() const noexcept { return armed_; }
-    auto next() noexcept {
-        struct Awaiter {
-            AcceptStream* s;
-            bool await_ready() const noexcept { return s->head_ < s->queue_.size(); }
-            void await_suspend(std::coroutine_handle<> h) noexcept { s->waiter_ = h; }
-            Completion await_resume() noexcept {
-                Completion c = s->queue_[s->head_++];
-                if (s->head_ == s->queue_.size()) {
-                    s->queue_.clear();
-                    s->head_ = 0;
-                }
-                return c;
-            }
-        };
-        return Awaiter{this};
-    }
-
-private:
-    static void on_cqe(Pending* self, const Completion& c) noexcept {
-        auto* s = static_cast<AcceptStream*>(self);
-        if (!c.more()) s->armed_ = false;
-        s->queue_.push_back(c);
-        if (s->waiter_) std::exchange(s->waiter_, {}).resume();
-    }
-    async::Loop* loop_;
-    int listener_;
-    std::vector<Completion> queue_;
-    std::size_t head_ = 0;
-    std::coroutine_handle<> waiter_;
-    bool armed_ = false;
-};
-
 class CoroEngine {
 public:
     explicit CoroEngine(WorkerContext& ctx)
@@ -88,7 +45,7 @@ public:
           bufs_(ring_, kGroup, cfg_.buffer_count, cfg_.buffer_size),
           wait_(ring_, batch_wait_options(cfg_)),
           loop_(ring_),
-          accepts_(loop_, ctx.listen_fd) {
+          accepts_(loop_, Fd{ctx.listen_fd}) {
         loop_.set_wait(&wait_);
     }
 
@@ -121,7 +78,7 @@ private:
     async::Task<void> acceptor() {
         accepts_.arm();
         while (!stopping_) {
-            const Completion c = co_await accepts_.next();
+            const async::Result c = co_await accepts_.next();
             if (c.res >= 0) {
                 stats_.accepted.add();
                 if (stopping_ || conns_ >= ctx_.max_conns) {
@@ -162,7 +119,7 @@ private:
         co_await loop_.submit(op::PollAdd(Fd{ctx_.wake_fd}, POLLIN));
         stopping_ = true;
         grace_deadline_ = now_ + static_cast<std::uint64_t>(cfg_.grace.count());
-        if (accepts_.armed()) co_await loop_.submit(op::AsyncCancel(reinterpret_cast<std::uintptr_t>(&accepts_)));
+        accepts_.cancel();
         // Idle connections close now; one that is sending finishes its
         // response and then sees stopping_ (the ticker cancels it if the grace
         // period runs out first).
@@ -180,15 +137,14 @@ private:
     void wake_ticker_if_done() {
         if (!stopping_ || conns_ != 0 || ticker_sleep_ == nullptr || ticker_woken_) return;
         ticker_woken_ = true;
-        loop_.prepare(op::TimeoutRemove(reinterpret_cast<std::uintptr_t>(static_cast<async::Pending*>(ticker_sleep_))),
-                      nullptr);
+        ticker_sleep_->cancel();
     }
 
     // Ends the connection's recv (and send): its coroutine sees -ECANCELED and unwinds.
     void cancel(Conn* c) {
         if (c->cancelled) return;
         c->cancelled = true;
-        loop_.prepare(op::AsyncCancel::file(Fd{c->fd}).all(), nullptr);
+        loop_.post(op::AsyncCancel::file(Fd{c->fd}).all());
     }
 
     async::Task<void> connection(int fd) {
@@ -216,7 +172,7 @@ private:
                 if (session.take_progress()) idle_.touch(&conn, now_ + idle);
                 if (!out.empty()) {
                     conn.sending = true;
-                    const int n = co_await loop_.send_all(Fd{fd}, out.data(), out.size());
+                    const int n = (co_await loop_.send_all(Fd{fd}, out.data(), out.size())).res;
                     conn.sending = false;
                     if (n < 0) break;
                     stats_.bytes_out.add(static_cast<std::uint64_t>(n));
@@ -240,14 +196,14 @@ private:
     BufferRing bufs_;
     BatchWait wait_;
     async::Loop loop_;
-    AcceptStream accepts_;
+    async::AcceptStream accepts_;
     IdleList<Conn> idle_;
     std::uint64_t now_ = 0;
     std::uint64_t grace_deadline_ = 0;
     unsigned conns_ = 0;
     bool stopping_ = false;
     bool ticker_woken_ = false;
-    async::detail::OpAwaiter<op::Timeout, false>* ticker_sleep_ = nullptr;
+    async::detail::OpAwaiter<op::Timeout>* ticker_sleep_ = nullptr;
 };
 
 }  // namespace

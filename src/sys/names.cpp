@@ -20,6 +20,17 @@ constexpr std::array<const char*, opcode::known_count> kOpcodeNames = {
     "readv_fixed",  "writev_fixed",  "pipe",
 };
 
+// From the kernel's io_uring history (and liburing's man pages), in opcode order.
+constexpr std::array<const char*, opcode::known_count> kOpcodeSince = {
+    "5.1",  "5.1",  "5.1",  "5.1",  "5.1",  "5.1",  "5.1",  "5.1",  "5.2",  "5.3",
+    "5.3",  "5.4",  "5.5",  "5.5",  "5.5",  "5.5",  "5.5",  "5.6",  "5.6",  "5.6",
+    "5.6",  "5.6",  "5.6",  "5.6",  "5.6",  "5.6",  "5.6",  "5.6",  "5.6",  "5.6",
+    "5.7",  "5.7",  "5.7",  "5.8",  "5.11", "5.11", "5.11", "5.15", "5.15", "5.15",
+    "5.18", "5.19", "5.19", "5.19", "5.19", "5.19", "5.19", "6.0",  "6.1",  "6.7",
+    "6.7",  "6.7",  "6.7",  "6.7",  "6.8",  "6.9",  "6.11", "6.11", "6.15", "6.15",
+    "6.15", "6.15", "6.16",
+};
+
 constexpr std::array<const char*, 18> kFeatureNames = {
     "single_mmap",   "nodrop",        "submit_stable", "rw_cur_pos",     "cur_personality",
     "fast_poll",     "poll_32bits",   "sqpoll_nonfixed", "ext_arg",      "native_workers",
@@ -30,6 +41,10 @@ constexpr std::array<const char*, 18> kFeatureNames = {
 
 const char* opcode_name(unsigned op) noexcept {
     return op < kOpcodeNames.size() ? kOpcodeNames[op] : nullptr;
+}
+
+const char* opcode_since(unsigned op) noexcept {
+    return op < kOpcodeSince.size() ? kOpcodeSince[op] : nullptr;
 }
 
 const char* feature_name(unsigned bit) noexcept {

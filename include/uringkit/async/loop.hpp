@@ -1,127 +1,130 @@
 // An event loop over one Ring, and the awaitables that make ring operations
-// look like calls: each co_await prepares one SQE whose user_data points at
-// the awaiter (it lives in the suspended coroutine's frame), and the loop
-// resumes that coroutine from the CQE with the kernel's own result.
+// look like calls.
 //
 //     async::Loop loop(ring);
-//     loop.spawn(echo(loop, fd));          // runs concurrently, owned by the loop
-//     int n = loop.block_on(copy(loop));   // runs until this task is done
+//     loop.spawn(echo(loop, fd));                 // runs concurrently, owned by the loop
+//     async::Result r = loop.block_on(copy(loop));  // runs until this task is done
 //
 //     async::Task<void> echo(async::Loop& loop, int fd) {
 //         char buf[4096];
 //         for (;;) {
-//             int n = co_await loop.recv(Fd{fd}, buf, sizeof buf);
-//             if (n <= 0) break;
-//             if (co_await loop.send_all(Fd{fd}, buf, n) < 0) break;
+//             async::Result n = co_await loop.recv(Fd{fd}, buf, sizeof buf);
+//             if (n.res <= 0) break;
+//             if (!(co_await loop.send_all(Fd{fd}, buf, n.res)).ok()) break;
 //         }
 //         co_await loop.close(Fd{fd});
 //     }
 //
-// Results are the kernel's: bytes, a new fd, 0, or -errno; nothing throws on
-// the I/O path.  SQEs prepared while the loop handles completions go to the
-// kernel together in the next io_uring_enter.
+// Every awaitable gives back a Result (the kernel's res and flags); nothing
+// throws on the I/O path.  SQEs prepared while the loop handles completions
+// go to the kernel together in the next io_uring_enter.
 //
-// Cancellation: `co_await loop.cancel_fd(fd)` (or a LinkTimeout via
-// with_timeout) makes the pending operations on fd complete with -ECANCELED;
-// their coroutines resume as usual and unwind normally.  Never destroy a
-// suspended coroutine that waits on an operation: the SQE still names its
-// frame.  Memory an operation points to (buffers, timespecs) must live until
-// it completes, which a local in the awaiting coroutine always does.
+// Lifetime rules (docs/library.md, "The async layer"):
+//  - An operation's awaiter and the memory it names live until the
+//    operation's final completion.  A frame is destroyed only by the loop,
+//    and the loop first cancels and drains every operation it started: when
+//    an exception ends run()/block_on(), and in ~Loop().
+//  - Multishot operations are reachable only through streams (RecvStream,
+//    AcceptStream) that cancel and drain when destroyed; submit() refuses a
+//    multishot SQE with -EINVAL, and awaits a zero-copy send until its
+//    notification.
+//  - The loop tags its user_data; a completion it did not ask for (another
+//    user of a shared ring) is counted and handed to route_foreign(), never
+//    dereferenced.
+//  - Nothing on the completion path throws: an SQE that does not fit waits
+//    in the loop's queue for the next turn, a chain waits whole.
 #pragma once
 
+#include "uringkit/async/result.hpp"
 #include "uringkit/async/task.hpp"
 #include "uringkit/ops/ops.hpp"
 #include "uringkit/ring/batch_wait.hpp"
 #include "uringkit/ring/buffer_ring.hpp"
 #include "uringkit/ring/ring.hpp"
 
+#include <array>
 #include <chrono>
 #include <coroutine>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <exception>
-#include <optional>
-#include <span>
-#include <stdexcept>
-#include <string_view>
+#include <string>
+#include <stop_token>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace uringkit::async {
 
 class Loop;
 
-// What an SQE's user_data points to: resumed (or fed) from the CQE.
+// Something that puts SQEs in the ring and hears their completions: the
+// base of every awaiter and stream.
 struct Pending {
+    // Each completion of an SQE whose user_data came from Loop::track(this).
     void (*complete)(Pending* self, const Completion& c) noexcept = nullptr;
+    // Writes the `sqes` consecutive SQEs (a chain is placed whole): called by
+    // Loop::issue() at once, or at the next turn when the SQ had no room.
+    void (*fill)(Pending* self, io_uring_sqe* const* sqes) noexcept = nullptr;
+    Pending* next_deferred = nullptr;
+    std::uint8_t sqes = 1;
+    bool deferred = false;
 };
 
-// The result of an operation: the CQE's res and flags.
-struct Result {
-    std::int32_t res = 0;
-    std::uint32_t flags = 0;
-    std::optional<std::uint16_t> buffer_id() const noexcept {
-        return Completion{0, res, flags}.buffer_id();
-    }
+// A stream waiting for a provided buffer to come back (its recv ended with
+// -ENOBUFS): woken by Loop::recycle() on the same BufferRing.
+struct BufferWaiter {
+    void (*wake)(BufferWaiter* self) noexcept = nullptr;
+    BufferWaiter* next_waiter = nullptr;
+    const BufferRing* pool = nullptr;
+    bool waiting = false;
 };
+
+// "ftruncate: not supported by this kernel (io_uring has it from Linux 6.9)":
+// what a -EOPNOTSUPP refusal of `opcode` means, for an error message.
+std::string unsupported(std::uint8_t opcode);
 
 namespace detail {
 
-struct Resume : Pending {
-    std::coroutine_handle<> handle;
-    Result result;
-    Resume() noexcept {
-        complete = [](Pending* self, const Completion& c) noexcept {
-            auto* r = static_cast<Resume*>(self);
-            r->result = {c.res, c.flags};
-            r->handle.resume();
-        };
-    }
-};
-
-template <class Op, bool IntResult>
-struct OpAwaiter : Resume {
-    Loop* loop;
-    Op op;
-    std::uint8_t sqe_flags;
-    OpAwaiter(Loop* l, const Op& o, std::uint8_t f) noexcept : loop(l), op(o), sqe_flags(f) {}
-    bool await_ready() const noexcept { return false; }
-    void await_suspend(std::coroutine_handle<> h);
-    auto await_resume() const noexcept {
-        if constexpr (IntResult) return result.res;
-        else return result;
-    }
-};
+// Whether a prepared SQE asks for more than one completion (multishot accept,
+// recv, poll, timeout, read): such an SQE belongs in a stream.
+bool is_multishot(const io_uring_sqe& s) noexcept;
+// Turns a refused SQE into a NOP that keeps its user_data.
+void make_nop(io_uring_sqe& s) noexcept;
+// The most SQEs one chain may hold.
+inline constexpr std::size_t kMaxChain = 16;
 
 template <class Op>
-struct TimedAwaiter : Resume {
-    Loop* loop;
-    Op op;
-    __kernel_timespec ts{};
-    TimedAwaiter(Loop* l, const Op& o, std::chrono::nanoseconds t) noexcept : loop(l), op(o) {
-        ts.tv_sec = static_cast<long long>(t.count() / 1000000000);
-        ts.tv_nsec = static_cast<long long>(t.count() % 1000000000);
-    }
-    bool await_ready() const noexcept { return false; }
-    void await_suspend(std::coroutine_handle<> h);
-    Result await_resume() const noexcept { return result; }
-};
+struct OpAwaiter;
+template <bool Linked, class... Ops>
+struct ChainAwaiter;
+template <class Op>
+struct TimedAwaiter;
+template <class Op>
+struct StoppableAwaiter;
 
 }  // namespace detail
 
 class Loop {
 public:
     // The ring must outlive the loop and be used only from this thread.
-    explicit Loop(Ring& ring) noexcept : ring_(&ring) {}
+    explicit Loop(Ring& ring);
     Loop(const Loop&) = delete;
     Loop& operator=(const Loop&) = delete;
+    // Cancels and drains every operation still in flight, then destroys the
+    // spawned tasks that have not finished.
+    ~Loop();
 
     Ring& ring() noexcept { return *ring_; }
     // Waits through `wait` (which must outlive the loop) instead of a plain
     // submit_and_wait(1): the caller reports load to it between turns.
     void set_wait(BatchWait* wait) noexcept { wait_ = wait; }
 
-    // Starts `task` at once (up to its first suspension) and keeps it until it
-    // finishes; an exception it lets escape is rethrown by run()/block_on().
+    // Starts `task` at once (up to its first suspension) and keeps it until
+    // it finishes.  An exception it lets escape ends the loop: run() and
+    // block_on() cancel and drain everything in flight, destroy every
+    // unfinished task, and rethrow it.
     void spawn(Task<void> task);
     // Handles completions until every spawned task has finished, or stop().
     void run();
@@ -135,170 +138,195 @@ public:
     T block_on(Task<T> task);
     // Tasks spawned and not finished yet.
     std::size_t live_tasks() const noexcept { return live_; }
+    // This loop's SQEs whose final completion has not been handled yet.
+    std::size_t in_flight() const noexcept { return in_flight_; }
+
+    // Completions on this ring whose user_data is not this loop's (another
+    // user of a shared ring): counted, and handed to `handler` if one is set.
+    using ForeignHandler = void (*)(void* context, const Completion& c) noexcept;
+    void route_foreign(ForeignHandler handler, void* context) noexcept {
+        foreign_handler_ = handler;
+        foreign_context_ = context;
+    }
+    std::uint64_t foreign_completions() const noexcept { return foreign_; }
 
     // ---- awaitables -------------------------------------------------------
-    // Any typed operation from ops.hpp: co_await loop.submit(op) -> Result.
+    // Any typed operation from ops/: co_await loop.submit(op) -> Result, at its
+    // final completion.  No SQE flags: a link would chain another task's SQE;
+    // use chain().  A multishot SQE is refused with -EINVAL (use a stream).
     template <class Op>
-    detail::OpAwaiter<Op, false> submit(const Op& op, std::uint8_t sqe_flags = 0) noexcept {
-        return {this, op, sqe_flags};
+    detail::OpAwaiter<Op> submit(const Op& op) noexcept {
+        return {this, op};
     }
-    // The operation, cancelled when `timeout` passes first (res -ECANCELED).
+    // The same, cancelled when `token` is stopped (res -ECANCELED; at once,
+    // without an SQE, if it already is).  Stop it on this loop's thread.
+    template <class Op>
+    detail::StoppableAwaiter<Op> submit(const Op& op, std::stop_token token) noexcept {
+        return {this, op, std::move(token)};
+    }
+    // Linked SQEs, one submission: each runs only if the one before succeeded
+    // (a short read or write counts as a failure; the rest complete with
+    // -ECANCELED).  -> std::array<Result, N>.
+    template <class... Ops>
+    detail::ChainAwaiter<true, Ops...> chain(const Ops&... ops) noexcept {
+        return {this, ops...};
+    }
+    // Independent SQEs, one submission, awaited together -> std::array<Result, N>.
+    template <class... Ops>
+    detail::ChainAwaiter<false, Ops...> batch(const Ops&... ops) noexcept {
+        return {this, ops...};
+    }
+    // The operation with a deadline (a linked timeout, one submission): res
+    // -ETIME when the deadline passed first, distinct from -ECANCELED.
     template <class Op>
     detail::TimedAwaiter<Op> with_timeout(const Op& op, std::chrono::nanoseconds timeout) noexcept {
         return {this, op, timeout};
     }
-
-    detail::OpAwaiter<op::Nop, true> nop() noexcept { return as_int(op::Nop{}); }
-    detail::OpAwaiter<op::Read, true> read(File f, void* buf, std::uint32_t len, std::uint64_t off) noexcept { return as_int(op::Read(f, buf, len, off)); }
-    detail::OpAwaiter<op::Write, true> write(File f, const void* buf, std::uint32_t len, std::uint64_t off) noexcept {
-        return as_int(op::Write(f, buf, len, off));
-    }
-    detail::OpAwaiter<op::Recv, true> recv(File f, void* buf, std::uint32_t len, int flags = 0) noexcept { return as_int(op::Recv(f, buf, len, flags)); }
-    detail::OpAwaiter<op::Send, true> send(File f, const void* buf, std::uint32_t len, int flags = MSG_NOSIGNAL) noexcept {
-        return as_int(op::Send(f, buf, len, flags));
-    }
-    detail::OpAwaiter<op::Accept, true> accept(File listener, int flags = SOCK_CLOEXEC) noexcept { return as_int(op::Accept(listener).flags(flags)); }
-    detail::OpAwaiter<op::Connect, true> connect(File f, const sockaddr* addr, socklen_t len) noexcept { return as_int(op::Connect(f, addr, len)); }
-    detail::OpAwaiter<op::Close, true> close(File f) noexcept { return as_int(op::Close(f)); }
-    detail::OpAwaiter<op::Fsync, true> fsync(File f) noexcept { return as_int(op::Fsync(f)); }
-    // Cancels every pending operation on `f`; returns how many (or -errno).
-    detail::OpAwaiter<op::AsyncCancel, true> cancel_fd(File f) noexcept { return as_int(op::AsyncCancel::file(f).all()); }
-    // Suspends for `d` (0 on time; -ECANCELED if cancelled).
-    Task<int> sleep(std::chrono::nanoseconds d);
-    // Sends all `len` bytes, continuing after short sends: len, or the first error.
-    Task<int> send_all(File f, const void* buf, std::size_t len);
-
-    // Prepares an SQE for `op` with user_data `p`, submitting first when the SQ is full.
+    // The same with an absolute deadline on std::chrono::steady_clock
+    // (CLOCK_MONOTONIC, which IORING_TIMEOUT_ABS uses).
     template <class Op>
-    Sqe prepare(const Op& op, Pending* p);
+    detail::TimedAwaiter<Op> with_deadline(const Op& op, std::chrono::steady_clock::time_point deadline) noexcept {
+        return {this, op, deadline.time_since_epoch(), true};
+    }
+    // A fire-and-forget SQE whose result nobody reads: for operations that
+    // name no memory (cancels, closes, msg_ring).  Counted in in_flight().
+    template <class Op>
+    void post(const Op& op) noexcept {
+        io_uring_sqe s{};
+        op.prepare(s);
+        s.user_data = track(nullptr);
+        post_sqe(s);
+    }
+
+    detail::OpAwaiter<op::Nop> nop() noexcept;
+    detail::OpAwaiter<op::Read> read(File f, void* buf, std::uint32_t len, std::uint64_t off) noexcept;
+    detail::OpAwaiter<op::Write> write(File f, const void* buf, std::uint32_t len, std::uint64_t off) noexcept;
+    detail::OpAwaiter<op::Recv> recv(File f, void* buf, std::uint32_t len, int flags = 0) noexcept;
+    detail::OpAwaiter<op::Send> send(File f, const void* buf, std::uint32_t len, int flags = MSG_NOSIGNAL) noexcept;
+    detail::OpAwaiter<op::Accept> accept(File listener, int flags = SOCK_CLOEXEC) noexcept;
+    detail::OpAwaiter<op::Connect> connect(File f, const sockaddr* addr, socklen_t len) noexcept;
+    detail::OpAwaiter<op::Close> close(File f) noexcept;
+    detail::OpAwaiter<op::Fsync> fsync(File f) noexcept;
+    // Cancels every pending operation on `f`; res: how many (or -errno).
+    detail::OpAwaiter<op::AsyncCancel> cancel_fd(File f) noexcept;
+    // Suspends for `d` (res 0 on time; -ECANCELED if cancelled).
+    Task<Result> sleep(std::chrono::nanoseconds d);
+    // Sends all `len` bytes, continuing after short sends: res len, or the first error.
+    Task<Result> send_all(File f, const void* buf, std::size_t len);
+
+    // Hands provided buffer `id` back to the kernel and re-arms the streams
+    // that were waiting for one of `pool`'s buffers.
+    void recycle(BufferRing& pool, std::uint16_t id) noexcept;
+    // Provided buffers handed back through recycle() so far (every pool).
+    std::uint64_t buffers_returned() const noexcept { return buffers_returned_; }
+
+    // ---- plumbing for awaiters and streams -----------------------------------
+    // Places p's SQEs now, or queues p whole until the SQ has room.  False
+    // only when p needs more SQEs than the ring has.
+    bool issue(Pending& p) noexcept;
+    // Takes a queued p back before it reached the kernel.
+    void withdraw(Pending& p) noexcept;
+    // A user_data routed to `target` (nullptr: the result is dropped) until the
+    // completion without IORING_CQE_F_MORE.
+    std::uint64_t track(Pending* target) noexcept;
+    // A user_data routed to `target` until untrack(): for completions other
+    // rings post here (MSG_RING).  Not in flight: nothing to cancel or drain.
+    std::uint64_t track_persistent(Pending* target) noexcept;
+    void untrack(std::uint64_t ud) noexcept;
+    // Submits what is prepared now, without waiting (one io_uring_enter).
+    int submit_now() noexcept { return ring_->submit(); }
+    // Asks the kernel to cancel the SQE with user_data `ud`.
+    void cancel(std::uint64_t ud) noexcept { post(op::AsyncCancel(ud)); }
+    // The owner of `ud` is going away: its remaining completions are dropped
+    // (their provided buffers go back to `pool`, new descriptors are closed),
+    // and the operation is cancelled.
+    void abandon(std::uint64_t ud, BufferRing* pool, bool close_results = false) noexcept;
+    // 0, or the -errno an awaited SQE gets instead of reaching the kernel
+    // (the SQE becomes a NOP): -EINVAL for a multishot SQE, -EOPNOTSUPP for an
+    // opcode this kernel lacks (async::unsupported() says which release has it).
+    std::int32_t refusal(io_uring_sqe& s) const noexcept {
+        std::int32_t r = 0;
+        if (!opcodes_.supported(s.opcode) && probed_) r = -EOPNOTSUPP;
+        else if (detail::is_multishot(s)) r = -EINVAL;
+        if (r) detail::make_nop(s);
+        return r;
+    }
+    // True while the loop cancels and drains: completions resume nothing.
+    bool draining() const noexcept { return draining_; }
+    void resume(std::coroutine_handle<> h) noexcept {
+        if (!draining_) h.resume();
+    }
+    void wait_for_buffer(BufferWaiter& w, const BufferRing& pool) noexcept;
+    void stop_waiting_for_buffer(BufferWaiter& w) noexcept;
 
 private:
-    template <class Op>
-    detail::OpAwaiter<Op, true> as_int(const Op& op) noexcept {
-        return {this, op, 0};
-    }
-    void reap();
-    struct Detached;
-    static Detached run_detached(Loop* loop, Task<void> task);
+    struct Slot {
+        Pending* target = nullptr;
+        BufferRing* pool = nullptr;  // abandoned: where dropped buffers go
+        std::uint16_t generation = 0;
+        bool live = false;
+        bool close_results = false;
+        bool persistent = false;
+    };
+    struct Root;
+    static Root run_root(Loop* loop, Task<void> task);
+
+    bool room(unsigned n) noexcept;
+    void place(Pending& p) noexcept;
+    void post_sqe(const io_uring_sqe& s) noexcept;
+    void flush_deferred();
+    void turn();
+    void dispatch(const Completion& c) noexcept;
+    void release(std::uint32_t index) noexcept;
+    // Cancels and drains everything in flight, then destroys every spawned
+    // task.  False when the ring could not be entered: frames are then leaked
+    // rather than freed under the kernel.
+    bool shut_down() noexcept;
 
     Ring* ring_;
+    OpcodeSupport opcodes_;  // probed once (5.6); all taken as supported when the probe fails
+    bool probed_ = false;
     BatchWait* wait_ = nullptr;
+    std::vector<Slot> slots_;
+    std::vector<std::uint32_t> free_slots_;
+    std::vector<io_uring_sqe> posted_;  // fire-and-forget SQEs waiting for room
+    Pending* deferred_head_ = nullptr;
+    Pending* deferred_tail_ = nullptr;
+    BufferWaiter* buffer_waiters_ = nullptr;
+    void* roots_ = nullptr;  // Root::promise_type list
     std::size_t live_ = 0;
+    std::size_t in_flight_ = 0;
+    std::uint64_t foreign_ = 0;
+    std::uint64_t buffers_returned_ = 0;
+    ForeignHandler foreign_handler_ = nullptr;
+    void* foreign_context_ = nullptr;
     bool stopped_ = false;
+    bool draining_ = false;
     std::exception_ptr error_;
 };
 
-// ---- implementation details of the awaitables --------------------------------
+}  // namespace uringkit::async
 
+#include "uringkit/async/awaiters.hpp"
 
-template <class Op>
-Sqe Loop::prepare(const Op& op, Pending* p) {
-    for (int attempt = 0; attempt < 4; ++attempt) {
-        if (Sqe s = ring_->prepare(op)) {
-            s.user_data(p);
-            return s;
-        }
-        ring_->submit();
-    }
-    throw std::runtime_error("io_uring submission queue stays full");
-}
-
-template <class Op, bool IntResult>
-void detail::OpAwaiter<Op, IntResult>::await_suspend(std::coroutine_handle<> h) {
-    handle = h;
-    Sqe s = loop->prepare(op, this);
-    s.get()->flags |= sqe_flags;
-}
-
-template <class Op>
-void detail::TimedAwaiter<Op>::await_suspend(std::coroutine_handle<> h) {
-    handle = h;
-    // The pair must share one submit: make room for both first.
-    if (loop->ring().sq_space_left() < 2) loop->ring().submit();
-    loop->prepare(op, this).link();
-    loop->prepare(op::LinkTimeout(&ts), nullptr);
-}
+namespace uringkit::async {
 
 template <class T>
 T Loop::block_on(Task<T> task) {
     auto h = task.get();
     // Started like a spawned task, but the Task keeps the frame, so the value can be read.
     h.resume();
-    while (!h.done()) {
-        reap();
-        if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+    try {
+        while (!h.done()) {
+            turn();
+            if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+        }
+    } catch (...) {
+        // The task may be suspended on an SQE: drain before its frame goes.
+        if (!shut_down()) (void)task.release();
+        throw;
     }
     return h.promise().take();
 }
-
-// A multishot recv into a provided buffer ring, as a stream of chunks:
-//
-//     RecvStream in(loop, Fd{fd}, buffers);
-//     for (;;) {
-//         auto chunk = co_await in.next();
-//         if (chunk.res <= 0) break;              // 0: EOF; <0: -errno
-//         use(chunk.bytes());
-//         in.recycle(chunk);                      // the buffer goes back to the kernel
-//     }
-//     co_await in.stop();                         // cancels; waits for the last CQE
-//
-// One SQE serves the whole connection.  Chunks that arrive while the
-// coroutine is busy elsewhere (awaiting a send) queue up in order.  When the
-// buffer ring runs dry (-ENOBUFS) the stream re-arms on the next next(), so a
-// consumer that holds buffers applies back-pressure instead of spinning.
-class RecvStream : public Pending {
-public:
-    struct Chunk {
-        std::int32_t res = 0;  // bytes, 0 at EOF, or -errno
-        std::uint16_t id = 0;
-        std::span<const std::byte> data;
-        std::string_view text() const noexcept {
-            return {reinterpret_cast<const char*>(data.data()), data.size()};
-        }
-    };
-
-    RecvStream(Loop& loop, File f, BufferRing& buffers);
-    RecvStream(const RecvStream&) = delete;
-    RecvStream& operator=(const RecvStream&) = delete;
-    ~RecvStream();  // must be stopped (or have ended with EOF/error)
-
-    auto next() noexcept {
-        struct Awaiter {
-            RecvStream* s;
-            bool await_ready() noexcept { return s->ready(); }
-            void await_suspend(std::coroutine_handle<> h) noexcept { s->waiter_ = h; }
-            Chunk await_resume() noexcept { return s->pop(); }
-        };
-        return Awaiter{this};
-    }
-    // Chunks already queued (next() would not suspend).
-    bool ready() noexcept;
-    void recycle(const Chunk& c) noexcept {
-        if (c.res > 0) buffers_->recycle(c.id);
-    }
-    // ENOBUFS completions (the buffer ring ran dry; re-armed) since the last call.
-    std::uint32_t take_enobufs() noexcept { return std::exchange(enobufs_, 0u); }
-    // Cancels the recv and resumes after its last completion; queued chunks'
-    // buffers are returned.
-    Task<void> stop();
-
-private:
-    void arm();
-    Chunk pop() noexcept;
-    static void on_cqe(Pending* self, const Completion& c) noexcept;
-
-    Loop* loop_;
-    File file_;
-    BufferRing* buffers_;
-    std::vector<Completion> queue_;
-    std::size_t head_ = 0;
-    std::coroutine_handle<> waiter_;
-    bool armed_ = false;
-    bool ended_ = false;      // EOF or error delivered or queued: no re-arm
-    bool rearm_ = false;      // ended by ENOBUFS: re-arm when the consumer asks
-    bool stopping_ = false;
-    std::int32_t final_res_ = 0;
-    std::uint32_t enobufs_ = 0;
-};
 
 }  // namespace uringkit::async

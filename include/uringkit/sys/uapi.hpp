@@ -97,6 +97,8 @@ static_assert(sizeof(getevents_arg) == sizeof(io_uring_getevents_arg));
 
 // Name of an opcode for people ("read_fixed"), or nullptr when unknown.
 const char* opcode_name(unsigned op) noexcept;
+// The Linux release that added an opcode ("5.6"), or nullptr when unknown.
+const char* opcode_since(unsigned op) noexcept;
 
 // Names of IORING_FEAT_* bits, in bit order; nullptr for unknown bits.
 const char* feature_name(unsigned bit) noexcept;

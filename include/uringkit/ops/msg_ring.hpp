@@ -1,0 +1,31 @@
+// IORING_OP_MSG_RING (5.18): posts a completion on another ring, with `res`
+// = value and the user_data given.  How one thread's loop wakes another's
+// (async/mailbox.hpp); the sender gets its own completion (res 0 or -errno).
+#pragma once
+
+#include "uringkit/ops/ops.hpp"
+
+namespace uringkit::op {
+
+class MsgRing {
+public:
+    static constexpr std::uint8_t code = IORING_OP_MSG_RING;
+    // `target_ring_fd`: the receiving Ring's fd() (its real descriptor, even
+    // when that ring registered it).
+    MsgRing(int target_ring_fd, std::uint32_t value, std::uint64_t user_data) noexcept
+        : fd_(target_ring_fd), value_(value), user_data_(user_data) {}
+    void prepare(io_uring_sqe& s) const noexcept {
+        s.opcode = code;
+        s.fd = fd_;
+        s.addr = 0;  // IORING_MSG_DATA
+        s.len = value_;
+        s.off = user_data_;
+    }
+
+private:
+    int fd_;
+    std::uint32_t value_;
+    std::uint64_t user_data_;
+};
+
+}  // namespace uringkit::op
