@@ -1,8 +1,12 @@
 # The installed package, as a user meets it: `cmake --install` the build tree
 # into an empty prefix, then build against that prefix only
-#   1. examples/consumer with find_package(uringkit), and
+#   1. examples/consumer with find_package(uringkit) (uringkit::uringkit and
+#      the coroutine layer, uringkit::async), and
 #   2. examples/consumer/main.cpp, examples/cat.cpp and examples/nop_batch.cpp
-#      with the flags `pkg-config --cflags --libs uringkit` gives,
+#      with the flags `pkg-config --cflags --libs uringkit` gives, and the
+#      coroutine programs (examples/consumer/async_main.cpp,
+#      read_with_timeouts.cpp, open_and_stat.cpp, echo_server.cpp) with
+#      `uringkit-async`'s,
 # and run what was built, checking its output.
 #
 #   cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DCXX=... [-DSANITIZE=...]
@@ -60,6 +64,11 @@ run_checked("running the find_package consumer" ${build}/consumer)
 if(NOT run_out STREQUAL expected)
   message(FATAL_ERROR "install_test: consumer printed '${run_out}', expected '${expected}'")
 endif()
+set(expected_async "hello from an installed uringkit::async\n")
+run_checked("running the find_package coroutine consumer" ${build}/async_consumer)
+if(NOT run_out STREQUAL expected_async)
+  message(FATAL_ERROR "install_test: async_consumer printed '${run_out}', expected '${expected_async}'")
+endif()
 
 # ---- 2. pkg-config -------------------------------------------------------------
 find_program(PKG_CONFIG NAMES pkg-config pkgconf REQUIRED)
@@ -77,6 +86,17 @@ foreach(program consumer/main cat nop_batch)
   string(REPLACE "/" "_" exe ${program})
   run_checked("compiling examples/${program}.cpp with pkg-config flags"
     ${CXX} ${san_flags} ${SOURCE_DIR}/examples/${program}.cpp ${pc_flags} -o ${WORK_DIR}/${exe})
+endforeach()
+run_checked("pkg-config uringkit-async" ${PKG_CONFIG} --cflags --libs uringkit-async)
+string(STRIP "${run_out}" pc_async_flags)
+if(NOT pc_async_flags MATCHES "-luringkit_async.*-luringkit")
+  message(FATAL_ERROR "install_test: pkg-config uringkit-async gives: ${pc_async_flags}")
+endif()
+separate_arguments(pc_async_flags UNIX_COMMAND "${pc_async_flags}")
+foreach(program consumer/async_main read_with_timeouts open_and_stat echo_server)
+  string(REPLACE "/" "_" exe ${program})
+  run_checked("compiling examples/${program}.cpp with pkg-config uringkit-async flags"
+    ${CXX} ${san_flags} ${SOURCE_DIR}/examples/${program}.cpp ${pc_async_flags} -o ${WORK_DIR}/${exe})
 endforeach()
 
 # Every installed header compiles with nothing but the package's flags.
@@ -96,6 +116,10 @@ run_checked("running the pkg-config consumer" ${WORK_DIR}/consumer_main)
 if(NOT run_out STREQUAL expected)
   message(FATAL_ERROR "install_test: pkg-config consumer printed '${run_out}', expected '${expected}'")
 endif()
+run_checked("running the pkg-config coroutine consumer" ${WORK_DIR}/consumer_async_main)
+if(NOT run_out STREQUAL expected_async)
+  message(FATAL_ERROR "install_test: pkg-config async consumer printed '${run_out}', expected '${expected_async}'")
+endif()
 
 # cat, built against the package, copies a file byte for byte.
 set(input ${WORK_DIR}/input.bin)
@@ -106,6 +130,19 @@ file(SHA256 ${input} want)
 file(SHA256 ${WORK_DIR}/output.bin got)
 if(NOT rc EQUAL 0 OR NOT want STREQUAL got)
   message(FATAL_ERROR "install_test: cat built against the package: status ${rc}, copy differs")
+endif()
+
+# read_with_timeouts, built against the package, reads the same file as 100
+# coroutines with a deadline each and writes it back byte for byte.
+execute_process(COMMAND ${WORK_DIR}/read_with_timeouts ${input} 100 5000 OUTPUT_FILE ${WORK_DIR}/pieces.bin RESULT_VARIABLE rc)
+file(SHA256 ${WORK_DIR}/pieces.bin got)
+if(NOT rc EQUAL 0 OR NOT want STREQUAL got)
+  message(FATAL_ERROR "install_test: read_with_timeouts built against the package: status ${rc}, output differs")
+endif()
+file(SIZE ${input} input_size)
+run_checked("running open_and_stat built against the package" ${WORK_DIR}/open_and_stat ${input})
+if(NOT run_out MATCHES "^${input} ${input_size} [0-7]+\n$")
+  message(FATAL_ERROR "install_test: open_and_stat printed '${run_out}'")
 endif()
 
 run_checked("running nop_batch built against the package" ${WORK_DIR}/nop_batch 2000 16)
