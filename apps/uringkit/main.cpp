@@ -1,5 +1,6 @@
 // uringkit: one binary, one file per subcommand (see command.hpp).
 #include "command.hpp"
+#include "uringkit/probe/kernel.hpp"
 
 #include <fmt/core.h>
 
@@ -37,6 +38,10 @@ int main(int argc, char** argv) {
         const int code = app.exit(e);
         return code == 0 ? kOk : kUsage;
     }
+    // Below the minimum every tool still runs where its fallbacks reach; say once that it is untested ground.
+    if (const std::string notice = uringkit::probe::below_minimum_notice(uringkit::probe::running_kernel_release());
+        !notice.empty())
+        fmt::print(stderr, "uringkit: {}\n", notice);
     try {
         for (auto& [sub, action] : actions)
             if (sub->parsed()) return action();

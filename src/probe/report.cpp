@@ -1,5 +1,6 @@
 // The probe report for people (an aligned table) and for scripts (JSON, schema
 // in docs/probe.md).  Both render the same Report; neither decides anything.
+#include "uringkit/probe/kernel.hpp"
 #include "uringkit/probe/probe.hpp"
 #include "uringkit/sys/uapi.hpp"
 #include "uringkit/util/size.hpp"
@@ -88,6 +89,19 @@ std::vector<unsigned> unsupported_opcodes(const Report& r) {
     return out;
 }
 
+std::optional<bool> min_kernel_ok(const Report& r) {
+    const auto v = parse_kernel_release(r.kernel_release);
+    if (!v) return std::nullopt;
+    return *v >= kMinKernel;
+}
+
+std::string min_kernel_meaning(const Report& r) {
+    const auto ok = min_kernel_ok(r);
+    if (!ok) return fmt::format("{} (this release does not say its version)", kMinKernel.str());
+    if (*ok) return fmt::format("{}: this kernel has it", kMinKernel.str());
+    return fmt::format("{}: {}", kMinKernel.str(), below_minimum_notice(r.kernel_release));
+}
+
 std::string disabled_meaning(const std::optional<int>& v) {
     if (!v) return "no such sysctl (kernels before 6.6 have no switch)";
     switch (*v) {
@@ -131,6 +145,7 @@ std::string memlock_meaning(const Report& r) {
 std::string format_table(const Report& r) {
     std::string out;
     line(out, "kernel", r.kernel_release + " " + r.machine);
+    line(out, "minimum kernel", min_kernel_meaning(r));
     line(out, "io_uring_disabled", disabled_meaning(r.io_uring_disabled));
     line(out, "seccomp", seccomp_meaning(r.seccomp_mode));
     line(out, "RLIMIT_MEMLOCK", memlock_meaning(r));
@@ -185,6 +200,8 @@ std::string to_json(const Report& r, int indent) {
     j["schema"] = 1;
     j["usable"] = r.usable();
     j["kernel"] = {{"release", r.kernel_release}, {"machine", r.machine}};
+    j["min_kernel"] = kMinKernel.str();
+    j["min_kernel_ok"] = opt(min_kernel_ok(r));
     j["io_uring_disabled"] = opt(r.io_uring_disabled);
     j["seccomp"] = opt(r.seccomp_mode);
     j["memlock"] = {{"soft", opt(r.memlock_soft)},
@@ -225,6 +242,8 @@ std::string to_json(const Report& r, int indent) {
         x["name"] = t.name;
         x["summary"] = t.summary;
         x["result"] = outcome_name(t.outcome);
+        const auto needs = feature_need(t.name);
+        x["needs"] = needs ? ordered_json(needs->str()) : ordered_json(nullptr);
         x["errno"] = t.err ? ordered_json(t.err) : ordered_json(nullptr);
         x["errno_name"] = t.err ? ordered_json(errno_name(t.err)) : ordered_json(nullptr);
         x["detail"] = t.detail;
