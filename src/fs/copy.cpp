@@ -260,9 +260,16 @@ CopyResult copy(std::span<const std::string> sources, const std::string& dest, c
         if (!c.ring) c.note("io_uring unavailable (" + why + "); copying with read/write instead");
     }
     if (c.ring) {
-        c.small = aligned_buffer(std::size_t{o.inflight} * kSmallBlock);
         ++c.syscalls();
-        c.ring->register_files_sparse(2 * o.inflight);
+        try {
+            c.ring->register_files_sparse(2 * o.inflight);
+        } catch (const RingError& e) {  // no sparse file table (5.19): EINVAL on older kernels
+            c.note(std::string("io_uring unusable (") + e.what() + "); copying with read/write instead");
+            c.ring.reset();
+        }
+    }
+    if (c.ring) {
+        c.small = aligned_buffer(std::size_t{o.inflight} * kSmallBlock);
         register_buffers(c);
     }
     result.used_ring = c.ring.has_value();

@@ -833,9 +833,18 @@ ReadFilesStats read_files(std::span<const std::string> inputs, const ReadFilesOp
             }
             FileFeed feed(files.size(), files.size(), o);
             FileFeed::Cursor cursor(feed);
-            RingReader reader(*ring, list, o, out, cursor, false);
-            stats.syscalls += reader.register_calls();
-            reader.run();
+            std::optional<RingReader> reader;
+            try {
+                reader.emplace(*ring, list, o, out, cursor, false);
+            } catch (const RingError& e) {
+                // The sparse file table (5.19) is refused: EINVAL on older kernels.
+                if (sink.note) sink.note({}, 0, std::string("io_uring unusable (") + e.what() + "); reading with the sync engine");
+                stats.engine = ReadEngine::sync;
+                run_sync(files, o, out, stats);
+                break;
+            }
+            stats.syscalls += reader->register_calls();
+            reader->run();
             break;
         }
         case ReadEngine::threadpool: run_threadpool(files, o, out, stats); break;

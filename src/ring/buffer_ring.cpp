@@ -31,7 +31,7 @@ BufferRing::BufferRing(Ring& ring, std::uint16_t group, unsigned count, std::uin
         reg.ring_entries = count;
         reg.bgid = group;
         const int r = ring.register_raw(IORING_REGISTER_PBUF_RING, &reg, 1);
-        if (r < 0) throw RingError("io_uring_register(REGISTER_PBUF_RING)", -r);
+        if (r < 0) throw RingError("io_uring_register(REGISTER_PBUF_RING: a provided buffer ring, Linux 5.19)", -r);
     } catch (...) {
         if (data_) ::munmap(data_, data_size_);
         ::munmap(entries_, entries_size_);

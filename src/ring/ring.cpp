@@ -387,7 +387,7 @@ void Ring::register_files_sparse(unsigned count) {
     reg.nr = count;
     reg.flags = IORING_RSRC_REGISTER_SPARSE;
     check(register_raw(IORING_REGISTER_FILES2, &reg, sizeof reg),
-          "io_uring_register(REGISTER_FILES2, sparse)");
+          "io_uring_register(REGISTER_FILES2: a sparse file table, Linux 5.19)");
 }
 
 int Ring::update_files(unsigned offset, std::span<const int> fds) noexcept {
