@@ -3,14 +3,18 @@
 #   make test    build, run the test suite, then again under ASan+UBSan and TSan
 #   make check   build and run the test suite once (the quick loop while developing)
 #   make bench   build, then run `build/uringkit bench` with its defaults
+#   make test-kernels  the suite again on Debian 12's 6.1 and 6.12 kernels under qemu (tests/kernels/run.sh)
 BUILD   ?= build
 JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
 DEB_PACKAGES := build-essential cmake pkg-config googletest libgtest-dev libgmock-dev \
 	libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev liburing-dev libaio-dev \
-	libxxhash-dev xxhash strace fio wrk nginx-light nodejs curl
+	libxxhash-dev xxhash strace fio wrk nginx-light nodejs curl \
+	qemu-system-x86 busybox-static cpio e2fsprogs xz-utils zstd python3
+# The kernels `make test-kernels` boots (tests/kernels/run.sh: 6.1 and/or 6.12).
+KERNELS ?= 6.1 6.12
 
-.PHONY: build deps test check test-asan test-tsan bench install clean
+.PHONY: build deps test check test-asan test-tsan test-kernels bench install clean
 
 build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
@@ -42,7 +46,11 @@ test-tsan: deps
 	cmake --build $(BUILD)-tsan -j $(JOBS) --target thread-tests
 	ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS) -L threads
 
-test: check test-asan test-tsan
+# The kernel-labelled tests of build/ on each Debian kernel (images cached in ~/.cache/uringkit/kernels).
+test-kernels: build
+	tests/kernels/run.sh $(BUILD) $(KERNELS)
+
+test: check test-asan test-tsan test-kernels
 
 bench: build
 	$(BUILD)/uringkit bench
