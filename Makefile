@@ -10,7 +10,7 @@ CMAKE_FLAGS ?=
 DEB_PACKAGES := build-essential cmake pkg-config googletest libgtest-dev libgmock-dev \
 	libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev liburing-dev libaio-dev \
 	libxxhash-dev xxhash strace fio wrk nginx-light nodejs curl \
-	qemu-system-x86 busybox-static cpio e2fsprogs xz-utils zstd python3
+	qemu-system-x86 busybox-static cpio e2fsprogs xz-utils zstd python3 help2man
 # The kernels `make test-kernels` boots (tests/kernels/run.sh: 6.1 and/or 6.12).
 KERNELS ?= 6.1 6.12
 

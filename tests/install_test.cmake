@@ -39,6 +39,32 @@ if(NOT config_files OR NOT pc_files)
   message(FATAL_ERROR "install_test: no uringkitConfig.cmake or uringkit.pc under ${prefix}")
 endif()
 
+# One version everywhere: the header, the pkg-config file and the CMake package.
+file(GLOB_RECURSE version_headers ${prefix}/*/uringkit/version.hpp)
+if(NOT version_headers)
+  message(FATAL_ERROR "install_test: no uringkit/version.hpp under ${prefix}")
+endif()
+file(STRINGS ${version_headers} header_version REGEX "define URINGKIT_VERSION_STRING")
+file(STRINGS ${pc_files} pc_version REGEX "^Version:")
+string(REGEX REPLACE ".*\"(.*)\".*" "\\1" header_version "${header_version}")
+string(REGEX REPLACE "^Version: *" "" pc_version "${pc_version}")
+if(NOT header_version STREQUAL pc_version OR header_version STREQUAL "")
+  message(FATAL_ERROR "install_test: version.hpp says '${header_version}', uringkit.pc '${pc_version}'")
+endif()
+# Man pages, where the build made them (help2man installed).
+if(EXISTS ${BUILD_DIR}/man/uringkit.1)
+  foreach(page uringkit uringkit-probe uringkit-bench uringkit-cp uringkit-readfiles uringkit-serve)
+    if(NOT EXISTS ${prefix}/share/man/man1/${page}.1)  # GNUInstallDirs' MANDIR
+      message(FATAL_ERROR "install_test: ${page}.1 was not installed under ${prefix}")
+    endif()
+  endforeach()
+  file(READ ${prefix}/share/man/man1/uringkit-probe.1 probe_page)
+  string(FIND "${probe_page}" "\\-\\-json" json_at)  # roff writes --json as \-\-json
+  if(json_at LESS 0)
+    message(FATAL_ERROR "install_test: uringkit-probe.1 does not document --json")
+  endif()
+endif()
+
 # A sanitized build installs a sanitized library: its users must link the runtime.
 set(san_flags "")
 if(SANITIZE)

@@ -1,6 +1,7 @@
 // uringkit: one binary, one file per subcommand (see command.hpp).
 #include "command.hpp"
 #include "uringkit/probe/kernel.hpp"
+#include "uringkit/version.hpp"
 
 #include <fmt/core.h>
 
@@ -23,7 +24,7 @@ int main(int argc, char** argv) {
         "on your own files, and use it for copying, reading trees and serving.",
         "uringkit"};
     app.require_subcommand(1);
-    app.set_version_flag("--version", "uringkit 0.1.0");
+    app.set_version_flag("--version", std::string("uringkit ") + uringkit::version_string);
     auto& commands = registry();
     std::sort(commands.begin(), commands.end(),
               [](const Command& a, const Command& b) { return a.order < b.order; });
