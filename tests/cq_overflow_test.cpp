@@ -53,6 +53,9 @@ TEST(CqOverflow, ForEachCompletionFlushesTheOverflowList) {
     EXPECT_EQ(n, 4 * kCq);
     expect_each_once(seen);
     EXPECT_FALSE(ring.needs_flush());
+    // With NODROP the surplus was parked, not dropped: the CQ ring's overflow
+    // counter (what a kernel without NODROP would count) stays 0.
+    EXPECT_EQ(ring.dropped_completions(), 0u);
     EXPECT_EQ(ring.cq_ready(), 0u);
     // The overflow flag does not linger: the ring keeps working.
     ring.prepare(op::Nop{}).user_data(999);

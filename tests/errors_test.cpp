@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 using namespace uringkit;
 using namespace uringkit::testing;
@@ -77,6 +78,34 @@ TEST(Errors, UnknownSetupFlagIsExplainedEinval) {
         EXPECT_EQ(e.code().value(), EINVAL);
         EXPECT_TRUE(contains(e.what(), "try fewer flags")) << e.what();
     }
+}
+
+// SQE128, CQE32 and NO_MMAP change the ring layout the Ring relies on:
+// refused before any system call, by name, not set up and misread.
+TEST(Errors, LayoutChangingExtraFlagsAreRefusedByName) {
+    const std::pair<std::uint32_t, const char*> flags[] = {
+        {IORING_SETUP_SQE128, "SQE128"},
+        {IORING_SETUP_CQE32, "CQE32"},
+        {IORING_SETUP_NO_MMAP, "NO_MMAP"},
+        {IORING_SETUP_NO_MMAP | IORING_SETUP_REGISTERED_FD_ONLY, "NO_MMAP"},
+    };
+    for (const auto& [flag, name] : flags) {
+        try {
+            Ring ring(4, {.extra_flags = flag});
+            ADD_FAILURE() << name << " was accepted";
+        } catch (const RingError& e) {
+            EXPECT_EQ(e.code().value(), EINVAL);
+            EXPECT_TRUE(contains(e.what(), name)) << e.what();
+            EXPECT_TRUE(contains(e.what(), "not supported")) << e.what();
+        }
+    }
+}
+
+// What io_uring_enter's own errors mean, in the message a tool prints.
+TEST(Errors, EnterErrorsAreExplained) {
+    EXPECT_TRUE(contains(RingError("io_uring_enter", EBADR).what(), "dropped completions"));
+    EXPECT_TRUE(contains(RingError("io_uring_enter", -EBUSY).what(), "until completions are reaped"));
+    EXPECT_TRUE(contains(RingError("io_uring_enter", EEXIST).what(), "SINGLE_ISSUER"));
 }
 
 TEST(Errors, SeccompEpermSaysIoUringIsDisabled) {

@@ -1,6 +1,10 @@
 #include "uringkit/ring/buffer_ring.hpp"
 
 #include "uringkit/sys/error.hpp"
+#include "uringkit/sys/syscall.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <sys/mman.h>
 
@@ -17,12 +21,19 @@ void* map_anonymous(std::size_t size, const char* what) {
 }  // namespace
 
 BufferRing::BufferRing(Ring& ring, std::uint16_t group, unsigned count, std::uint32_t buffer_size)
-    : ring_(&ring), group_(group), count_(count), buffer_size_(buffer_size) {
+    : group_(group), count_(count), buffer_size_(buffer_size) {
     if (count == 0 || count > 32768 || (count & (count - 1)) != 0 || buffer_size == 0)
         throw RingError("BufferRing (count must be a power of two up to 32768)", EINVAL);
+    ring_fd_ = ::fcntl(ring.fd(), F_DUPFD_CLOEXEC, 0);
+    if (ring_fd_ < 0) throw RingError("fcntl(F_DUPFD_CLOEXEC) of the ring fd", errno);
     // The entry array must be page-aligned: mmap gives that.
     entries_size_ = count * sizeof(io_uring_buf);
-    entries_ = static_cast<io_uring_buf_ring*>(map_anonymous(entries_size_, "mmap of a buffer ring"));
+    try {
+        entries_ = static_cast<io_uring_buf_ring*>(map_anonymous(entries_size_, "mmap of a buffer ring"));
+    } catch (...) {
+        ::close(ring_fd_);
+        throw;
+    }
     data_size_ = static_cast<std::size_t>(count) * buffer_size;
     try {
         data_ = static_cast<std::byte*>(map_anonymous(data_size_, "mmap of provided buffers"));
@@ -30,19 +41,43 @@ BufferRing::BufferRing(Ring& ring, std::uint16_t group, unsigned count, std::uin
         reg.ring_addr = reinterpret_cast<std::uintptr_t>(entries_);
         reg.ring_entries = count;
         reg.bgid = group;
-        const int r = ring.register_raw(IORING_REGISTER_PBUF_RING, &reg, 1);
+        const int r = sys::io_uring_register(ring_fd_, IORING_REGISTER_PBUF_RING, &reg, 1);
         if (r < 0) throw RingError("io_uring_register(REGISTER_PBUF_RING: a provided buffer ring, Linux 5.19)", -r);
     } catch (...) {
         if (data_) ::munmap(data_, data_size_);
         ::munmap(entries_, entries_size_);
+        ::close(ring_fd_);
         throw;
     }
+    taken_.assign((count + 63) / 64, 0);
     for (unsigned i = 0; i < count; ++i) stage(static_cast<std::uint16_t>(i));
     publish();
 }
 
+BufferRing::Delivery BufferRing::take(const Completion& c) noexcept {
+    Delivery d;
+    const auto id = c.buffer_id();
+    if (!id) {
+        if (c.res > 0) d.error = -EPROTO;
+        return d;
+    }
+    if (*id >= count_) {
+        d.error = -ERANGE;
+    } else if (c.res > 0 && static_cast<std::uint32_t>(c.res) > buffer_size_) {
+        d.error = -EOVERFLOW;
+    } else if (taken_[*id / 64] >> (*id % 64) & 1) {
+        d.error = -EALREADY;
+    } else {
+        taken_[*id / 64] |= std::uint64_t{1} << (*id % 64);
+        d.has_buffer = true;
+        d.id = *id;
+        d.bytes = data(*id, c.res > 0 ? static_cast<std::size_t>(c.res) : 0);
+    }
+    return d;
+}
+
 BufferRing::BufferRing(BufferRing&& o) noexcept
-    : ring_(o.ring_),
+    : ring_fd_(std::exchange(o.ring_fd_, -1)),
       group_(o.group_),
       count_(o.count_),
       buffer_size_(o.buffer_size_),
@@ -50,15 +85,18 @@ BufferRing::BufferRing(BufferRing&& o) noexcept
       entries_size_(o.entries_size_),
       data_(std::exchange(o.data_, nullptr)),
       data_size_(o.data_size_),
-      tail_(o.tail_) {}
+      tail_(o.tail_),
+      taken_(std::move(o.taken_)) {}
 
 BufferRing::~BufferRing() {
     if (!entries_) return;
     io_uring_buf_reg reg{};
     reg.bgid = group_;
-    ring_->register_raw(IORING_UNREGISTER_PBUF_RING, &reg, 1);
+    // Unregister before unmapping: from then on the kernel picks no buffer here.
+    sys::io_uring_register(ring_fd_, IORING_UNREGISTER_PBUF_RING, &reg, 1);
     ::munmap(data_, data_size_);
     ::munmap(entries_, entries_size_);
+    ::close(ring_fd_);
 }
 
 void BufferRing::stage(std::uint16_t id) noexcept {
@@ -66,6 +104,7 @@ void BufferRing::stage(std::uint16_t id) noexcept {
     // uapi header declares bufs with __DECLARE_FLEX_ARRAY, whose empty struct
     // has size 1 in C++, which moves `bufs` to offset 8 while the kernel reads
     // entry 0 at offset 0 (every entry would be written 8 bytes off).
+    if (id < count_) taken_[id / 64] &= ~(std::uint64_t{1} << (id % 64));
     io_uring_buf& b = reinterpret_cast<io_uring_buf*>(entries_)[tail_ & (count_ - 1)];
     b.addr = reinterpret_cast<std::uintptr_t>(data_ + static_cast<std::size_t>(id) * buffer_size_);
     b.len = buffer_size_;

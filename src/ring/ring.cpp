@@ -7,11 +7,18 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <utility>
 
 namespace uringkit {
+
+std::uint64_t detail::next_thread_token() noexcept {
+    static std::atomic<std::uint64_t> last{0};
+    return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 namespace {
 
 template <class T>
@@ -52,6 +59,11 @@ RingOptions single_thread_options(unsigned cq_entries) noexcept {
     o.single_issuer = true;
     o.defer_taskrun = true;
     o.register_ring_fd = true;
+    // Deferred completion work waits for our next enter; with this flag the
+    // kernel raises IORING_SQ_TASKRUN when there is some, so a reap that does
+    // not wait enters only then (and not on every peek, which would defeat
+    // the deferral).
+    o.taskrun_flag = true;
     return o;
 }
 
@@ -62,10 +74,21 @@ Ring Ring::create(unsigned entries, RingOptions options) {
         if (e.code().value() != EINVAL || !(options.single_issuer || options.defer_taskrun)) throw;
     }
     options.single_issuer = options.defer_taskrun = false;
+    // TASKRUN_FLAG alone is EINVAL: it needs COOP_TASKRUN or DEFER_TASKRUN.
+    if (!options.coop_taskrun) options.taskrun_flag = false;
     return Ring(entries, options);
 }
 
 Ring::Ring(unsigned entries, const RingOptions& options) {
+    // These change the layout of the SQEs, CQEs or of the rings' memory,
+    // which every line of this class assumes (64-byte SQEs, 16-byte CQEs,
+    // rings mapped from the ring fd).
+    if (options.extra_flags & IORING_SETUP_SQE128)
+        throw RingError("RingOptions::extra_flags: IORING_SETUP_SQE128 (128-byte SQEs) is not supported", EINVAL);
+    if (options.extra_flags & IORING_SETUP_CQE32)
+        throw RingError("RingOptions::extra_flags: IORING_SETUP_CQE32 (32-byte CQEs) is not supported", EINVAL);
+    if (options.extra_flags & (IORING_SETUP_NO_MMAP | IORING_SETUP_REGISTERED_FD_ONLY))
+        throw RingError("RingOptions::extra_flags: IORING_SETUP_NO_MMAP (rings in memory of ours) is not supported", EINVAL);
     io_uring_params p{};
     p.flags = setup_flags_of(options);
     p.cq_entries = options.cq_entries;
@@ -129,6 +152,7 @@ Ring::Ring(unsigned entries, const RingOptions& options) {
         if (sys::io_uring_register(fd, IORING_REGISTER_RING_FDS, &up, 1) == 1) {
             enter_fd_ = static_cast<int>(up.offset);
             enter_flags_ = IORING_ENTER_REGISTERED_RING;
+            owner_ = detail::this_thread_token();
         }
     }
 }
@@ -141,6 +165,7 @@ Ring& Ring::operator=(Ring&& other) noexcept {
         fd_ = std::exchange(other.fd_, -1);
         enter_fd_ = std::exchange(other.enter_fd_, -1);
         enter_flags_ = std::exchange(other.enter_flags_, 0);
+        owner_ = std::exchange(other.owner_, 0);
         features_ = other.features_;
         setup_flags_ = other.setup_flags_;
         enter_calls_ = other.enter_calls_;
@@ -152,15 +177,28 @@ Ring& Ring::operator=(Ring&& other) noexcept {
 
 Ring::~Ring() { release(); }
 
+bool Ring::unregister_ring_fd() noexcept {
+    if (!(enter_flags_ & IORING_ENTER_REGISTERED_RING)) return true;
+    // The index names a slot in the creating thread's table: here, on
+    // another thread, it would remove whatever ring this thread keeps there.
+    if (detail::this_thread_token() != owner_) return false;
+    io_uring_rsrc_update up{};
+    up.offset = static_cast<__u32>(enter_fd_);
+    sys::io_uring_register(fd_, IORING_UNREGISTER_RING_FDS, &up, 1);
+    enter_flags_ = 0;
+    enter_fd_ = fd_;
+    owner_ = 0;
+    return true;
+}
+
 void Ring::release() noexcept {
-    if (enter_flags_ & IORING_ENTER_REGISTERED_RING) {
-        // A registered ring fd holds a reference to the ring until unregistered
-        // or until the thread exits; drop it so close() really frees the ring.
-        io_uring_rsrc_update up{};
-        up.offset = static_cast<__u32>(enter_fd_);
-        sys::io_uring_register(fd_, IORING_UNREGISTER_RING_FDS, &up, 1);
-        enter_flags_ = 0;
-    }
+    // A registered ring fd holds a reference to the ring until unregistered
+    // or until its thread exits; drop it so close() really frees the ring.
+    // On another thread that cannot be done: the ring then lives until the
+    // creating thread exits (see unregister_ring_fd()).
+    (void)unregister_ring_fd();
+    enter_flags_ = 0;
+    owner_ = 0;
     if (sq_.sqes) ::munmap(sq_.sqes, sq_.sqes_size);
     if (cq_.ring_ptr && cq_.ring_ptr != sq_.ring_ptr) ::munmap(cq_.ring_ptr, cq_.ring_size);
     if (sq_.ring_ptr) ::munmap(sq_.ring_ptr, sq_.ring_size);
@@ -217,7 +255,7 @@ int Ring::enter(unsigned wait_nr, unsigned flags, TimedWait* timed) noexcept {
     } else if (to_submit) {
         need_enter = true;
     }
-    if (!(flags & IORING_ENTER_GETEVENTS) && needs_flush()) {
+    if (!(flags & IORING_ENTER_GETEVENTS) && (needs_flush() || polls_on_reap())) {
         flags |= IORING_ENTER_GETEVENTS;
         need_enter = true;
     }
@@ -226,8 +264,7 @@ int Ring::enter(unsigned wait_nr, unsigned flags, TimedWait* timed) noexcept {
 
     // The usual case, kept short: one enter that submits everything and, when
     // asked to, returns with wait_nr completions ready.
-    ++enter_calls_;
-    const int r = sys::io_uring_enter(enter_fd_, to_submit, wait_nr, flags | enter_flags_, nullptr, 0);
+    const int r = enter_raw(to_submit, wait_nr, flags, nullptr, 0);
     if (r >= 0 && (sqpoll || static_cast<unsigned>(r) == to_submit) &&
         (!(flags & IORING_ENTER_GETEVENTS) || cq_ready() >= std::min(wait_nr, cq_.entries)))
         return sqpoll ? static_cast<int>(to_submit) : r;
@@ -251,8 +288,7 @@ int Ring::enter_slow(int r, unsigned to_submit, unsigned wait_nr, unsigned flags
                 arg = &timed->arg;
                 argsz = sizeof timed->arg;
             }
-            ++enter_calls_;
-            r = sys::io_uring_enter(enter_fd_, to_submit, wait_nr, flags | enter_flags_, arg, argsz);
+            r = enter_raw(to_submit, wait_nr, flags, arg, argsz);
         }
         if (r == -EINTR) {
             // A signal before anything was submitted, or during the wait of a
@@ -294,8 +330,7 @@ int Ring::reserve(unsigned n) noexcept {
         if (sq_space_left() >= n) break;
         // Sleeps until the poll thread has room for at least one SQE; it
         // moves the head past its whole batch at once, so this ends.
-        ++enter_calls_;
-        const int w = sys::io_uring_enter(enter_fd_, 0, 0, IORING_ENTER_SQ_WAIT | enter_flags_, nullptr, 0);
+        const int w = enter_raw(0, 0, IORING_ENTER_SQ_WAIT, nullptr, 0);
         if (w < 0 && w != -EINTR) return w;
     }
     return 0;
@@ -308,10 +343,7 @@ int Ring::wait_for_completion(std::chrono::nanoseconds timeout) noexcept {
     timed.deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
         timed.arm();
-        ++enter_calls_;
-        const int r = sys::io_uring_enter(enter_fd_, 0, 1,
-                                          IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG | enter_flags_,
-                                          &timed.arg, sizeof timed.arg);
+        const int r = enter_raw(0, 1, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &timed.arg, sizeof timed.arg);
         if (r >= 0 || cq_ready() > 0) return 0;
         if (r != -EINTR) return r;
         if (std::chrono::steady_clock::now() >= timed.deadline) return -ETIME;
@@ -339,7 +371,7 @@ int Ring::submit_and_wait_batch(unsigned wait_nr, std::chrono::microseconds min_
 
 unsigned Ring::copy_completions(std::span<Completion> out) noexcept {
     unsigned n = 0;
-    for (;;) {
+    for (bool entered = false;;) {
         unsigned head = *cq_.khead;
         const unsigned tail = barrier::load_acquire(cq_.ktail);
         for (; head != tail && n < out.size(); ++head, ++n) {
@@ -347,7 +379,8 @@ unsigned Ring::copy_completions(std::span<Completion> out) noexcept {
             out[n] = Completion{c.user_data, c.res, c.flags};
         }
         barrier::store_release(cq_.khead, head);
-        if (n == out.size() || !needs_flush()) return n;
+        if (n == out.size() || !peek_needs_enter(n, entered)) return n;
+        entered = true;
         if (flush_overflow() < 0 || cq_ready() == 0) return n;
     }
 }
@@ -357,8 +390,7 @@ int Ring::flush_overflow() noexcept {
     // nothing here, so a chain being prepared is not cut in two.
     int r;
     do {
-        ++enter_calls_;
-        r = sys::io_uring_enter(enter_fd_, 0, 0, IORING_ENTER_GETEVENTS | enter_flags_, nullptr, 0);
+        r = enter_raw(0, 0, IORING_ENTER_GETEVENTS, nullptr, 0);
     } while (r == -EINTR);
     return r;
 }

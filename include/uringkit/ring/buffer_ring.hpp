@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 namespace uringkit {
 
@@ -17,7 +18,9 @@ class BufferRing {
 public:
     // Registers group `group` on `ring` with `count` buffers (a power of two,
     // at most 32768) of `buffer_size` bytes, all handed to the kernel.  Throws
-    // RingError.  The Ring must outlive this object.
+    // RingError.  It keeps a descriptor of its own for the ring (a dup), not
+    // the Ring object: the Ring may be moved, or destroyed first (the kernel
+    // then keeps the ring until this object unregisters the group).
     BufferRing(Ring& ring, std::uint16_t group, unsigned count, std::uint32_t buffer_size);
     BufferRing(BufferRing&& other) noexcept;
     BufferRing& operator=(BufferRing&&) = delete;
@@ -37,6 +40,26 @@ public:
         return {data_ + static_cast<std::size_t>(id) * buffer_size_, len};
     }
 
+    // What a completion of a provided-buffer request (buffer_select,
+    // multishot recv) delivered, checked against this group.
+    struct Delivery {
+        // 0, or why the completion cannot be trusted (nothing is taken then):
+        //   -EPROTO     data (res > 0) without IORING_CQE_F_BUFFER;
+        //   -ERANGE     a buffer id outside the group;
+        //   -EOVERFLOW  more bytes than a buffer holds;
+        //   -EALREADY   a buffer taken earlier and not recycled since.
+        int error = 0;
+        bool has_buffer = false;  // the buffer is the caller's now: recycle(id) when done
+        std::uint16_t id = 0;
+        std::span<const std::byte> bytes;  // what arrived (empty without data)
+    };
+    // Takes the buffer a completion names.  A completion without a buffer
+    // and without data (EOF, -ENOBUFS, an error) gives an empty Delivery.
+    // Rejects what the kernel never sends (a stale or forged CQE, a
+    // completion routed to the wrong group) instead of reading outside the
+    // group or handing one buffer out twice.
+    Delivery take(const Completion& c) noexcept;
+
     // Stages buffer `id` to go back to the kernel; publish() makes staged
     // buffers visible with one release store.  recycle() does both.
     void stage(std::uint16_t id) noexcept;
@@ -47,7 +70,7 @@ public:
     }
 
 private:
-    Ring* ring_;
+    int ring_fd_ = -1;  // a dup of the ring's fd, for the unregistration
     std::uint16_t group_;
     unsigned count_;
     std::uint32_t buffer_size_;
@@ -56,6 +79,7 @@ private:
     std::byte* data_ = nullptr;
     std::size_t data_size_ = 0;
     std::uint16_t tail_ = 0;  // our tail, ahead of the published one while staging
+    std::vector<std::uint64_t> taken_;  // one bit per buffer: take()n and not staged since
 };
 
 }  // namespace uringkit

@@ -7,6 +7,7 @@
 
 #include "uringkit/ring/barrier.hpp"
 #include "uringkit/ring/sqe.hpp"
+#include "uringkit/sys/syscall.hpp"
 #include "uringkit/sys/uapi.hpp"
 
 #include <sys/uio.h>
@@ -38,9 +39,16 @@ struct RingOptions {
     int attach_wq = -1;           // share the io-wq of this ring fd
     // Register the ring fd itself (5.18) so each io_uring_enter skips the fd
     // table lookup; stays off where the kernel lacks it.  The registration
-    // belongs to the creating thread: enter the ring only from that thread.
+    // belongs to the creating thread's table: only there does the ring enter
+    // through it (other threads use the plain fd), and only there can it be
+    // dropped.  A ring destroyed on another thread stays alive in the kernel
+    // until its creating thread exits: call unregister_ring_fd() on the
+    // creating thread before handing the ring to another one for good.
     bool register_ring_fd = false;
     // Raw IORING_SETUP_* bits OR-ed in, for flags this struct does not name.
+    // SQE128, CQE32 and NO_MMAP (and REGISTERED_FD_ONLY, which needs it)
+    // change the ring layout this class relies on: the constructor refuses
+    // them with RingError(EINVAL).
     std::uint32_t extra_flags = 0;
 };
 
@@ -61,6 +69,17 @@ private:
     std::uint64_t bits_[4] = {};
     unsigned last_op_ = 0;
 };
+
+namespace detail {
+// A number for the calling thread, never reused within the process (unlike
+// a thread id or a thread_local's address after the thread exits).
+std::uint64_t next_thread_token() noexcept;
+inline thread_local std::uint64_t thread_token = 0;
+inline std::uint64_t this_thread_token() noexcept {
+    if (thread_token == 0) thread_token = next_thread_token();
+    return thread_token;
+}
+}  // namespace detail
 
 class Ring {
 public:
@@ -83,6 +102,16 @@ public:
     unsigned sq_entries() const noexcept { return sq_.entries; }
     unsigned cq_entries() const noexcept { return cq_.entries; }
     bool ring_fd_registered() const noexcept { return enter_flags_ & IORING_ENTER_REGISTERED_RING; }
+    // Drops the registered ring fd; call it on the creating thread before
+    // the ring moves to another thread for good.  False (and nothing done)
+    // on another thread, whose table the index does not belong to.
+    bool unregister_ring_fd() noexcept;
+    // Completions the kernel could not deliver and counted in the CQ ring's
+    // overflow field: without IORING_FEAT_NODROP (before 5.5) those past a
+    // full CQ; with it, only those it could not even allocate an overflow
+    // entry for, after which a wait fails with -EBADR.  Any count above 0
+    // means results are lost.
+    unsigned dropped_completions() const noexcept { return barrier::load_relaxed(cq_.koverflow); }
     // The kernel's SQ ring flags now (IORING_SQ_NEED_WAKEUP, IORING_SQ_CQ_OVERFLOW,
     // IORING_SQ_TASKRUN): a snapshot for diagnostics and tests.
     unsigned sq_flags() const noexcept { return barrier::load_relaxed(sq_.kflags); }
@@ -199,7 +228,7 @@ public:
     template <class F>
     unsigned for_each_completion(F&& f) {
         unsigned total = 0;
-        for (;;) {
+        for (bool entered = false;;) {
             unsigned head = *cq_.khead;
             const unsigned tail = barrier::load_acquire(cq_.ktail);
             for (; head != tail; ++head) {
@@ -209,7 +238,8 @@ public:
                 f(done);
                 ++total;
             }
-            if (!needs_flush()) return total;
+            if (!peek_needs_enter(total, entered)) return total;
+            entered = true;
             if (flush_overflow() < 0) return total;
             if (cq_ready() == 0) return total;
         }
@@ -219,9 +249,17 @@ public:
     unsigned copy_completions(std::span<Completion> out) noexcept;
 
     // Completion work the kernel holds until we enter the ring: overflowed CQEs
-    // (these come back only through io_uring_enter(GETEVENTS)) or deferred task work.
+    // (these come back only through io_uring_enter(GETEVENTS)) or deferred task
+    // work (IORING_SQ_TASKRUN: raised only on rings set up with
+    // IORING_SETUP_TASKRUN_FLAG, as single_thread_options() does).
     bool needs_flush() const noexcept {
         return barrier::load_relaxed(sq_.kflags) & (IORING_SQ_CQ_OVERFLOW | IORING_SQ_TASKRUN);
+    }
+    // An IOPOLL ring without SQPOLL: the kernel posts a completion only when
+    // someone polls for it with io_uring_enter(GETEVENTS), so every reap that
+    // finds the CQ empty and every submit enters (liburing's INT_FLAG_CQ_ENTER).
+    bool polls_on_reap() const noexcept {
+        return (setup_flags_ & (IORING_SETUP_IOPOLL | IORING_SETUP_SQPOLL)) == IORING_SETUP_IOPOLL;
     }
     int flush_overflow() noexcept;
     // Waits up to `timeout` for one completion without submitting anything
@@ -283,16 +321,32 @@ private:
         std::size_t ring_size = 0;
     };
 
+    // After a pass over the CQ that delivered `delivered`: enter to flush the
+    // kernel's held work, or (IOPOLL, once, when nothing was there) to poll.
+    bool peek_needs_enter(unsigned delivered, bool entered) const noexcept {
+        return needs_flush() || (polls_on_reap() && delivered == 0 && !entered);
+    }
+
     struct TimedWait;  // a deadline and the EXT_ARG block that carries it (ring.cpp)
     static constexpr int kNotEntered = -0x7fff'ffff;
     int enter(unsigned wait_nr, unsigned flags, TimedWait* timed = nullptr) noexcept;
     [[gnu::cold, gnu::noinline]] int enter_slow(int r, unsigned to_submit, unsigned wait_nr,
                                                 unsigned flags, TimedWait* timed) noexcept;
     void release() noexcept;
+    // The one place that enters the kernel: counts the call and uses the
+    // registered ring fd only on the thread whose table holds it.
+    int enter_raw(unsigned to_submit, unsigned wait_nr, unsigned flags, const void* arg,
+                  std::size_t argsz) noexcept {
+        ++enter_calls_;
+        if (enter_flags_ && detail::this_thread_token() == owner_)
+            return sys::io_uring_enter(enter_fd_, to_submit, wait_nr, flags | enter_flags_, arg, argsz);
+        return sys::io_uring_enter(fd_, to_submit, wait_nr, flags, arg, argsz);
+    }
 
     int fd_ = -1;
     int enter_fd_ = -1;        // the registered index when the ring fd is registered
     unsigned enter_flags_ = 0;  // IORING_ENTER_REGISTERED_RING when it is
+    std::uint64_t owner_ = 0;   // detail::this_thread_token() of the registering thread
     std::uint32_t features_ = 0;
     std::uint32_t setup_flags_ = 0;
     std::uint64_t enter_calls_ = 0;
