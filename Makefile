@@ -1,20 +1,26 @@
 # Thin wrapper over CMake: the build logic lives in CMakeLists.txt.
 #   make build   install missing Debian packages (as root), configure, build into build/
-#   make test    build, run the test suite, then again under ASan+UBSan and TSan
+#   make test    build, run the test suite, then again under ASan+UBSan and TSan, then the fuzzers
+#   make fuzz    build the libFuzzer targets with clang into build-fuzz/, run each FUZZ_SECONDS
 #   make check   build and run the test suite once (the quick loop while developing)
 #   make bench   build, then run `build/uringkit bench` with its defaults
 #   make test-kernels  the suite again on Debian 12's 6.1 and 6.12 kernels under qemu (tests/kernels/run.sh)
 BUILD   ?= build
 JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
+# Seconds each fuzz target runs in `make test` (longer by hand: make fuzz FUZZ_SECONDS=600).
+FUZZ_SECONDS ?= 20
+FUZZ_CC ?= clang-14
+FUZZ_CXX ?= clang++-14
+# clang-14 and libclang-rt-14-dev (libFuzzer and the sanitizer runtimes) build the fuzzers.
 DEB_PACKAGES := build-essential cmake pkg-config googletest libgtest-dev libgmock-dev \
 	libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev liburing-dev libaio-dev \
-	libxxhash-dev xxhash strace fio wrk nginx-light nodejs curl \
+	libxxhash-dev xxhash strace fio wrk nginx-light nodejs curl clang-14 libclang-rt-14-dev \
 	qemu-system-x86 busybox-static cpio e2fsprogs xz-utils zstd python3 help2man
 # The kernels `make test-kernels` boots (tests/kernels/run.sh: 6.1 and/or 6.12).
 KERNELS ?= 6.1 6.12
 
-.PHONY: build deps test check test-asan test-tsan test-kernels bench install clean
+.PHONY: build deps test check test-asan test-tsan test-kernels fuzz bench install clean
 
 build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
@@ -50,7 +56,14 @@ test-tsan: deps
 test-kernels: build
 	tests/kernels/run.sh $(BUILD) $(KERNELS)
 
-test: check test-asan test-tsan test-kernels
+# libFuzzer targets, in their own build tree (clang, ASan+UBSan), each run
+# for FUZZ_SECONDS from its checked-in corpus.
+fuzz: deps
+	CC=$(FUZZ_CC) CXX=$(FUZZ_CXX) cmake -S . -B $(BUILD)-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DURINGKIT_FUZZ=ON -DURINGKIT_TESTS=OFF -DURINGKIT_BENCH=OFF -DURINGKIT_SANITIZE=address,undefined $(CMAKE_FLAGS)
+	cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz-targets
+	sh tests/fuzz/run.sh $(BUILD)-fuzz $(FUZZ_SECONDS)
+
+test: check test-asan test-tsan test-kernels fuzz
 
 bench: build
 	$(BUILD)/uringkit bench
@@ -59,4 +72,4 @@ install: build
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz

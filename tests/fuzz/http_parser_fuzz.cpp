@@ -1,8 +1,8 @@
 // libFuzzer target for the HTTP/1.1 request parser (src/net/http.cpp).
 //
-//   CXX=clang++ cmake -S . -B build-fuzz -DURINGKIT_FUZZ=ON -DURINGKIT_TESTS=OFF -DURINGKIT_BENCH=OFF
-//   cmake --build build-fuzz --target http_parser_fuzz
-//   mkdir -p /tmp/http-corpus && build-fuzz/src/net/http_parser_fuzz /tmp/http-corpus tests/fuzz/http_corpus -max_total_time=60
+//   make fuzz                                  (all targets, 20 s each)
+//   make fuzz FUZZ_SECONDS=600                 (longer)
+//   build-fuzz/tests/fuzz/http_parser_fuzz /tmp/new tests/fuzz/http_corpus   (by hand)
 //
 // Built with ASan+UBSan: any read outside the input is a crash.  Beyond
 // memory safety it checks what the engines rely on: a complete head lies
