@@ -95,7 +95,16 @@ private:
             }
             if (!stopping_) accepts_.arm();
         }
-        while (accepts_.armed()) (void)co_await accepts_.next();  // the cancelled accept's last CQE
+        // The cancelled accept's last CQEs: connections it accepted before
+        // the cancel took effect are closed, not dropped with their fds.
+        while (accepts_.armed()) {
+            const Completion c = co_await accepts_.next();
+            if (c.res >= 0) {
+                stats_.accepted.add();
+                stats_.rejected.add();
+                co_await loop_.close(Fd{c.res});
+            }
+        }
     }
 
     async::Task<void> ticker() {

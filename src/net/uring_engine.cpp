@@ -28,8 +28,9 @@ namespace {
 constexpr std::uint16_t kGroup = 0;
 // user_data: a Conn pointer with the operation in the low 3 bits (Conn is
 // 8-aligned), or a small constant for the thread's own operations.  0 marks a
-// completion nobody waits for (cancels, rejected closes).
-enum : std::uint64_t { kIgnore = 0, kAccept = 1, kTimer = 2, kWake = 3, kBackoff = 4 };
+// completion nobody waits for (cancels); kRejected the close of a connection
+// accepted only to be refused, which the loop waits for before it ends.
+enum : std::uint64_t { kIgnore = 0, kAccept = 1, kTimer = 2, kWake = 3, kBackoff = 4, kRejected = 5 };
 enum : std::uint64_t { kRecv = 1, kSend = 2, kClose = 3, kTagMask = 7 };
 
 struct Conn {
@@ -89,7 +90,11 @@ public:
                     sqe(op::TimeoutRemove(kTimer)).user_data(kIgnore);
                     timer_removed_ = true;
                 }
-                if (!accept_armed_ && !timer_armed_ && !backoff_armed_ && !wake_armed_) break;
+                // A close prepared in this batch (a connection accepted
+                // after the stop) is submitted by the next wait: end only
+                // once it has completed, or its descriptor would leak.
+                if (!accept_armed_ && !timer_armed_ && !backoff_armed_ && !wake_armed_ && rejected_closing_ == 0)
+                    break;
             }
         }
     }
@@ -125,6 +130,7 @@ private:
                 case kAccept: on_accept(c); break;
                 case kTimer: on_timer(c); break;
                 case kWake: wake_armed_ = false; begin_stop(); break;
+                case kRejected: --rejected_closing_; break;
                 case kBackoff:
                     backoff_armed_ = false;
                     if (!stopping_) arm_accept();
@@ -159,7 +165,8 @@ private:
                 // Over --max-conns: accepted and closed at once, so the client
                 // learns now instead of waiting in the backlog.
                 stats_.rejected.add();
-                sqe(op::Close(Fd{c.res})).user_data(kIgnore);
+                sqe(op::Close(Fd{c.res})).user_data(kRejected);
+                ++rejected_closing_;
             } else {
                 open(c.res);
             }
@@ -360,6 +367,7 @@ private:
     std::uint64_t now_ = 0;
     std::uint64_t grace_deadline_ = 0;
     unsigned conns_ = 0;
+    unsigned rejected_closing_ = 0;  // kRejected closes not completed yet
     bool stopping_ = false;
     bool accept_armed_ = false;
     bool accept_cancelled_ = false;
