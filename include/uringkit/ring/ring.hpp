@@ -321,10 +321,16 @@ private:
         std::size_t ring_size = 0;
     };
 
-    // After a pass over the CQ that delivered `delivered`: enter to flush the
-    // kernel's held work, or (IOPOLL, once, when nothing was there) to poll.
+    // After a pass over the CQ that delivered `delivered`: enter to flush
+    // overflowed completions (always: none may wait there), or, once and only
+    // when the pass found nothing (as liburing's peek), to run deferred
+    // completion work (IORING_SQ_TASKRUN) or poll an IOPOLL ring.  A reaper
+    // that got completions comes back anyway; entering then would only add
+    // system calls.
     bool peek_needs_enter(unsigned delivered, bool entered) const noexcept {
-        return needs_flush() || (polls_on_reap() && delivered == 0 && !entered);
+        const unsigned flags = barrier::load_relaxed(sq_.kflags);
+        if (flags & IORING_SQ_CQ_OVERFLOW) return true;
+        return delivered == 0 && !entered && ((flags & IORING_SQ_TASKRUN) || polls_on_reap());
     }
 
     struct TimedWait;  // a deadline and the EXT_ARG block that carries it (ring.cpp)
