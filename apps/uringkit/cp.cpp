@@ -89,14 +89,15 @@ Register cp_command{Command{
             "scripted copies: extents are never shared, nothing is asked); -p keeps mode, owner and times but not "
             "ACLs or xattrs of a new file; symlinks are never followed inside a tree (cp -P); an I/O error names "
             "the offset and errno (\"DST: write at offset N: ... (errno 28)\") to say where the copy stopped; and "
-            "the exit status says what kind of failure came first (the toolkit's table below) where cp exits 1 "
-            "for all of them.\n"
+            "the exit status says what kind of failure it was (the toolkit's table below; 4 wins over 1) where "
+            "cp exits 1 for all of them.\n"
             "SIGINT/SIGTERM: nothing new is started, what is in flight completes, files being created are "
             "removed (an existing file written in place stays as far as it got, as with cp), what was copied "
             "is reported, and cp ends by the signal (a shell shows 130 or 143).\n"
             "Exit status: 0 copied; 1 an I/O error, a source that changed while copied, a destination that "
-            "cannot be created or written (permission, missing directory); 2 bad option or arguments; 4 a "
-            "source is missing or unreadable, a directory without -r, or a copy onto itself; 5 no space "
+            "may not be created or written (permission, read-only); 2 bad option or arguments; 4 a source is "
+            "missing or unreadable, a destination directory that does not exist, a directory without -r, or a "
+            "copy onto itself; 5 no space "
             "(ENOSPC, EFBIG, EDQUOT); killed by SIGINT or SIGTERM when interrupted.");
         return [args, qd, bs]() -> int {
             const auto block_size = util::parse_size(args->bs);

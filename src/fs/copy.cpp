@@ -44,6 +44,8 @@ void Ctx::report(const Failure& f) {
     if (result.failures++ == 0) {
         result.status = f.status;
         result.message = f.message;
+    } else if (f.status == CopyStatus::bad_input && result.status == CopyStatus::failure) {
+        result.status = f.status;  // the README's rule: a path that cannot be used (4) wins over a refused write (1)
     }
     if (sink.error) sink.error(f.message);
 }
@@ -51,6 +53,11 @@ void Ctx::report(const Failure& f) {
 CopyStatus status_of_write(int err) noexcept {
     err = err < 0 ? -err : err;
     return err == ENOSPC || err == EFBIG || err == EDQUOT ? CopyStatus::no_space : CopyStatus::failure;
+}
+
+CopyStatus status_of_create(int err) noexcept {
+    err = err < 0 ? -err : err;
+    return err == ENOENT || err == ENOTDIR ? CopyStatus::bad_input : status_of_write(err);
 }
 
 std::string io_message(std::string_view path, const char* what, std::uint64_t offset, int err) {

@@ -27,7 +27,7 @@ namespace {
 constexpr std::uint64_t kDirectReadMin = 8 * 1024 * 1024;
 
 Failure create_failure(const std::string& dst, int err, const char* kind = "regular file") {
-    return Failure{status_of_write(err), quoted_message((std::string("cannot create ") + kind).c_str(), dst, err)};
+    return Failure{status_of_create(err), quoted_message((std::string("cannot create ") + kind).c_str(), dst, err)};
 }
 
 // The source opened a second time with O_DIRECT when it is large and mostly

@@ -80,6 +80,10 @@ struct Ctx {
 // ---- messages ------------------------------------------------------------------
 
 CopyStatus status_of_write(int err) noexcept;
+// Creating a destination: a directory on its path that does not exist
+// (ENOENT, ENOTDIR) is a path the user named that cannot be used, status 4
+// with and without -r; a refusal to write (EACCES, EROFS, ...) stays 1.
+CopyStatus status_of_create(int err) noexcept;
 // "PATH: write at offset 4096: No space left on device (errno 28)"
 std::string io_message(std::string_view path, const char* what, std::uint64_t offset, int err);
 // "PATH: what: strerror (errno N)"

@@ -138,7 +138,7 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
             if (i == kRoot && staged) {
                 present[i] = created[i] = root != target;
                 if (!present[i]) {
-                    c.report({status_of_write(errno), quoted_message("cannot create directory", target, errno)});
+                    c.report({status_of_create(errno), quoted_message("cannot create directory", target, errno)});
                     break;
                 }
             } else {
@@ -152,7 +152,8 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
                     if (err == EEXIST && !in_new_dir && ::stat(dst.c_str(), &ds) == 0 && S_ISDIR(ds.st_mode)) {
                         present[i] = 1;  // merged into, as cp does
                     } else {
-                        c.report({status_of_write(err), quoted_message("cannot create directory", dst, err)});
+                        c.report({i == kRoot ? status_of_create(err) : status_of_write(err),
+                                  quoted_message("cannot create directory", dst, err)});
                         continue;
                     }
                 }
