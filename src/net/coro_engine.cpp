@@ -98,7 +98,7 @@ private:
         // The cancelled accept's last CQEs: connections it accepted before
         // the cancel took effect are closed, not dropped with their fds.
         while (accepts_.armed()) {
-            const Completion c = co_await accepts_.next();
+            const async::Result c = co_await accepts_.next();
             if (c.res >= 0) {
                 stats_.accepted.add();
                 stats_.rejected.add();
