@@ -122,8 +122,15 @@ private:
     }
     static std::uint64_t ud(unsigned k, unsigned is_write) { return std::uint64_t{k} << 1 | is_write; }
 
-    void fail(CopyStatus st, std::string m) {
-        if (!failure_) failure_ = Failure{st, std::move(m)};
+    // With several chunks in flight their failures can complete in any
+    // order (6.1 completed a write past RLIMIT_FSIZE at 1.75 MiB before the
+    // one at 1 MiB): the one reported is the lowest offset, where the copy
+    // really stopped.  A failure with no offset (the ring's) only ever comes
+    // first or not at all, and is never replaced.
+    void fail(CopyStatus st, std::string m, std::uint64_t offset = 0) {
+        if (failure_ && (offset == 0 || failure_offset_ == 0 || offset >= failure_offset_)) return;
+        failure_ = Failure{st, std::move(m)};
+        failure_offset_ = offset;
     }
 
     void complete(const Completion& cq) {
@@ -137,15 +144,15 @@ private:
                 s.rd += static_cast<std::uint32_t>(res);
                 if (s.rd > s.len) s.rd = s.len;  // O_DIRECT tail: bytes past the size are not data
             } else if (res == 0 && s.rd < s.len) {
-                fail(CopyStatus::failure, shrank_message(job_.src_name, s.off + s.rd));
+                fail(CopyStatus::failure, shrank_message(job_.src_name, s.off + s.rd), s.off + s.rd + 1);
             } else if (res < 0 && !retryable(res) && res != -ECANCELED) {
-                fail(CopyStatus::failure, io_message(job_.src_name, "read", s.off + s.rd, res));
+                fail(CopyStatus::failure, io_message(job_.src_name, "read", s.off + s.rd, res), s.off + s.rd + 1);
             }
         } else {
             if (res > 0) {
                 s.wr += static_cast<std::uint32_t>(res);
             } else if (res < 0 && !retryable(res) && res != -ECANCELED) {
-                fail(status_of_write(res), io_message(job_.dst_name, "write", s.off + s.wr, res));
+                fail(status_of_write(res), io_message(job_.dst_name, "write", s.off + s.wr, res), s.off + s.wr + 1);
             }
         }
         if (--s.pending > 0 || failure_) return;
@@ -167,6 +174,7 @@ private:
     unsigned in_flight_ = 0;  // SQEs whose CQE has not been reaped
     bool interrupted_ = false;
     std::optional<Failure> failure_;
+    std::uint64_t failure_offset_ = 0;  // 1 + the failed offset; 0: none, or not an I/O failure
 };
 
 // The same job with pread/pwrite, when io_uring is not available.
