@@ -24,7 +24,8 @@ enum class Cache { warm, cold };
 
 // The order of the engines within each round.
 enum class Order {
-    rotate,   // round r starts at the r-th engine: each engine runs in each position in turn
+    rotate,   // rounds in pairs, the second reversed; each pair starts one engine later: each engine runs
+              // before and after every other equally often, and in each position in turn
     shuffle,  // a random permutation per round, from `order_seed`
     fixed,    // the order given, every round
 };
