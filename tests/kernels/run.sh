@@ -165,6 +165,11 @@ start=\$(date +%s)
 { ${URINGKIT_VM_COMMAND:-ctest --test-dir "$build" -j 2 --timeout $test_timeout --output-junit /run/uringkit-out/junit.xml $selection}; echo \$? >/run/uringkit-out/ctest.rc; } 2>&1 | tee /run/uringkit-out/ctest.log
 echo \$((\$(date +%s) - start)) >/run/uringkit-out/seconds
 EOF
+    # The VM mounts a fresh disk on /tmp: a tree that lives under the host's
+    # /tmp (a CI clone, say) is shown there again, through an overlay (init).
+    for dir in "$build" "$(cd "$here/../.." && pwd)"; do
+        case "$dir" in /tmp/?*) dir=${dir#/tmp/}; echo "/tmp/${dir%%/*}" ;; esac
+    done | sort -u >"$out/host_tmp_dirs"
     vmlinuz=$(ls "$tree"/boot/vmlinuz-* | head -n 1)
     if [ -z "$accel" ]; then
         if kvm_works "$vmlinuz"; then accel=kvm; else accel=tcg; fi
