@@ -2,6 +2,7 @@
 // stop at a failure; batch and when_all run together; when_any cancels and
 // drains the losers; a stop_token cancels one operation; a deadline reports
 // -ETIME, distinct from a cancel's -ECANCELED.
+#include "uring_test_support.hpp"
 #include "uringkit/async/combinators.hpp"
 #include "uringkit/async/loop.hpp"
 
@@ -19,16 +20,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct SocketPair {
-    int fd[2] = {-1, -1};
-    SocketPair() {
-        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fd) != 0) throw std::runtime_error("socketpair");
-    }
-    ~SocketPair() {
-        ::close(fd[0]);
-        ::close(fd[1]);
-    }
-};
+using uringkit::testing::SocketPair;
 
 struct TempFile {
     int fd = -1;

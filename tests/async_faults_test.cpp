@@ -8,6 +8,7 @@
 //    whole or waits whole.
 // The ring is made unable to submit by putting /dev/null on its descriptor
 // number (the mappings stay valid; io_uring_enter fails with EOPNOTSUPP).
+#include "uring_test_support.hpp"
 #include "uringkit/async/loop.hpp"
 #include "uringkit/async/streams.hpp"
 
@@ -26,16 +27,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct SocketPair {
-    int fd[2] = {-1, -1};
-    SocketPair() {
-        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fd) != 0) throw std::runtime_error("socketpair");
-    }
-    ~SocketPair() {
-        ::close(fd[0]);
-        ::close(fd[1]);
-    }
-};
+using uringkit::testing::SocketPair;
 
 // Makes io_uring_enter on `ring` fail until restored.
 class BrokenEnter {

@@ -9,6 +9,7 @@
 //  - every non-zero user_data was taken as the loop's own pointer;
 //  - a chain could not be built from one coroutine (submit(op, IOSQE_IO_LINK)
 //    linked another task's SQE).
+#include "uring_test_support.hpp"
 #include "uringkit/async/loop.hpp"
 #include "uringkit/async/streams.hpp"
 #include "uringkit/ops/zerocopy.hpp"
@@ -30,16 +31,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct SocketPair {
-    int fd[2] = {-1, -1};
-    SocketPair() {
-        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fd) != 0) throw std::runtime_error("socketpair");
-    }
-    ~SocketPair() {
-        ::close(fd[0]);
-        ::close(fd[1]);
-    }
-};
+using uringkit::testing::SocketPair;
 
 void send_text(int fd, const std::string& s) {
     ASSERT_EQ(::send(fd, s.data(), s.size(), MSG_NOSIGNAL), static_cast<ssize_t>(s.size()));

@@ -94,6 +94,20 @@ struct Pipe {
     }
 };
 
+// A connected AF_UNIX stream pair: fd[0] and fd[1].
+struct SocketPair {
+    int fd[2] = {-1, -1};
+    SocketPair() {
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fd) != 0) throw std::runtime_error("socketpair failed");
+    }
+    ~SocketPair() {
+        ::close(fd[0]);
+        ::close(fd[1]);
+    }
+    SocketPair(const SocketPair&) = delete;
+    SocketPair& operator=(const SocketPair&) = delete;
+};
+
 // A TCP listener on 127.0.0.1 with a kernel-chosen port.
 struct Listener {
     UniqueFd fd;
