@@ -449,10 +449,12 @@ private:
     bool select_ = false;
 };
 
-class Send {
+// send(2); zerocopy.hpp names the same shape with IORING_OP_SEND_ZC.
+template <std::uint8_t Code>
+class BasicSend {
 public:
-    static constexpr std::uint8_t code = IORING_OP_SEND;
-    Send(File f, const void* buf, std::uint32_t len, int flags = 0) noexcept
+    static constexpr std::uint8_t code = Code;
+    BasicSend(File f, const void* buf, std::uint32_t len, int flags = 0) noexcept
         : f_(f), buf_(buf), len_(len), msg_flags_(flags) {}
     void prepare(io_uring_sqe& s) const noexcept {
         detail::rw(s, code, f_, buf_, len_, 0);
@@ -465,6 +467,7 @@ private:
     std::uint32_t len_;
     int msg_flags_;
 };
+using Send = BasicSend<IORING_OP_SEND>;
 
 // poll(2) for `events` (POLLIN...); .multishot() (5.13) re-arms itself.
 class PollAdd {

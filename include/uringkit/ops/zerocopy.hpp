@@ -8,21 +8,6 @@
 
 namespace uringkit::op {
 
-class SendZc {
-public:
-    static constexpr std::uint8_t code = IORING_OP_SEND_ZC;
-    SendZc(File f, const void* buf, std::uint32_t len, int flags = 0) noexcept
-        : f_(f), buf_(buf), len_(len), msg_flags_(flags) {}
-    void prepare(io_uring_sqe& s) const noexcept {
-        detail::rw(s, code, f_, buf_, len_, 0);
-        s.msg_flags = static_cast<std::uint32_t>(msg_flags_);
-    }
-
-private:
-    File f_;
-    const void* buf_;
-    std::uint32_t len_;
-    int msg_flags_;
-};
+using SendZc = BasicSend<IORING_OP_SEND_ZC>;
 
 }  // namespace uringkit::op
