@@ -1,0 +1,73 @@
+// readfiles' blocking engines: `sync` (one thread) and `threadpool`, and the
+// blocking reader the ring engine falls back to.
+#include "readfiles_internal.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <thread>
+
+namespace uringkit::fs::readfiles_detail {
+
+// ---- sync and threadpool engines ------------------------------------------------
+
+Slot_result BlockingReader::read(const char* path, std::uint64_t& syscalls) {
+    Slot_result r;
+    ++syscalls;
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        r.error = errno;
+        r.stage = "open";
+        return r;
+    }
+    if (hash_) XXH64_reset(st_, 0);
+    for (;;) {
+        ++syscalls;
+        const ssize_t n = ::read(fd, buf_.get(), bs_);
+        if (n < 0) {
+            if (errno == EINTR || errno == EAGAIN) continue;
+            r.error = errno;
+            r.stage = "read";
+            break;
+        }
+        if (n == 0) break;
+        if (hash_) XXH64_update(st_, buf_.get(), static_cast<std::size_t>(n));
+        r.bytes += static_cast<std::uint64_t>(n);
+        if (stopping(o_)) {
+            r.abandoned = true;
+            break;
+        }
+    }
+    ++syscalls;
+    ::close(fd);
+    if (hash_ && !r.error) r.hash = XXH64_digest(st_);
+    return r;
+}
+
+void run_sync(const PathList& files, const ReadFilesOptions& o, Emitter& out, ReadFilesStats& stats) {
+    BlockingReader reader(o);
+    for (std::size_t i = 0; i < files.size() && !stopping(o); ++i)
+        out.finish(i, reader.read(files.c_str(i), stats.syscalls));
+}
+
+void run_threadpool(const PathList& files, const ReadFilesOptions& o, Emitter& out, ReadFilesStats& stats) {
+    const unsigned nthreads = std::max(1u, std::min<unsigned>(o.threads ? o.threads : 8, static_cast<unsigned>(files.size())));
+    std::atomic<std::size_t> next{0};
+    std::vector<std::uint64_t> syscalls(nthreads, 0);
+    std::vector<std::thread> pool;
+    out.expect_workers(nthreads);
+    for (unsigned t = 0; t < nthreads; ++t)
+        pool.emplace_back([&, t] {
+            BlockingReader reader(o);
+            std::uint64_t calls = 0;
+            for (std::size_t i; !stopping(o) && (i = next.fetch_add(1, std::memory_order_relaxed)) < files.size();)
+                out.record(i, reader.read(files.c_str(i), calls));
+            syscalls[t] = calls;
+            out.worker_exited();
+        });
+    out.drain_in_order();
+    for (std::thread& th : pool) th.join();
+    for (std::uint64_t c : syscalls) stats.syscalls += c;
+}
+
+}  // namespace uringkit::fs::readfiles_detail

@@ -1,0 +1,147 @@
+// Collecting readfiles' inputs: explicit files stat'ed in one batch on the
+// ring, directories walked, everything else skipped with a note.
+#include "readfiles_internal.hpp"
+
+#include "uringkit/fs/walk.hpp"
+#include "uringkit/sys/error.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cstring>
+#include <optional>
+
+namespace uringkit::fs::readfiles_detail {
+namespace {
+
+// ---- collecting the files --------------------------------------------------
+
+struct Candidate {
+    bool needs_stat;          // a symlink or DT_UNKNOWN entry: its target decides
+    bool short_read_is_eof;   // found in a directory of a disk-like file system
+};
+
+class Collector {
+public:
+    Collector(const ReadFilesSink& sink, ReadFilesStats& stats) : sink_(sink), stats_(stats) {}
+
+    FileList collect(std::span<const std::string> inputs, Ring* ring) {
+        // Explicit inputs: stat them all (following links) in one batch.
+        std::vector<const char*> ptrs;
+        for (const std::string& in : inputs) ptrs.push_back(in.c_str());
+        std::vector<struct statx> st(inputs.size());
+        std::vector<int> res(inputs.size());
+        if (const int r = stat_batch(ring, ptrs, 0, STATX_TYPE, st, res, stats_.syscalls); r < 0)
+            throw RingError("io_uring_enter", r);
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+            if (res[i] < 0) {
+                fail(inputs[i], -res[i]);
+            } else if (S_ISDIR(st[i].stx_mode)) {
+                walk(inputs[i]);
+            } else if (S_ISREG(st[i].stx_mode)) {
+                add(inputs[i], false, false);
+            } else {
+                skip(inputs[i], st[i].stx_mode);
+            }
+        }
+        return resolve(ring);
+    }
+
+private:
+    void add(std::string_view path, bool needs_stat, bool eof) {
+        candidates_.push(path);
+        kinds_.push_back({needs_stat, eof});
+        pending_ += needs_stat;
+    }
+    void fail(std::string_view path, int err) {
+        ++stats_.failed;
+        if (sink_.note) sink_.note(path, err, "");
+    }
+    void skip(std::string_view path, mode_t mode) {
+        ++stats_.skipped;
+        if (sink_.note) sink_.note(path, 0, std::string("skipped: ") + kind_name(mode) + ", not read");
+    }
+
+    void walk(const std::string& dir) {
+        std::vector<DirEntry> entries;
+        bool eof = false;
+        const int r = read_directory(dir.c_str(), entries, stats_.syscalls, &eof);
+        if (r < 0) fail(dir, -r);
+        std::string path;
+        for (const DirEntry& e : entries) {
+            path = dir;
+            if (path.empty() || path.back() != '/') path += '/';
+            path += e.name;
+            switch (e.type) {
+            case EntryType::regular: add(path, false, eof); break;
+            case EntryType::directory: walk(path); break;
+            case EntryType::symlink:
+            case EntryType::unknown: add(path, true, false); break;
+            case EntryType::other: {
+                struct stat sb{};
+                ++stats_.syscalls;
+                skip(path, ::lstat(path.c_str(), &sb) == 0 ? sb.st_mode : S_IFSOCK);
+                break;
+            }
+            }
+        }
+    }
+
+    // Symlinks and entries of unknown type: stat the targets in one batch,
+    // keep the regular files in their place in the order.
+    FileList resolve(Ring* ring) {
+        FileList out;
+        if (pending_ == 0) {
+            out.paths = std::move(candidates_);
+            for (const Candidate& k : kinds_) out.short_read_is_eof.push_back(k.short_read_is_eof);
+            return out;
+        }
+        std::vector<const char*> ptrs;
+        std::vector<std::size_t> which;
+        for (std::size_t i = 0; i < candidates_.size(); ++i)
+            if (kinds_[i].needs_stat) {
+                ptrs.push_back(candidates_.c_str(i));
+                which.push_back(i);
+            }
+        std::vector<struct statx> st(ptrs.size());
+        std::vector<int> res(ptrs.size());
+        if (const int r = stat_batch(ring, ptrs, 0, STATX_TYPE, st, res, stats_.syscalls); r < 0)
+            throw RingError("io_uring_enter", r);
+        std::size_t k = 0;
+        for (std::size_t i = 0; i < candidates_.size(); ++i) {
+            if (!kinds_[i].needs_stat) {
+                out.paths.push(candidates_[i]);
+                out.short_read_is_eof.push_back(kinds_[i].short_read_is_eof);
+                continue;
+            }
+            const std::size_t j = k++;
+            if (res[j] < 0)
+                fail(candidates_[i], -res[j]);
+            else if (S_ISREG(st[j].stx_mode)) {
+                out.paths.push(candidates_[i]);
+                out.short_read_is_eof.push_back(false);  // the target may be anywhere
+            }
+            else if (S_ISDIR(st[j].stx_mode)) {
+                ++stats_.skipped;
+                if (sink_.note) sink_.note(candidates_[i], 0, "skipped: symbolic link to a directory, not followed");
+            } else
+                skip(candidates_[i], st[j].stx_mode);
+        }
+        return out;
+    }
+
+    const ReadFilesSink& sink_;
+    ReadFilesStats& stats_;
+    PathList candidates_;
+    std::vector<Candidate> kinds_;
+    std::size_t pending_ = 0;
+};
+
+}  // namespace
+
+FileList collect_files(std::span<const std::string> inputs, Ring* ring, const ReadFilesSink& sink,
+                       ReadFilesStats& stats) {
+    return Collector(sink, stats).collect(inputs, ring);
+}
+
+}  // namespace uringkit::fs::readfiles_detail
