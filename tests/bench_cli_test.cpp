@@ -18,12 +18,14 @@
 #include <nlohmann/json.hpp>
 
 #include <dirent.h>
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -212,6 +214,33 @@ TEST_F(BenchCli, JsonHasTheSchemaAndTheTemporaryFileIsGone) {
     std::string header;
     std::getline(c, header);
     EXPECT_EQ(header.rfind("engine,iodepth,batch,status,", 0), 0u) << header;
+    // Every row carries the interval of its median, which holds the median.
+    const auto split = [](const std::string& line) {
+        std::vector<std::string> cells;
+        std::stringstream ss(line);
+        for (std::string cell; std::getline(ss, cell, ',');) cells.push_back(cell);
+        return cells;
+    };
+    const std::vector<std::string> names = split(header);
+    const auto column = [&](const std::string& name) {
+        return static_cast<std::size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+    };
+    const std::size_t iops_col = column("iops"), low_col = column("iops_low"),
+                      high_col = column("iops_high");
+    ASSERT_NE(header.find(",iops_low,iops_high,interval_covered,"), std::string::npos) << header;
+    std::size_t ok_rows = 0;
+    for (std::string line; std::getline(c, line);) {
+        if (line.find(",ok,") == std::string::npos) continue;
+        const std::vector<std::string> cells = split(line);
+        ASSERT_GT(cells.size(), high_col) << line;
+        const double iops = std::stod(cells[iops_col]), low = std::stod(cells[low_col]),
+                     high = std::stod(cells[high_col]);
+        EXPECT_LE(low, iops) << line;
+        EXPECT_GE(high, iops) << line;
+        EXPECT_GT(low, 0) << line;
+        ++ok_rows;
+    }
+    EXPECT_GT(ok_rows, 0u);
     std::ifstream s(svg);
     const std::string chart((std::istreambuf_iterator<char>(s)), std::istreambuf_iterator<char>());
     EXPECT_NE(chart.find("<svg"), std::string::npos);
@@ -332,6 +361,11 @@ TEST_F(BenchCli, CompareAgainstASavedRun) {
     EXPECT_NE(r.out.find("at depth 4 pread against the saved run (" + first + "): too few"),
               std::string::npos)
         << r.out;
+    // The table shows each row against the saved run, with the same verdict.
+    EXPECT_NE(r.out.find("IOPS vs saved"), std::string::npos) << r.out;
+    std::size_t rows = 0;
+    for (std::size_t at = 0; (at = r.out.find("x too few\n", at)) != std::string::npos; ++at) ++rows;
+    EXPECT_EQ(rows, 2u) << "one cell per depth\n" << r.out;
 
     make_file("junk.json", 10);
     const Result bad = run(with(kQuick, {"--compare", path("junk.json")}));

@@ -321,7 +321,9 @@ int run(const Options& o) {
     const Report report{spec,           results,         host, target->path(), target->temporary(),
                         target->size(), saved ? &*saved : nullptr};
     target.reset();  // the temporary file goes before printing, so nothing is left if stdout blocks
-    fmt::print(human, "\n{}\n", format_table(results));
+    fmt::print(human, "\n{}\n",
+               format_table(results, saved ? compare_saved(results, *saved)
+                                           : std::vector<Comparison>{}));
     for (const std::string& line : verdict(report)) fmt::print(human, "{}\n", line);
     fmt::print(human, "\n");
     for (const std::string& line : notes(report)) fmt::print(human, "note: {}\n", line);

@@ -44,9 +44,21 @@ std::string cached_note(const Results& res) {
                                   most * 100);
 }
 
+// "1.03x same" for a row's IOPS against the saved run; "" when it has none.
+std::string saved_cell(const Row& r, const std::vector<Comparison>& against_saved) {
+    for (const Comparison& c : against_saved)
+        if (c.a == r.engine && c.iodepth == r.iodepth && c.metric == Metric::iops)
+            return fmt::format("{:.2f}x {}", c.ratio,
+                               c.verdict == Judgement::too_few_samples
+                                   ? std::string_view("too few")
+                                   : judgement_name(c.verdict));
+    return "not in saved run";
+}
+
 }  // namespace
 
-std::string format_table(const Results& res) {
+std::string format_table(const Results& res, const std::vector<Comparison>& against_saved) {
+    const bool saved = !against_saved.empty();
     bool ranges = false;
     for (const Row& r : res.rows) ranges |= r.runs > 1;
     // The interval of each median: at the run's confidence where the rounds
@@ -54,10 +66,10 @@ std::string format_table(const Results& res) {
     const std::string range_head = fmt::format("({:.4g}% interval)", res.confidence * 100);
     std::string out = fmt::format(
         "{:<13} {:>5} {:>5} {:>9}{} {:>8}  {:>7} {:>7} {:>7} {:>7} {:>7}  {:>5} {:>5} {:>7} "
-        "{:>9} {:>7} {:>6}\n",
+        "{:>9} {:>7} {:>6}{}\n",
         "engine", "depth", "batch", "IOPS", ranges ? fmt::format(" {:>16}", range_head) : "",
         "MiB/s", "mean", "p50", "p99", "p99.9", "max", "usr%", "sys%", "CPU/IO", "ctx/kIO",
-        "sys/IO", "IO/sub");
+        "sys/IO", "IO/sub", saved ? fmt::format("  {:<16}", "IOPS vs saved") : "");
     out += fmt::format(
         "{:<13} {:>5} {:>5} {:>9}{} {:>8}  {:>39}  {:>5} {:>5} {:>7} {:>9} {:>7} {:>6}\n", "", "",
         "", "", ranges ? std::string(17, ' ') : "", "", "latency, µs (submit to reap)", "", "",
@@ -78,13 +90,14 @@ std::string format_table(const Results& res) {
         out += fmt::format(
             "{:<13} {:>5} {:>5} {:>9}{} {:>8.1f}  {:>7} {:>7} {:>7} {:>7} {:>7}  {:>5.1f} {:>5.1f} "
             "{:>7} {:>9} "
-            "{:>7} {:>6}\n",
+            "{:>7} {:>6}{}\n",
             name, r.iodepth, r.batch, count(r.iops), range, r.bw_bytes / (1024.0 * 1024.0),
             sig3(r.lat_ns.mean / 1e3), sig3(r.lat_ns.p50 / 1e3), sig3(r.lat_ns.p99 / 1e3),
             sig3(r.lat_ns.p99_9 / 1e3), sig3(r.lat_ns.max / 1e3), r.cpu_usr, r.cpu_sys,
             sig3(r.cpu_us_per_io),
             fmt::format("{:.0f}/{:.0f}", r.ctx_vol_per_kio, r.ctx_invol_per_kio),
-            sig3(r.syscalls_per_io), sig3(r.ios_per_submit));
+            sig3(r.syscalls_per_io), sig3(r.ios_per_submit),
+            saved ? "  " + saved_cell(r, against_saved) : std::string());
     }
     return out;
 }
@@ -171,30 +184,33 @@ std::vector<std::string> notes(const Report& rep) {
 }
 
 std::string to_csv(const Results& res) {
+    // iops_low/iops_high is the interval of the median at the run's
+    // confidence (interval_covered 1), or the min-max where too few rounds
+    // ran for that confidence (0); the CPU interval likewise.
     std::string out =
-        "engine,iodepth,batch,status,reason,iops,iops_min,iops_max,bw_bytes,lat_mean_ns,lat_p50_ns,"
-        "lat_p90_ns,"
-        "lat_p99_ns,lat_p99_9_ns,lat_max_ns,cpu_usr,cpu_sys,cpu_us_per_io,ctx_per_kio,syscalls_per_"
-        "io,"
-        "ios_per_submit\n";
+        "engine,iodepth,batch,status,reason,runs,iops,iops_low,iops_high,interval_covered,iops_"
+        "min,iops_max,bw_bytes,lat_mean_ns,lat_p50_ns,lat_p90_ns,lat_p99_ns,lat_p99_9_ns,lat_max_"
+        "ns,cpu_usr,cpu_sys,cpu_us_per_io,cpu_us_per_io_low,cpu_us_per_io_high,ctx_per_kio,"
+        "syscalls_per_io,ios_per_submit\n";
     auto quote = [](const std::string& s) {
         std::string q = "\"";
         for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
         return q + "\"";
     };
     for (const Row& r : res.rows) {
-        out += fmt::format("{},{},{},{},{}", r.engine, r.iodepth, r.batch, status_name(r.status),
-                           quote(r.reason));
+        out += fmt::format("{},{},{},{},{},{}", r.engine, r.iodepth, r.batch, status_name(r.status),
+                           quote(r.reason), r.runs);
         if (r.status == Row::ok)
             out += fmt::format(
-                ",{:.1f},{:.1f},{:.1f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.2f},{:."
-                "2f},"
-                "{:.4f},{:.3f},{:.4f},{:.3f}\n",
-                r.iops, r.iops_min, r.iops_max, r.bw_bytes, r.lat_ns.mean, r.lat_ns.p50,
-                r.lat_ns.p90, r.lat_ns.p99, r.lat_ns.p99_9, r.lat_ns.max, r.cpu_usr, r.cpu_sys,
-                r.cpu_us_per_io, r.ctx_per_kio, r.syscalls_per_io, r.ios_per_submit);
+                ",{:.1f},{:.1f},{:.1f},{:d},{:.1f},{:.1f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},"
+                "{:.0f},{:.2f},{:.2f},{:.4f},{:.4f},{:.4f},{:.3f},{:.4f},{:.3f}\n",
+                r.iops, r.iops_low, r.iops_high, r.interval_covered ? 1 : 0, r.iops_min,
+                r.iops_max, r.bw_bytes, r.lat_ns.mean, r.lat_ns.p50, r.lat_ns.p90, r.lat_ns.p99,
+                r.lat_ns.p99_9, r.lat_ns.max, r.cpu_usr, r.cpu_sys, r.cpu_us_per_io,
+                r.cpu_us_per_io_low, r.cpu_us_per_io_high, r.ctx_per_kio, r.syscalls_per_io,
+                r.ios_per_submit);
         else
-            out += ",,,,,,,,,,,,,,,,\n";
+            out += std::string(21, ',') + "\n";
     }
     return out;
 }

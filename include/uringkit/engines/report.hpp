@@ -25,7 +25,11 @@ struct Report {
     const SavedRun* saved = nullptr;  // --compare: the earlier run judged against
 };
 
-std::string format_table(const Results& results);
+// The table of rows; with `against_saved` (compare_saved's comparisons for
+// --compare) a last column gives each row's IOPS against the saved run: the
+// ratio of the medians and the verdict of the noise rule.
+std::string format_table(const Results& results,
+                         const std::vector<Comparison>& against_saved = {});
 // Every comparison the run makes (verdict.hpp), and against the saved run.
 std::vector<Comparison> comparisons(const Report& report);
 // Why the machine counts as busy (load above the CPU count, or a
