@@ -251,8 +251,13 @@ def main():
         check(f"direct d32: uring / {bf} CPU per I/O", ratio("direct d32", "uring", "direct d32", bf, 1), 1.0, False)
     check("cold d32: uring / pread IOPS", ratio("cold d32", "uring", "cold d32", "pread"), 5)
     check("warm d32: uring syscalls per I/O", med("warm d32", "uring", 2), 0.04, False)
-    lines.append("Targets: each ratio is paired per round (both sides from the same round); median and min-max "
-                 "over the rounds.\n")
+    coverage = 1 - 2 ** (1 - a.rounds)
+    lines.append(f"Targets: each ratio is paired per round (both sides from the same round); median and min-max "
+                 f"over the rounds.  A target is met when every round meets it and NOT met when none does: the "
+                 f"min-max of {a.rounds} paired ratios holds their median with probability {coverage:.2%}, so the "
+                 f"{len(checks)} targets together are judged at {max(0.0, 1 - len(checks) * (1 - coverage)):.1%} "
+                 f"or better (Bonferroni).  Otherwise the rounds straddle the target: this machine's noise "
+                 f"cannot tell.\n")
     lines.append("| target | measured (median) | min-max | wanted | |")
     lines.append("|---|---:|---:|---:|---|")
     lines += checks
