@@ -5,11 +5,14 @@
 // newer than the oldest supported kernel on any kernel.
 //
 // Seccomp sees only the system call's registers, never the memory they point
-// to, so setup flags (inside io_uring_params) and SQE opcodes cannot be
-// refused this way; those fallbacks are reached through the flags' own
-// options (see tests/older_kernel_test.cpp).  Like forbid_uring.hpp, it binds
-// the calling thread and the threads it creates afterwards.
+// to, so setup flags (inside io_uring_params) and SQE flags cannot be
+// refused by a plain filter: older_kernel_faults() below describes them for
+// the user-notification supervisor (uring_supervisor.hpp), which reads that
+// memory.  Like forbid_uring.hpp, the filters bind the calling thread and
+// the threads it creates afterwards.
 #pragma once
+
+#include "uring_supervisor.hpp"
 
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -19,6 +22,7 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <string_view>
 #include <vector>
 
 // False, with errno set, when the filter cannot be installed.
@@ -45,4 +49,21 @@ inline bool refuse_register_opcodes(const std::vector<unsigned>& opcodes, unsign
     f.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (err & SECCOMP_RET_DATA)));
     sock_fprog prog{static_cast<unsigned short>(f.size()), f.data()};
     return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
+}
+
+// The faults that make the running kernel's io_uring_setup and multishot
+// recv answer like Linux `version` ("5.18", "5.19" or "6.0"): every setup
+// flag newer than that kernel is EINVAL (flags are numbered in the order they
+// arrived: COOP_TASKRUN and TASKRUN_FLAG 5.19, SINGLE_ISSUER 6.0,
+// DEFER_TASKRUN 6.1, ...) and, before 6.0, a multishot recv completes with
+// -EINVAL.  False for a version it does not describe.
+inline bool older_kernel_faults(std::string_view version, UringFaults& out) {
+    unsigned first_missing = 0;
+    if (version == "5.18") first_missing = IORING_SETUP_COOP_TASKRUN;
+    else if (version == "5.19") first_missing = IORING_SETUP_SINGLE_ISSUER;
+    else if (version == "6.0") first_missing = IORING_SETUP_DEFER_TASKRUN;
+    else return false;
+    out.refuse_setup_flags = ~(first_missing - 1);
+    out.refuse_multishot_recv = version != "6.0";
+    return true;
 }
