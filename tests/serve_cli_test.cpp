@@ -144,6 +144,46 @@ TEST(ServeCli, EngineUringRefusesWhenIoUringIsDisabled) {
     EXPECT_EQ(c->out_text.find("listening"), std::string::npos);
 }
 
+// A kernel without multishot recv (5.19) answers it with a -EINVAL CQE: the
+// seccomp supervisor of no_uring --kernel 5.19 makes this kernel answer so.
+// auto falls back to epoll saying why; --engine uring refuses in one line.
+TEST(ServeCli, WithoutMultishotRecvAutoServesWithEpollAndUringExits3) {
+    auto c = spawn({NO_URING, "--kernel", "5.19", URINGKIT_CLI, "serve", "--port", "0", "--engine", "auto"});
+    const auto m = c->wait_for(kListening);
+    ASSERT_FALSE(m.empty()) << c->out_text;
+    EXPECT_EQ(m[2], "epoll");
+    const auto port = static_cast<std::uint16_t>(std::stoi(m[1]));
+    EXPECT_NE(get(port, "/").find("HTTP/1.1 200 OK"), std::string::npos);
+    ::kill(c->pid, SIGTERM);
+    EXPECT_EQ(c->wait_exit(), 0);
+    EXPECT_NE(c->err_text.find("no multishot recv (needs Linux 6.0)"), std::string::npos) << c->err_text;
+    EXPECT_NE(c->err_text.find("falling back to the epoll engine"), std::string::npos) << c->err_text;
+
+    for (const char* engine : {"uring", "uring-coro"}) {
+        auto u = spawn({NO_URING, "--kernel", "5.19", URINGKIT_CLI, "serve", "--port", "0", "--engine", engine});
+        EXPECT_EQ(u->wait_exit(), 3) << engine;
+        EXPECT_EQ(std::count(u->err_text.begin(), u->err_text.end(), '\n'), 1) << u->err_text;
+        EXPECT_NE(u->err_text.find("no multishot recv (needs Linux 6.0)"), std::string::npos) << u->err_text;
+        EXPECT_EQ(u->out_text.find("listening"), std::string::npos);
+    }
+}
+
+// 6.0 has multishot recv but not DEFER_TASKRUN: the io_uring engines set up
+// their rings without it (and without SINGLE_ISSUER) instead of failing.
+TEST(ServeCli, WithoutDeferTaskrunTheUringEnginesStillServe) {
+    for (const char* engine : {"uring", "uring-coro"}) {
+        auto c = spawn({NO_URING, "--kernel", "6.0", "--report", URINGKIT_CLI, "serve", "--port", "0", "--engine", engine});
+        const auto m = c->wait_for(kListening);
+        ASSERT_FALSE(m.empty()) << engine << ": " << c->out_text << c->err_text;
+        EXPECT_EQ(m[2], engine);
+        const auto port = static_cast<std::uint16_t>(std::stoi(m[1]));
+        for (int i = 0; i < 3; ++i) EXPECT_NE(get(port, "/").find("HTTP/1.1 200 OK"), std::string::npos) << engine;
+        ::kill(c->pid, SIGTERM);
+        EXPECT_EQ(c->wait_exit(), 0) << c->err_text;
+        EXPECT_EQ(c->err_text.find("no_uring: 0 setups"), std::string::npos) << "nothing was refused: " << c->err_text;
+    }
+}
+
 TEST(ServeCli, BadOptionsExit2WithOneLine) {
     for (std::vector<std::string> extra : std::vector<std::vector<std::string>>{
              {"--idle-timeout", "soon"}, {"--body-size", "lots"}, {"--bind", "localhost:80"}, {"--engine", "kqueue"}}) {

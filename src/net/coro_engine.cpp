@@ -41,7 +41,7 @@ public:
         : ctx_(ctx),
           cfg_(*ctx.config),
           stats_(*ctx.stats),
-          ring_(cfg_.ring_entries, options(cfg_)),
+          ring_(Ring::create(cfg_.ring_entries, options(cfg_))),
           bufs_(ring_, kGroup, cfg_.buffer_count, cfg_.buffer_size),
           wait_(ring_, batch_wait_options(cfg_)),
           loop_(ring_),
@@ -70,6 +70,7 @@ private:
     static RingOptions options(const ServerConfig& c) {
         RingOptions o;
         o.cq_entries = c.ring_entries * 8;
+        // Ring::create drops both where the kernel refuses them (before 6.0/6.1).
         o.single_issuer = o.defer_taskrun = c.defer_taskrun;
         o.register_ring_fd = true;
         return o;
