@@ -27,7 +27,9 @@ std::string explain(const char* call, int err) {
     if (err < 0) err = -err;
     const std::string_view c = call;
     const bool setup = c == "io_uring_setup";
-    const bool buffers = c.find("buffer") != std::string_view::npos;
+    // Registered (fixed) buffers: REGISTER_BUFFERS, BUFFERS2, BUFFERS_UPDATE.
+    // Not a provided buffer ring (REGISTER_PBUF_RING) nor an mmap.
+    const bool buffers = c.starts_with("io_uring_register(REGISTER_BUFFERS");
     const bool enter = c.starts_with("io_uring_enter");
     switch (err) {
     case ENOSYS:
@@ -38,10 +40,20 @@ std::string explain(const char* call, int err) {
                    "profile (container runtime, systemd unit) forbids it";
         return "not permitted here (io_uring_disabled sysctl, seccomp, or missing capability)";
     case ENOMEM:
+        // Registered buffers are pinned and, for a process without
+        // CAP_IPC_LOCK, charged to its user's RLIMIT_MEMLOCK on every kernel
+        // (io_account_mem).  The rings themselves were charged there before
+        // 5.12, not on 6.1 (memory cgroup only), and are again on recent
+        // kernels whose rings are io_uring memory regions (6.18: probe.md).
         if (buffers)
-            return "registered buffers are pinned and count against RLIMIT_MEMLOCK; raise it "
-                   "with `ulimit -l` or register less memory";
-        return "out of memory, or the ring's memory exceeds RLIMIT_MEMLOCK on kernels before 5.12";
+            return "registered buffers are pinned and, without CAP_IPC_LOCK, count against "
+                   "RLIMIT_MEMLOCK together with the same user's other registered buffers; raise "
+                   "it (`ulimit -l`, systemd's LimitMEMLOCK) or register less memory";
+        if (setup)
+            return "out of memory, the memory cgroup's limit, or, without CAP_IPC_LOCK, "
+                   "RLIMIT_MEMLOCK: recent kernels (6.18) and those before 5.12 charge the rings "
+                   "to it, 6.1 does not";
+        return "out of memory";
     case EINVAL:
         if (setup) return "a setup flag or size this kernel does not know; try fewer flags";
         return "an argument or flag this kernel does not accept";
