@@ -1,6 +1,7 @@
 // `uringkit cp` under injected faults: EFBIG from RLIMIT_FSIZE, ENOSPC on a
 // 1 MiB tmpfs in a private mount namespace, a source truncated by another
-// thread in the middle of the copy, and io_uring forbidden by seccomp.  Each
+// thread in the middle of the copy, a FUSE file system whose close fails,
+// and io_uring forbidden by seccomp.  Each
 // failure is one line naming the file, the offset and the errno, with its
 // exit status; no temporary is left and an existing destination is unchanged.
 #include "files_test_support.hpp"
@@ -17,6 +18,8 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
 
 #include <array>
 #include <condition_variable>
@@ -181,6 +184,51 @@ TEST(CpFaults, CloseFailureOfTheDestinationIsReported) {
         EXPECT_NE(r.err.find(s / "dst" + ": close: "), std::string::npos) << r.err;
         EXPECT_EQ(count(r.err, "\n"), 1u) << r.err;
     }
+}
+
+// A file system whose close(2) fails, as NFS, CIFS and FUSE report a failed
+// write-back or an exceeded quota at close (->flush): a FUSE file system in
+// memory (tools/flush_fail_fs.py) fails every flush with ENOSPC.  cp names
+// the file and close, exits 5, and leaves neither the file nor a temporary,
+// for a file and for a tree (whose small files would take the chains, whose
+// fixed-slot closes never call ->flush, on a file system without it).
+TEST(CpFaults, FlushFailingAtCloseOnFuseIsReported) {
+    if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "needs /usr/bin/python3 for the FUSE file system";
+    if (run({"/usr/bin/python3", "-c", "import fusepy"}).status != 0)
+        GTEST_SKIP() << "needs Debian's python3-fusepy (and libfuse2) for the FUSE file system";
+    if (::access("/dev/fuse", R_OK | W_OK) != 0) GTEST_SKIP() << "no usable /dev/fuse here";
+    Scratch s;
+    stdfs::create_directories(s.dir / "mnt");
+    stdfs::create_directories(s.dir / "t" / "sub");
+    write_file(s / "src", random_bytes(300000, 3));
+    write_file(s / "t/a", random_bytes(3000, 4));
+    write_file(s / "t/sub/b", random_bytes(100, 5));
+    Spawned fs = spawn({"/usr/bin/python3", FLUSH_FAIL_FS, s / "mnt", std::to_string(ENOSPC)});
+    constexpr unsigned long kFuseMagic = 0x65735546;
+    auto mounted = [&] {
+        struct statfs sf {};
+        return ::statfs((s / "mnt").c_str(), &sf) == 0 && static_cast<unsigned long>(sf.f_type) == kFuseMagic;
+    };
+    if (!wait_until([&] { return mounted() || ::waitpid(fs.pid, nullptr, WNOHANG) == fs.pid; }) || !mounted()) {
+        ::kill(fs.pid, SIGKILL);
+        ::waitpid(fs.pid, nullptr, 0);
+        GTEST_SKIP() << "the FUSE file system could not be mounted here: " << drain_fd(fs.err);
+    }
+    const Child one = run({URINGKIT_CLI, "cp", s / "src", s / "mnt/copy"});
+    const Child tree = run({URINGKIT_CLI, "cp", "-r", s / "t", s / "mnt/tree"});
+    std::vector<std::string> left;
+    for (const auto& e : stdfs::recursive_directory_iterator(s.dir / "mnt"))
+        if (!e.is_directory()) left.push_back(e.path().string());
+    ::umount2((s / "mnt").c_str(), MNT_DETACH);
+    ::waitpid(fs.pid, nullptr, 0);
+
+    EXPECT_EQ(one.status, 5) << one.err;
+    EXPECT_EQ(one.err, "uringkit cp: " + s / "mnt/copy" + ": close: No space left on device (errno 28)\n");
+    EXPECT_EQ(tree.status, 5) << tree.err;
+    EXPECT_NE(tree.err.find(s / "mnt/tree/a" + ": close: No space left on device"), std::string::npos) << tree.err;
+    EXPECT_NE(tree.err.find(s / "mnt/tree/sub/b" + ": close: No space left on device"), std::string::npos) << tree.err;
+    EXPECT_EQ(count(tree.err, "\n"), 2u) << tree.err;
+    EXPECT_TRUE(left.empty()) << "left on the file system: " << left.front();
 }
 
 // The source shrinks while it is copied: a second thread truncates it after

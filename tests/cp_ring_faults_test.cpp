@@ -4,20 +4,49 @@
 //    the copy ends in bounded time with one line saying how many operations
 //    the kernel still holds (their buffers are kept, never freed under the
 //    kernel), status 1, no temporary and no half-written file left.
+//  - copy() as a library call when the ring fails with a chain still held
+//    by the kernel (its open waits on a file lease): the buffers the chain
+//    reads into are kept, never freed, so the kernel's late write lands in
+//    memory nobody else owns.  Under ASan the freed blocks are watched, and a
+//    write the kernel makes into one ends the test with ASan's report.
 //  - a chain cut short by a failed write (RLIMIT_FSIZE) leaves its closes
 //    -ECANCELED: its two fixed slots are emptied before the failure is
 //    reported, so neither the source nor the unlinked destination stays open
 //    in the ring (read from the ring's /proc fdinfo at that moment).
 #include "files_test_support.hpp"
+#include "tools/older_kernel.hpp"
 
 #include "uringkit/fs/copy.hpp"
+#include "uringkit/ring/kernel_owned.hpp"
 
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cstring>
 #include <fstream>
 #include <regex>
 #include <thread>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define URINGKIT_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define URINGKIT_TEST_ASAN 1
+#endif
+#endif
+#ifdef URINGKIT_TEST_ASAN
+// The sanitizer allocator's interface (sanitizer/allocator_interface.h,
+// which GCC does not install; libasan exports both).
+extern "C" {
+int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void*, std::size_t),
+                                              void (*free_hook)(const volatile void*));
+std::size_t __sanitizer_get_allocated_size(const volatile void* p);
+}
+#endif
 
 namespace {
 
@@ -103,6 +132,161 @@ TEST(CpRingFaults, SmallFileThatGrewAfterTheWalkIsReported) {
     EXPECT_EQ(err, "uringkit cp: " + s / "t/sub/grows" + ": changed size while being copied (3000 -> 3008 bytes)\n");
     EXPECT_FALSE(stdfs::exists(s.dir / "copy/sub/grows"));
     EXPECT_EQ(read_file(s / "copy/sub/stays"), read_file(s / "t/sub/stays"));
+}
+
+// ---- memory freed under the kernel ---------------------------------------------
+
+// Under ASan: every block of `watch_size` bytes freed while armed is filled
+// with a canary just before it is freed (the sanitizer's free hook runs
+// while the block is still live) and listed, so a later write into it is
+// seen.  No allocation in the hooks: they run inside malloc and free.
+namespace freed_watch {
+constexpr std::size_t kMax = 16;
+std::atomic<bool> armed{false};
+std::atomic<std::size_t> watch_size{0};
+std::atomic<std::size_t> count{0};
+
+#ifdef URINGKIT_TEST_ASAN
+constexpr unsigned char kCanary = 0xA5;
+const volatile void* blocks[kMax];
+
+void on_free(const volatile void* p) {
+    if (!armed.load() || !p) return;
+    const std::size_t n = __sanitizer_get_allocated_size(p);
+    if (n != watch_size.load()) return;
+    std::memset(const_cast<void*>(p), kCanary, n);
+    const std::size_t i = count.fetch_add(1);
+    if (i < kMax) blocks[i] = p;
+}
+void on_malloc(const volatile void*, std::size_t) {}
+
+// The first byte of `p` the canary no longer holds, or -1.  Reads freed
+// memory on purpose, so outside ASan's checks.
+__attribute__((no_sanitize("address"))) long first_changed(const volatile void* p, std::size_t n) {
+    const volatile unsigned char* b = static_cast<const volatile unsigned char*>(p);
+    for (std::size_t i = 0; i < n; ++i)
+        if (b[i] != kCanary) return static_cast<long>(i);
+    return -1;
+}
+#endif
+}  // namespace freed_watch
+
+// The ring fails (io_uring_enter and io_uring_register refused for good, by
+// a seccomp user-notification supervisor) while a small file's chain is
+// held in the kernel: its first step, the open of the source, waits for the
+// test's write lease on that file to be given up.  copy() must return
+// without waiting for ever, say that operations are still in the kernel,
+// and keep the buffers they name: once the lease goes the kernel reads the
+// file into them, with nobody left to reap the completion.  The ring itself
+// stays alive meanwhile, as it does for a caller whose registered ring fd
+// could not be unregistered; it goes when the copying thread exits.
+TEST(CpRingFaults, RingFailingWithAChainInTheKernelKeepsItsBuffers) {
+    Scratch s;
+    stdfs::create_directories(s.dir / "t");
+    const std::string data = random_bytes(3000, 7);
+    write_file(s / "t/f", data);
+    // The lease: an open of the file by anyone else waits until it is given up.
+    struct sigaction ignore {}, old_io {}, wake {}, old_usr1 {};
+    ignore.sa_handler = SIG_IGN;
+    ::sigaction(SIGIO, &ignore, &old_io);  // the lease break's notice
+    wake.sa_handler = [](int) {};          // no SA_RESTART: a wait returns EINTR
+    ::sigaction(SIGUSR1, &wake, &old_usr1);
+    const int held = ::open((s / "t/f").c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(held, 0);
+    if (::fcntl(held, F_SETLEASE, F_WRLCK) != 0) {
+        ::close(held);
+        GTEST_SKIP() << "F_SETLEASE: " << std::strerror(errno);
+    }
+
+    const std::size_t kept_before = uringkit::kept_for_kernel();
+    // Only the copier's small-file buffer is watched: one slot, 64 KiB of
+    // data and the 4 KiB for its statx (kSmallBlock in src/fs).
+    freed_watch::watch_size = 64 * 1024 + 4096;
+    freed_watch::count = 0;
+#ifdef URINGKIT_TEST_ASAN
+    __sanitizer_install_malloc_and_free_hooks(freed_watch::on_malloc, freed_watch::on_free);
+#endif
+    std::atomic<UringSupervisor*> sup{nullptr};
+    std::atomic<bool> copied{false}, may_exit{false};
+    std::string setup_error;
+    uringkit::fs::CopyResult result;
+    std::string errors;
+    std::thread copier([&] {
+        // Setup as on 6.0, without DEFER_TASKRUN: on a deferred ring the
+        // kernel would go on with the chain only inside the dead ring's next
+        // enter; on this one it goes on by itself once the open is let through.
+        UringFaults faults;
+        older_kernel_faults("6.0", faults);
+        UringSupervisor supervisor(faults);
+        if (!supervisor.error().empty()) {
+            setup_error = supervisor.error();
+            copied = true;
+            return;
+        }
+        sup = &supervisor;
+        uringkit::fs::CopyOptions o;
+        o.recursive = true;
+        o.inflight = 1;
+        uringkit::fs::CopySink sink;
+        sink.error = [&](std::string_view m) { errors += std::string(m) + "\n"; };
+        freed_watch::armed = true;
+        result = uringkit::fs::copy(std::vector<std::string>{s / "t"}, s / "copy", o, sink);
+        freed_watch::armed = false;
+        copied = true;
+        while (!may_exit) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    });
+    auto finish = [&] {
+        ::fcntl(held, F_SETLEASE, F_UNLCK);
+        may_exit = true;
+        copier.join();  // its exit cancels what its ring still holds
+        ::close(held);
+        ::sigaction(SIGIO, &old_io, nullptr);
+        ::sigaction(SIGUSR1, &old_usr1, nullptr);
+#ifdef URINGKIT_TEST_ASAN
+        __sanitizer_install_malloc_and_free_hooks(nullptr, nullptr);
+#endif
+    };
+    // The chain's open of t/f has reached the lease: the kernel is breaking it.
+    const bool breaking = wait_until([&] { return copied || ::fcntl(held, F_GETLEASE) != F_WRLCK; });
+    if (!setup_error.empty()) {
+        finish();
+        GTEST_SKIP() << setup_error;
+    }
+    if (!breaking || copied) {
+        finish();
+        FAIL() << "the chain never waited on the lease (" << (copied ? "copy returned first" : "no lease break") << ")";
+    }
+    // From now on the ring fails; the signal ends the copier's wait for the chain.
+    sup.load()->trip();
+    ::pthread_kill(copier.native_handle(), SIGUSR1);
+    if (!wait_until([&] { return copied.load(); })) {
+        finish();
+        FAIL() << "copy() did not return after the ring failed (it waits on the held chain)";
+    }
+    EXPECT_EQ(result.status, uringkit::fs::CopyStatus::failure) << result.message;
+    EXPECT_NE(errors.find("Input/output error"), std::string::npos) << errors;
+    EXPECT_NE(errors.find("still in the kernel"), std::string::npos) << errors;
+    EXPECT_GT(uringkit::kept_for_kernel(), kept_before) << "the buffers the chain names were not kept";
+
+    // Give the lease up: the held open goes on and the chain reads t/f into
+    // its buffer.  Freed, that buffer would now be written by the kernel.
+    ::fcntl(held, F_SETLEASE, F_UNLCK);
+#ifdef URINGKIT_TEST_ASAN
+    const std::size_t freed = std::min(freed_watch::count.load(), freed_watch::kMax);
+    for (std::size_t i = 0; i < freed; ++i) {
+        const volatile void* block = freed_watch::blocks[i];
+        long at = -1;
+        wait_until([&] { return (at = freed_watch::first_changed(block, freed_watch::watch_size)) >= 0; });
+        if (at >= 0) {
+            ADD_FAILURE() << "the kernel wrote into memory copy() had freed, at byte " << at;
+            // Touch it as a caller reusing its heap would: ASan names the
+            // block and where copy() freed it (heap-use-after-free).
+            const volatile unsigned char* b = static_cast<const volatile unsigned char*>(block);
+            (void)b[at];
+        }
+    }
+#endif
+    finish();
 }
 
 // Registered files of this process's io_uring instances, as /proc lists
