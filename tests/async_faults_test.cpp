@@ -5,7 +5,8 @@
 //    unable to submit, the first loop threw from a noexcept path
 //    (std::terminate); now the SQE waits and run()/block_on() report the error;
 //  - a linked timeout is never submitted without its head: a chain is placed
-//    whole or waits whole.
+//    whole or waits whole;
+//  - a submit that fails once while making room in the SQ loses nothing.
 // The ring is made unable to submit by putting /dev/null on its descriptor
 // number (the mappings stay valid; io_uring_enter fails with EOPNOTSUPP).
 #include "uring_test_support.hpp"
@@ -109,6 +110,28 @@ TEST(AsyncFaults, AStreamArmedWithTheSqFullAndNoSubmitDoesNotTerminate) {
             _exit(3);
         },
         ::testing::ExitedWithCode(0), "");
+}
+
+// Issuing into a full SQ submits what is prepared to make room, and the
+// loop does not act on that submit's result: a failed io_uring_enter takes
+// no SQE, so nothing may be lost when it fails once (here the ring's fd is
+// broken only while the operations are issued).  Every NOP completes, once.
+TEST(AsyncFaults, ASubmitFailingWhileMakingRoomLosesNothing) {
+    Ring ring(4);
+    async::Loop loop(ring);
+    int done = 0;
+    auto t = [&]() -> async::Task<void> {
+        const async::Result r = co_await loop.nop();
+        EXPECT_EQ(r.res, 0);
+        ++done;
+    };
+    {
+        BrokenEnter broken(ring);
+        for (int i = 0; i < 6; ++i) loop.spawn(t());  // the fifth finds the SQ full: its submit fails
+        EXPECT_EQ(ring.sq_pending(), 4u);
+    }
+    loop.run();
+    EXPECT_EQ(done, 6);
 }
 
 TEST(AsyncFaults, ALinkTimeoutNeverGoesWithoutItsHead) {

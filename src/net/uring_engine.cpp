@@ -9,6 +9,7 @@
 #include "uringkit/ring/batch_wait.hpp"
 #include "uringkit/ring/buffer_ring.hpp"
 #include "uringkit/ring/ring.hpp"
+#include "uringkit/sys/error.hpp"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -111,14 +112,16 @@ private:
         return o;
     }
 
-    // A free SQE; when the SQ is full, the prepared ones go to the kernel first.
+    // A free SQE; when the SQ is full, the prepared ones go to the kernel
+    // first (reserve(1)).  It fails when the kernel takes none of them
+    // (-EBUSY/-EAGAIN: it wants completions reaped, which cannot nest in the
+    // dispatch that calls this) or the ring itself fails: the engine stops
+    // with the kernel's error, explained, instead of retrying blindly.
     template <class Op>
     Sqe sqe(const Op& op) {
-        for (int attempt = 0; attempt < 4; ++attempt) {
-            if (Sqe s = ring_.prepare(op)) return s;
-            ring_.submit();
-        }
-        throw std::runtime_error("io_uring submission queue stays full");
+        if (const int r = ring_.reserve(1); r < 0)
+            throw RingError("io_uring_enter (making room in the submission queue)", -r);
+        return ring_.prepare(op);
     }
 
     static std::uint64_t ud(Conn* c, std::uint64_t tag) noexcept { return reinterpret_cast<std::uintptr_t>(c) | tag; }
