@@ -6,6 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <future>
@@ -156,7 +161,9 @@ TEST_P(ServeLimits, StopRacingResetsFinishesEveryTime) {
 // the same batch as the stop, or as the accept's cancellation, carry new
 // descriptors.  Each is closed, not dropped, and the close is submitted
 // before the engine ends: the process holds as many descriptors after the
-// server as before it (counted in /proc/self/fd).
+// server as before it (counted in /proc/self/fd).  A second thread keeps
+// connecting across the stop: without it the race was never hit (45 runs
+// passed with the coroutine engine's fix taken out; with it, round 10-27).
 TEST_P(ServeLimits, StopWhileClientsConnectLeaksNoDescriptor) {
     auto c = config();
     c.idle_timeout = std::chrono::seconds(30);
@@ -165,6 +172,25 @@ TEST_P(ServeLimits, StopWhileClientsConnectLeaksNoDescriptor) {
         std::vector<std::unique_ptr<Socket>> clients;
         TestServer srv(c);
         for (int i = 0; i < 8; ++i) clients.push_back(std::make_unique<Socket>(srv.port()));
+        // Another thread keeps connecting (non-blocking, so a full backlog
+        // or a closed listener never stalls it) across the stop, so accept
+        // completions keep arriving while the engine cancels its accept.
+        std::atomic<bool> connecting{true};
+        std::vector<int> late;
+        const std::uint16_t port = srv.port();
+        std::thread hammer([&] {
+            sockaddr_in a{};
+            a.sin_family = AF_INET;
+            a.sin_port = htons(port);
+            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            while (connecting && late.size() < 2000) {
+                const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+                if (fd < 0) break;
+                (void)::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a);
+                late.push_back(fd);
+            }
+        });
+        std::this_thread::sleep_for(std::chrono::milliseconds(round % 4));
         srv.server().stop();
         for (int i = 0; i < 8; ++i) {
             try {
@@ -174,6 +200,9 @@ TEST_P(ServeLimits, StopWhileClientsConnectLeaksNoDescriptor) {
             }
         }
         srv.finish();
+        connecting = false;
+        hammer.join();
+        for (const int fd : late) ::close(fd);
         clients.clear();
         ASSERT_EQ(open_fds(), before) << "round " << round;
     }
