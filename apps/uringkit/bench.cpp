@@ -10,6 +10,7 @@
 #include "uringkit/engines/runner.hpp"
 #include "uringkit/engines/target.hpp"
 #include "uringkit/util/output_file.hpp"
+#include "uringkit/util/duration.hpp"
 #include "uringkit/util/size.hpp"
 
 #include <fmt/core.h>
@@ -50,39 +51,19 @@ struct UsageError {
 
 // "2", "2s", "1.5", "500ms", "1m" -> seconds.
 double parse_seconds(const std::string& opt, const std::string& text) {
-    char* end = nullptr;
-    const double v = std::strtod(text.c_str(), &end);
-    const std::string unit = end ? end : "";
-    double scale = 0;
-    if (unit.empty() || unit == "s")
-        scale = 1;
-    else if (unit == "ms")
-        scale = 1e-3;
-    else if (unit == "m")
-        scale = 60;
-    if (end == text.c_str() || scale == 0 || !(v >= 0) || v * scale > 86400)
-        throw UsageError{fmt::format("{} {}: give seconds, like 2, 2s, 500ms or 1m", opt, text)};
-    return v * scale;
+    const auto v = util::parse_seconds(text);
+    if (!v) throw UsageError{fmt::format("{} {}: give seconds, like 2, 2s, 500ms or 1m", opt, text)};
+    return *v;
 }
 
 // "1,8,32" -> {"1", "8", "32"}; an empty item ("1,,2", "1,") is a usage
 // error naming `opt`, never skipped.
 std::vector<std::string> split(const char* opt, const std::string& s, const char* example) {
-    std::vector<std::string> out;
-    std::size_t start = 0;
-    while (start <= s.size()) {
-        const std::size_t comma = s.find(',', start);
-        const std::string item =
-            s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        if (item.empty())
-            throw UsageError{
-                fmt::format("{} {}: an empty item in the list; give items between commas, like {}",
-                            opt, s, example)};
-        out.push_back(item);
-        if (comma == std::string::npos) break;
-        start = comma + 1;
-    }
-    return out;
+    auto items = util::split_list(s);
+    if (!items)
+        throw UsageError{fmt::format("{} {}: an empty item in the list; give items between commas, like {}", opt,
+                                     s, example)};
+    return std::move(*items);
 }
 
 BenchSpec make_spec(const Options& o, TargetSpec& target) {

@@ -4,6 +4,7 @@
 #include "command.hpp"
 
 #include "uringkit/net/server.hpp"
+#include "uringkit/util/duration.hpp"
 #include "uringkit/util/size.hpp"
 
 #include <signal.h>
@@ -21,22 +22,6 @@
 namespace uringkit::cli {
 namespace {
 
-// "30" (seconds), "30s", "500ms", "2m"; 0 turns the timeout off.
-std::optional<std::chrono::milliseconds> parse_duration(const std::string& text) {
-    std::size_t i = 0;
-    std::uint64_t v = 0;
-    while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
-        if (v > 1'000'000'000) return std::nullopt;
-        v = v * 10 + static_cast<std::uint64_t>(text[i++] - '0');
-    }
-    if (i == 0) return std::nullopt;
-    const std::string unit = text.substr(i);
-    if (unit.empty() || unit == "s") return std::chrono::milliseconds(v * 1000);
-    if (unit == "ms") return std::chrono::milliseconds(v);
-    if (unit == "m") return std::chrono::milliseconds(v * 60000);
-    return std::nullopt;
-}
-
 int serve(const std::string& mode, const std::string& engine, unsigned threads, const std::string& bind,
           unsigned port, unsigned max_conns, const std::string& idle, const std::string& body_size,
           const std::string& max_body, unsigned batch_wait_us, bool batch_wait_given) {
@@ -46,7 +31,7 @@ int serve(const std::string& mode, const std::string& engine, unsigned threads, 
     cfg.bind = bind;
     cfg.port = static_cast<std::uint16_t>(port);
     cfg.max_conns = max_conns;
-    const auto idle_ms = parse_duration(idle);
+    const auto idle_ms = util::parse_duration(idle);  // 0 turns the timeout off
     if (!idle_ms) {
         fmt::print(stderr, "uringkit serve: --idle-timeout {}: not a duration (write 30, 30s, 500ms or 2m)\n", idle);
         return kUsage;

@@ -13,7 +13,7 @@ artifacts=$build/fuzz-artifacts
 mkdir -p "$artifacts"
 status=0
 for pair in http_parser:http_corpus size_parser:size_parser_corpus path_list:path_list_corpus \
-            buffer_ring:buffer_ring_corpus; do
+            buffer_ring:buffer_ring_corpus option_parsers:option_parsers_corpus recv_stream:recv_stream_corpus; do
     name=${pair%%:*}
     corpus=${pair#*:}
     bin=$build/tests/fuzz/${name}_fuzz
