@@ -1,0 +1,193 @@
+// `uringkit load`: an HTTP/1.1 keep-alive (or TCP echo) load generator on
+// io_uring.  Parses options, calls uringkit::load::run_load, prints.
+#include "command.hpp"
+#include "interrupt.hpp"
+
+#include "uringkit/load/load.hpp"
+#include "uringkit/net/server.hpp"
+#include "uringkit/util/output_file.hpp"
+#include "uringkit/util/duration.hpp"
+#include "uringkit/util/size.hpp"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <system_error>
+
+namespace uringkit::cli {
+namespace {
+
+struct Options {
+    std::string target, mode = "http", duration = "5s", timeout = "2s", size = "64", json;
+    unsigned connections = 64, threads = 1, pipeline = 1;
+    double rate = 0;
+};
+
+struct UsageError {
+    std::string message;
+};
+
+std::chrono::nanoseconds duration_of(const char* opt, const std::string& text, bool zero_ok) {
+    const auto s = util::parse_seconds(text);
+    if (!s || (!zero_ok && *s <= 0))
+        throw UsageError{fmt::format("{} {}: give a time above 0, like 5s, 500ms or 1m", opt, text)};
+    return std::chrono::nanoseconds(static_cast<std::int64_t>(std::llround(*s * 1e9)));
+}
+
+load::LoadConfig make_config(const Options& o) {
+    load::LoadConfig c;
+    c.mode = o.mode == "echo" ? load::Mode::Echo : load::Mode::Http;
+    if (o.connections == 0) throw UsageError{"--connections 0: give at least 1 connection"};
+    if (o.connections > 100000) throw UsageError{fmt::format("--connections {}: at most 100000", o.connections)};
+    c.connections = o.connections;
+    if (o.threads == 0 || o.threads > 256) throw UsageError{fmt::format("--threads {}: give 1 to 256", o.threads)};
+    if (o.threads > o.connections)
+        throw UsageError{fmt::format("--threads {}: more threads than --connections {}; each thread needs one",
+                                     o.threads, o.connections)};
+    c.threads = o.threads;
+    if (o.pipeline == 0 || o.pipeline > 1024)
+        throw UsageError{fmt::format("--pipeline {}: give 1 to 1024 requests in flight per connection", o.pipeline)};
+    c.pipeline = o.pipeline;
+    if (!(o.rate >= 0) || std::isinf(o.rate))
+        throw UsageError{fmt::format("--rate {}: give requests per second above 0 (or 0 for a closed loop)", o.rate)};
+    c.rate = o.rate;
+    c.duration = duration_of("--duration", o.duration, false);
+    c.timeout = duration_of("--timeout", o.timeout, false);
+    const auto size = util::parse_size(o.size);
+    if (!size || *size == 0 || *size > (16u << 20))
+        throw UsageError{fmt::format("--size {}: give 1 byte to 16m, like 64 or 4k", o.size)};
+    c.size = *size;
+    if (c.mode == load::Mode::Echo &&
+        static_cast<double>(c.size) * c.pipeline * c.connections > static_cast<double>(1u << 30))
+        throw UsageError{"--size x --pipeline x --connections: over 1 GiB of echo messages in flight"};
+    try {
+        c.target = load::parse_target(o.target);
+    } catch (const load::TargetError& e) {
+        if (e.kind() == load::TargetError::usage) throw UsageError{e.what()};
+        throw;
+    }
+    if (c.mode == load::Mode::Echo && c.target.url)
+        throw UsageError{fmt::format("{}: --mode echo takes HOST:PORT, not a URL", o.target)};
+    return c;
+}
+
+int run(const Options& o) {
+    load::LoadConfig config;
+    try {
+        config = make_config(o);
+    } catch (const UsageError& e) {
+        fmt::print(stderr, "uringkit load: {}\n", e.message);
+        return kUsage;
+    } catch (const load::TargetError& e) {
+        fmt::print(stderr, "uringkit load: {}\n", e.what());
+        return kBadInput;
+    }
+    const bool json_to_stdout = util::is_standard_output(o.json);
+    if (!o.json.empty() && !json_to_stdout) {
+        try {
+            util::check_output_path(o.json);
+        } catch (const util::OutputError& e) {
+            fmt::print(stderr, "uringkit load: {}\n", e.what());
+            return e.permission_refused() ? kFailure : kBadInput;
+        }
+    }
+    if (const std::string why = net::uring_unavailable_reason(); !why.empty()) {
+        fmt::print(stderr, "uringkit load: io_uring is not usable here: {}\n", why);
+        return kNoUring;
+    }
+    try {
+        load::check_reachable(config.target, std::chrono::milliseconds(3000));
+    } catch (const load::TargetError& e) {
+        fmt::print(stderr, "uringkit load: {}\n", e.what());
+        return kBadInput;
+    }
+
+    std::FILE* const human = json_to_stdout ? stderr : stdout;
+    InterruptScope interrupt;
+    const bool live = ::isatty(STDERR_FILENO);
+    load::ProgressFn progress;
+    if (live)
+        progress = [](const load::Progress& p) {
+            fmt::print(stderr, "\r\033[K{}", load::progress_line(p));
+            std::fflush(stderr);
+        };
+    load::LoadResult result;
+    try {
+        result = load::run_load(config, interrupt.flag(), progress);
+    } catch (const std::exception& e) {
+        if (live) fmt::print(stderr, "\r\033[K");
+        fmt::print(stderr, "uringkit load: {}\n", e.what());
+        return interrupt.exit_status(kFailure);
+    }
+    if (live) fmt::print(stderr, "\r\033[K");
+    fmt::print(human, "{}", load::format_report(config, result));
+    std::fflush(human);
+    int status = result.total_errors() > 0 || result.requests == 0 ? kFailure : kOk;
+    if (!o.json.empty()) {
+        try {
+            util::write_output(o.json, load::to_json(config, result));
+        } catch (const util::OutputError& e) {
+            fmt::print(stderr, "uringkit load: {}\n", e.what());
+            status = e.permission_refused() ? kFailure : kBadInput;
+        }
+    }
+    if (result.interrupted) return interrupt.exit_status(kInterrupted);
+    return status;
+}
+
+const Register reg{Command{
+    "load", "Load an HTTP/1.1 or TCP echo server from io_uring: requests/s, latency, client CPU", 55,
+    [](CLI::App& app) -> std::function<int()> {
+        auto o = std::make_shared<Options>();
+        app.add_option("target", o->target,
+                       "http://HOST[:PORT][/PATH] (keep-alive GETs of PATH) or HOST:PORT; IPv6 as [::1]:8080")
+            ->required();
+        app.add_option("-c,--connections", o->connections, "Connections, kept open and spread evenly over the threads")
+            ->capture_default_str();
+        app.add_option("-t,--threads", o->threads, "Threads, each with its own ring (at most --connections)")
+            ->capture_default_str();
+        app.add_option("-d,--duration", o->duration, "Measured time: 5, 5s, 500ms, 1m")->capture_default_str();
+        app.add_option("--pipeline", o->pipeline,
+                       "Requests in flight per connection.  Closed loop: written together, the next write once "
+                       "all are answered (as wrk's pipelining script); open loop: at most this many outstanding")
+            ->capture_default_str();
+        app.add_option("--mode", o->mode, "http: GET requests, responses framed and checked; echo: --size "
+                       "bytes per message, the echoed bytes compared with those sent")
+            ->check(CLI::IsMember({"http", "echo"}))
+            ->capture_default_str();
+        app.add_option("--size", o->size, "Echo mode: bytes per message (1 to 16m)")->capture_default_str();
+        app.add_option("--rate", o->rate,
+                       "Requests per second over all connections: an open loop (as wrk2) whose latency counts "
+                       "from the moment each request was due, so a server's stall shows in the percentiles; "
+                       "0: closed loop (as wrk)")
+            ->capture_default_str();
+        app.add_option("--timeout", o->timeout,
+                       "A connection with requests outstanding that receives nothing for this long counts a "
+                       "timeout and is opened again; also the connect timeout")
+            ->capture_default_str();
+        app.add_option("--json", o->json, "Write every figure as JSON (schema: docs/load.md); - is standard "
+                       "output (the table then goes to stderr)");
+        app.footer(
+            "Reports requests/s, latency (mean, p50, p90, p99, p99.9, max; from a log-linear histogram, "
+            "within 1%), the client's own CPU per request (the whole process) and the system calls it made "
+            "per request (counted, every one), and errors by kind: connect, reset, closed (the server "
+            "closed mid-response or with requests outstanding), timeout, bad response (a malformed status "
+            "line or head, a wrong length, a response to no request, echoed bytes that differ).  A "
+            "connection that fails is counted once and opened again.  It connects only to the target "
+            "given, and first checks it accepts a connection.\n"
+            "Exit status: 0 the run completed without errors; 1 errors were counted (see the report), no "
+            "response completed, or the --json file refused permission; 2 bad option or value (another "
+            "URL scheme, port 0, --connections 0, --threads above --connections); 3 io_uring is not usable "
+            "here; 4 the target cannot be used (its name does not resolve, nothing accepts connections "
+            "there) or an unusable --json path; SIGINT/SIGTERM print what was measured, then end by the "
+            "signal (a shell shows 130 or 143).");
+        return [o] { return run(*o); };
+    }}};
+
+}  // namespace
+}  // namespace uringkit::cli

@@ -1,0 +1,200 @@
+// `uringkit load` as a process: bad input gets one clear line and its
+// documented status (2: another scheme, port 0, --connections 0, more
+// threads than connections; 4: nothing accepts connections at the target),
+// and a run against `uringkit serve` prints its table and a JSON document
+// whose counts add up.
+#include <nlohmann/json.hpp>
+
+#include <gtest/gtest.h>
+
+#include "load_test_support.hpp"
+#include "uringkit/net/server.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+using namespace load_test;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct Outcome {
+    int status = -1;
+    std::string out, err;
+};
+
+// Runs the CLI with `args`, 60 s at most.
+Outcome run_cli(const std::vector<std::string>& args) {
+    int o[2], e[2];
+    if (::pipe2(o, O_CLOEXEC) < 0 || ::pipe2(e, O_CLOEXEC) < 0) throw std::runtime_error("pipe");
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::dup2(o[1], 1);
+        ::dup2(e[1], 2);
+        std::vector<char*> argv{const_cast<char*>(URINGKIT_CLI), const_cast<char*>("load")};
+        for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        ::execv(URINGKIT_CLI, argv.data());
+        ::_exit(127);
+    }
+    ::close(o[1]);
+    ::close(e[1]);
+    Outcome r;
+    pollfd p[2] = {{o[0], POLLIN, 0}, {e[0], POLLIN, 0}};
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    int open = 2;
+    while (open > 0 && std::chrono::steady_clock::now() < deadline) {
+        if (::poll(p, 2, 100) <= 0) continue;
+        for (int i = 0; i < 2; ++i) {
+            if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP))) continue;
+            char buf[4096];
+            const ssize_t n = ::read(p[i].fd, buf, sizeof buf);
+            if (n > 0) {
+                (i == 0 ? r.out : r.err).append(buf, static_cast<std::size_t>(n));
+            } else {
+                ::close(p[i].fd);
+                p[i].fd = -1;
+                --open;
+            }
+        }
+    }
+    if (open > 0) ::kill(pid, SIGKILL);
+    for (auto& f : p)
+        if (f.fd >= 0) ::close(f.fd);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return r;
+}
+
+// A port on which nothing listens: bound, never listened on, so nobody else
+// takes it while the test runs.
+struct UnusedPort {
+    int fd;
+    std::uint16_t port = 0;
+    UnusedPort() {
+        fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof a;
+        ::bind(fd, reinterpret_cast<sockaddr*>(&a), len);
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+        port = ntohs(a.sin_port);
+    }
+    ~UnusedPort() { ::close(fd); }
+};
+
+void expect_usage(const std::vector<std::string>& args, const std::string& says) {
+    const Outcome r = run_cli(args);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+    EXPECT_EQ(r.out, "");
+}
+
+TEST(LoadCli, BadInputIsAUsageError) {
+    expect_usage({"127.0.0.1:0"}, "port 0");
+    expect_usage({"https://127.0.0.1:8443/"}, "scheme 'https' is not supported");
+    expect_usage({"--connections", "0", "127.0.0.1:8080"}, "--connections 0");
+    expect_usage({"--threads", "4", "--connections", "2", "127.0.0.1:8080"}, "--threads 4");
+    expect_usage({"127.0.0.1"}, "no port");
+    expect_usage({"::1:8080"}, "brackets");
+    expect_usage({"--duration", "0", "127.0.0.1:8080"}, "--duration 0");
+    expect_usage({"--mode", "echo", "http://127.0.0.1:8080/"}, "HOST:PORT, not a URL");
+    expect_usage({"--pipeline", "0", "127.0.0.1:8080"}, "--pipeline 0");
+    expect_usage({"--size", "0", "127.0.0.1:8080"}, "--size 0");
+}
+
+TEST(LoadCli, NothingListeningIsStatus4) {
+    UnusedPort unused;
+    const std::string target = "127.0.0.1:" + std::to_string(unused.port);
+    const Outcome r = run_cli({target});
+    EXPECT_EQ(r.status, 4) << r.err;
+    EXPECT_NE(r.err.find("cannot connect to " + target + ": Connection refused"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+}
+
+TEST(LoadCli, ARunPrintsTheTableAndJson) {
+    net::ServerConfig sc;
+    sc.port = 0;
+    sc.engine = net::uring_unavailable_reason().empty() ? net::EngineKind::Uring : net::EngineKind::Epoll;
+    sc.grace = 500ms;
+    net::Server server(sc);
+    server.start();
+    const Outcome r = run_cli({"--duration", "300ms", "--connections", "8", "--threads", "2", "--pipeline", "4",
+                               "--json", "-", "http://127.0.0.1:" + std::to_string(server.port()) + "/"});
+    server.stop();
+    server.wait();
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("requests/s"), std::string::npos) << r.err;  // the table, on stderr with --json -
+    EXPECT_NE(r.err.find("p99.9"), std::string::npos) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_GT(j["requests"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(j["errors"]["total"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(j["connections"].get<unsigned>(), 8u);
+    EXPECT_EQ(j["pipeline"].get<unsigned>(), 4u);
+    EXPECT_GT(j["syscalls_per_request"].get<double>(), 0.0);
+    EXPECT_GT(j["cpu"]["us_per_request"].get<double>(), 0.0);
+    EXPECT_LE(j["latency_us"]["p50"].get<double>(), j["latency_us"]["p99_9"].get<double>());
+    EXPECT_LE(j["latency_us"]["p99_9"].get<double>(), j["latency_us"]["max"].get<double>());
+    std::uint64_t by_thread = 0;
+    for (const auto& t : j["threads_detail"]) by_thread += t["requests"].get<std::uint64_t>();
+    EXPECT_EQ(by_thread, j["requests"].get<std::uint64_t>());
+    // The server answered at least what the client counted.
+    EXPECT_GE(server.stats().requests, j["requests"].get<std::uint64_t>());
+}
+
+// The system calls load reports are the ones the kernel saw: strace counts
+// every io_uring_enter of the process from outside.  load counts those of
+// the measured interval only, so strace sees those plus the few of the
+// connects before it and the closing after it, never fewer.
+TEST(LoadCli, SystemCallsAreCountedNotAssumed) {
+    if (std::system("strace -V > /dev/null 2>&1") != 0) GTEST_SKIP() << "strace is not installed";
+    net::ServerConfig sc;
+    sc.port = 0;
+    sc.engine = net::EngineKind::Epoll;  // the server's own calls stay out of the trace: it is in this process
+    sc.grace = 500ms;
+    net::Server server(sc);
+    server.start();
+    char dir[] = "/tmp/load-strace-XXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    const std::string trace = std::string(dir) + "/trace", json = std::string(dir) + "/out.json";
+    const std::string cmd = "ASAN_OPTIONS=detect_leaks=0 strace -f -c -e trace=io_uring_enter -o " + trace + " " +
+                            URINGKIT_CLI + " load -d 500ms -c 8 --pipeline 2 --json " + json +
+                            " http://127.0.0.1:" + std::to_string(server.port()) + "/ > /dev/null 2>&1";
+    const int st = std::system(cmd.c_str());
+    server.stop();
+    server.wait();
+    std::ifstream t(trace);
+    std::string line;
+    long traced = -1;
+    while (std::getline(t, line))
+        if (line.find("io_uring_enter") != std::string::npos) {
+            std::istringstream f(line);
+            std::vector<std::string> w;
+            for (std::string x; f >> x;) w.push_back(x);
+            if (w.size() >= 5) traced = std::stol(w[3]);
+        }
+    std::ifstream j(json);
+    if (traced < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || !j) {
+        std::filesystem::remove_all(dir);
+        GTEST_SKIP() << "strace could not trace here (status " << st << ")";
+    }
+    const auto doc = nlohmann::json::parse(j);
+    std::filesystem::remove_all(dir);
+    const auto counted = doc["syscalls"].get<long>();
+    EXPECT_EQ(doc["reconnects"].get<long>(), 0);  // so every call in the interval was an io_uring_enter
+    EXPECT_GT(counted, 0);
+    EXPECT_LE(counted, traced);
+    EXPECT_LE(traced - counted, 100) << "traced " << traced << ", counted " << counted;
+}
+
+}  // namespace
