@@ -19,6 +19,8 @@ DEB_PACKAGES := build-essential cmake pkg-config googletest libgtest-dev libgmoc
 	libxxhash-dev xxhash strace fio wrk nginx-light nodejs curl clang-14 libclang-rt-14-dev \
 	qemu-system-x86 busybox-static cpio e2fsprogs xz-utils zstd python3 help2man \
 	python3-fusepy
+# setfacl/getfacl: cp's tests copy ACLs with -a.
+DEB_PACKAGES += acl
 # The kernels `make test-kernels` boots (tests/kernels/run.sh: 6.1 and/or 6.12).
 KERNELS ?= 6.1 6.12
 

@@ -33,8 +33,9 @@ Register cp_command{Command{
     [](CLI::App& app) -> std::function<int()> {
         struct Args {
             std::vector<std::string> paths;
-            bool recursive = false, preserve = false, direct = false, fsync = false, summary = false;
-            bool atomic = false, no_clobber = false;
+            bool recursive = false, preserve = false, archive = false, direct = false, fsync = false, summary = false;
+            bool atomic = false, no_clobber = false, no_dereference = false;
+            std::vector<std::string> preserve_lists, no_preserve_lists;
             unsigned qd = 8, inflight = 64, kernel_workers = 0;
             std::string bs = "256k";
             std::string source_reads = "auto";
@@ -42,10 +43,27 @@ Register cp_command{Command{
         auto args = std::make_shared<Args>();
         app.add_option("paths", args->paths, "SRC... DST")->required()->expected(2, -1);
         app.add_flag("-r,-R,--recursive", args->recursive, "Copy directories and everything under them");
-        app.add_flag("-p,--preserve", args->preserve,
-                     "Keep mode, owner (where allowed) and times, of symlinks too; set-user/group-ID bits only "
-                     "when the owner was kept.  Without -p a new file gets the source's permission bits less the "
-                     "umask and no set-ID bits, and an existing file keeps its own mode and owner");
+        app.add_flag("-p", args->preserve, "Same as --preserve=mode,ownership,timestamps");
+        // A flag, so that a list is only ever attached with '=' (--preserve SRC DST keeps SRC an operand).
+        app.add_flag("--preserve{default}", args->preserve_lists,
+                     "Keep what LIST names, comma-separated: mode, ownership, timestamps, xattr, links, all "
+                     "(without =LIST: mode,ownership,timestamps).  mode: the permission bits, set-user/group-ID "
+                     "bits only when the owner was kept; ownership: root only (an ordinary user's copy stays "
+                     "theirs, quietly); timestamps: access and modification times to the nanosecond, of symlinks "
+                     "too; xattr: extended attributes and ACLs (an attribute that cannot be copied is an error); "
+                     "links: sources that are hard links of each other are copied once and linked.  Without it a "
+                     "new file gets the source's permission bits less the umask and no set-ID bits, and an "
+                     "existing file keeps its own mode and owner")
+            ->type_name("[=LIST]");
+        app.add_option("--no-preserve", args->no_preserve_lists, "Do not keep what LIST names (applied after -p, -a, --preserve)")
+            ->type_name("LIST")
+            ->allow_extra_args(false);
+        app.add_flag("-a,--archive", args->archive,
+                     "Same as -r -P --preserve=all: trees with modes, owners, times, extended attributes and ACLs "
+                     "(a file system without them is not an error), symbolic links copied as links, hard links "
+                     "within what is copied kept as hard links");
+        app.add_flag("-P,--no-dereference", args->no_dereference,
+                     "Copy a symbolic link named as a source as a link (inside a tree links are never followed)");
         app.add_flag("-n,--no-clobber", args->no_clobber, "Leave an existing destination alone (status 0, as cp)");
         app.add_flag("--atomic", args->atomic,
                      "Replace an existing file by a complete copy renamed over it instead of writing it in place: "
@@ -85,9 +103,11 @@ Register cp_command{Command{
             "operand is read until its end (cp <(cmd) out); inside a tree (-r) FIFOs, devices and sockets are "
             "made again (mknod needs root for devices; otherwise reported).  Sparse files stay sparse.  Without "
             "io_uring the copy runs on read/write and says so once.\n"
-            "Differences from coreutils cp, on purpose: no -i, -f, -l, -s, -u, -a or --reflink (a byte copier for "
-            "scripted copies: extents are never shared, nothing is asked); -p keeps mode, owner and times but not "
-            "ACLs or xattrs of a new file; symlinks are never followed inside a tree (cp -P); an I/O error names "
+            "Differences from coreutils cp, on purpose: no -i, -f, -l, -s, -u or --reflink (a byte copier for "
+            "scripted copies: extents are never shared, nothing is asked); no SELinux context (--preserve=context; "
+            "with xattr the security.selinux attribute is copied as any other); symlinks are never followed "
+            "inside a tree (cp -P); --preserve and --no-preserve apply in a fixed order (-a, -p, --preserve, then "
+            "--no-preserve), not in the order given; an I/O error names "
             "the offset and errno (\"DST: write at offset N: ... (errno 28)\") to say where the copy stopped; and "
             "the exit status says what kind of failure it was (the toolkit's table below; 4 wins over 1) where "
             "cp exits 1 for all of them.\n"
@@ -106,8 +126,20 @@ Register cp_command{Command{
                 return kUsage;
             }
             fs::CopyOptions o;
-            o.recursive = args->recursive;
-            o.preserve = args->preserve;
+            o.recursive = args->recursive || args->archive;
+            o.no_dereference = args->no_dereference || args->archive;
+            if (args->archive) (void)fs::apply_preserve_list("all", true, o.preserve);
+            if (args->preserve) (void)fs::apply_preserve_list("mode,ownership,timestamps", true, o.preserve);
+            for (const auto& [lists, on] : {std::pair{&args->preserve_lists, true}, std::pair{&args->no_preserve_lists, false}})
+                for (const std::string& list : *lists)
+                    if (auto bad = fs::apply_preserve_list(list == "default" ? "mode,ownership,timestamps" : list, on,
+                                                           o.preserve)) {
+                        fmt::print(stderr,
+                                   "uringkit cp: --{}preserve={}: '{}' is not one of mode, ownership, timestamps, "
+                                   "xattr, links, all\n",
+                                   on ? "" : "no-", list, *bad);
+                        return kUsage;
+                    }
             o.direct = args->direct;
             o.fsync = args->fsync;
             o.atomic = args->atomic;
@@ -145,6 +177,9 @@ Register cp_command{Command{
                            static_cast<double>(r.bytes) / 1048576.0 / t, static_cast<double>(r.files) / t, r.syscalls,
                            items ? static_cast<double>(r.syscalls) / static_cast<double>(items) : 0.0,
                            r.direct_read_files, r.used_ring ? "" : ", read/write fallback");
+                if (o.preserve.links || o.preserve.xattr)
+                    fmt::print(stderr, "cp: {} hard links kept, {} extended attributes copied{}\n", r.hard_links,
+                               r.xattrs, r.xattrs_on_ring ? " on the ring (IORING_OP_FGETXATTR/FSETXATTR)" : "");
             }
             return interrupt.exit_status(exit_status(r.status));
         };

@@ -207,7 +207,7 @@ std::string resolved(const std::string& p) {
 std::optional<Failure> copy_one(Ctx& c, const std::string& src, const std::string& target) {
     struct stat st {};
     ++c.syscalls();
-    const int r = c.o.recursive ? ::lstat(src.c_str(), &st) : ::stat(src.c_str(), &st);
+    const int r = c.o.recursive || c.o.no_dereference ? ::lstat(src.c_str(), &st) : ::stat(src.c_str(), &st);
     if (r != 0) return Failure{CopyStatus::bad_input, quoted_message("cannot stat", src, errno)};
     if (S_ISDIR(st.st_mode)) {
         if (!c.o.recursive) return Failure{CopyStatus::bad_input, "-r not specified; omitting directory '" + src + "'"};
@@ -223,7 +223,12 @@ std::optional<Failure> copy_one(Ctx& c, const std::string& src, const std::strin
     if (S_ISLNK(st.st_mode)) return copy_symlink(c, src.c_str(), target, false);
     // -r makes a FIFO or a device again; without it its contents are read.
     if (c.o.recursive && !S_ISREG(st.st_mode)) return copy_special(c, target, st);
-    return copy_file(c, src.c_str(), target, false, std::nullopt);
+    std::optional<Failure> link_failure;
+    if (link_to_first_copy(c, st, target, false, link_failure)) return link_failure;
+    const std::uint64_t skipped = c.result.skipped;
+    auto failure = copy_file(c, src.c_str(), target, false, std::nullopt);
+    if (!failure && c.result.skipped == skipped) remember_first_copy(c, st, target);
+    return failure;
 }
 
 }  // namespace

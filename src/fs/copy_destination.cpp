@@ -167,25 +167,6 @@ std::optional<Failure> open_destination(Ctx& c, const std::string& dst, mode_t s
     return std::nullopt;
 }
 
-void keep_attributes(Ctx& c, int fd, const char* path, const struct stat& st, bool is_symlink) {
-    if (!c.o.preserve) return;
-    mode_t mode = st.st_mode & 07777;
-    ++c.syscalls();
-    const bool owner_kept = (fd >= 0 ? ::fchown(fd, st.st_uid, st.st_gid)
-                                     : ::fchownat(AT_FDCWD, path, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW)) == 0;
-    // coreutils: a set-ID bit is kept only with the owner it gives power to.
-    if (!owner_kept) mode &= ~(S_ISUID | S_ISGID | S_ISVTX);
-    if (!is_symlink) {  // a symlink's own mode means nothing on Linux
-        ++c.syscalls();
-        if (fd >= 0) (void)::fchmod(fd, mode);
-        else (void)::fchmodat(AT_FDCWD, path, mode, 0);
-    }
-    const struct timespec times[2] = {st.st_atim, st.st_mtim};
-    ++c.syscalls();
-    if (fd >= 0) (void)::futimens(fd, times);
-    else (void)::utimensat(AT_FDCWD, path, times, AT_SYMLINK_NOFOLLOW);
-}
-
 void abandon_destination(Ctx& c, Destination& d) {
     d.fd.reset();
     const std::string& name = !d.temp.empty() ? d.temp : d.path;
@@ -298,7 +279,7 @@ std::optional<Failure> copy_file(Ctx& c, const char* src, const std::string& dst
                                               " bytes)");
         }
     }
-    if (!failure) keep_attributes(c, d.fd.get(), nullptr, st, false);
+    if (!failure) keep_attributes(c, {sfd.get(), src}, {d.fd.get(), dst.c_str()}, st, false);
     if (failure) {
         if (failure->status == CopyStatus::no_space && c.o.atomic && !d.temp.empty() && d.temp != d.path)
             failure->message += " (--atomic writes a complete second copy before it replaces the file; "
@@ -313,14 +294,15 @@ std::optional<Failure> copy_file(Ctx& c, const char* src, const std::string& dst
 }
 
 std::optional<Failure> copy_symlink(Ctx& c, const char* src, const std::string& dst, bool in_new_dir) {
+    // Stat'ed before readlink, which moves the link's access time (relatime).
+    struct stat st {};
+    ++c.syscalls();
+    if (::lstat(src, &st) != 0) return Failure{CopyStatus::bad_input, quoted_message("cannot stat", src, errno)};
     char target[PATH_MAX + 1];
     ++c.syscalls();
     const ssize_t n = ::readlink(src, target, PATH_MAX);
     if (n < 0) return Failure{CopyStatus::bad_input, quoted_message("cannot read symbolic link", src, errno)};
     target[n] = '\0';
-    struct stat st {};
-    ++c.syscalls();
-    if (::lstat(src, &st) != 0) return Failure{CopyStatus::bad_input, quoted_message("cannot stat", src, errno)};
     struct stat existing {};
     if (!in_new_dir && c.o.no_clobber && ::lstat(dst.c_str(), &existing) == 0) {
         ++c.result.skipped;
@@ -347,7 +329,7 @@ std::optional<Failure> copy_symlink(Ctx& c, const char* src, const std::string& 
             return create_failure(dst, e, "symbolic link");
         }
     }
-    keep_attributes(c, -1, dst.c_str(), st, true);
+    keep_attributes(c, {-1, src}, {-1, dst.c_str()}, st, true);
     ++c.result.symlinks;
     return std::nullopt;
 }
@@ -372,7 +354,7 @@ std::optional<Failure> copy_special(Ctx& c, const std::string& dst, const struct
     const bool fifo = S_ISFIFO(st.st_mode);
     const int r = fifo ? ::mkfifo(dst.c_str(), perm) : ::mknod(dst.c_str(), (st.st_mode & S_IFMT) | perm, st.st_rdev);
     if (r != 0) return create_failure(dst, errno, fifo ? "fifo" : "special file");
-    keep_attributes(c, -1, dst.c_str(), st, false);
+    keep_attributes(c, {}, {-1, dst.c_str()}, st, false);  // a device's attributes are not read
     ++c.result.specials;
     return std::nullopt;
 }

@@ -4,6 +4,7 @@
 //   copy_destination.cpp  where the bytes go: in place, temporary + rename, attributes
 //   copy_chain.cpp        small files of a tree, one linked chain each
 //   copy_tree.cpp         cp -r: walk, directories, special files, symlinks
+//   copy_metadata.cpp     -p, -a, --preserve: owner, xattrs and ACLs, mode, times, hard links
 //   copy.cpp              copy(): options, ring and buffers, each operand
 #pragma once
 
@@ -18,6 +19,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -75,6 +77,13 @@ struct Ctx {
     // Nothing more can be copied: the ring failed, or what it holds was kept.
     bool ring_unusable() const noexcept { return ring_failed || kernel_holds_buffers; }
     char* small_block(unsigned k) const { return small.get() + std::size_t{k} * kSmallBlock; }
+
+    // copy_metadata.cpp: where the first copy of each source with several
+    // links went, by (device, inode); whether the ring has the xattr opcodes
+    // (-1: not asked yet); the buffer xattr names are listed into.
+    std::map<std::pair<std::uint64_t, std::uint64_t>, std::string> first_link;
+    int xattr_ring = -1;
+    std::vector<char> xattr_names;
 };
 
 // ---- messages ------------------------------------------------------------------
@@ -162,9 +171,27 @@ struct Destination {
 // -n and an existing name: `skipped`, nothing opened.
 std::optional<Failure> open_destination(Ctx& c, const std::string& dst, mode_t src_mode, bool in_new_dir,
                                         Destination& out, bool& skipped);
-// -p: owner, then mode (set-ID bits only when the owner was kept), then times.
-// Without -p nothing: a new file's mode was set at creation (umask applied).
-void keep_attributes(Ctx& c, int fd, const char* path, const struct stat& st, bool is_symlink);
+// ---- metadata (copy_metadata.cpp) --------------------------------------------
+
+// A file whose attributes are read or set: through a descriptor the copy
+// holds, else by path (never following a final symlink where the call allows).
+struct Node {
+    int fd = -1;
+    const char* path = nullptr;
+};
+// What --preserve asks, in coreutils' order: owner, extended attributes
+// (ACLs included), mode (set-ID bits only when the owner was kept or not
+// asked for), times last (the other steps change ctime, never the times
+// kept).  Without --preserve nothing: a new file's mode was set at creation
+// (umask applied).  `st`: the source as stat'ed before its bytes were read.
+void keep_attributes(Ctx& c, Node src, Node dst, const struct stat& st, bool is_symlink);
+// --preserve=links: a source with several links whose first copy is known
+// (copied in this run) becomes a hard link of that copy at `dst`.  Returns
+// false when it is not one (nothing done); `failure` set when linking failed.
+bool link_to_first_copy(Ctx& c, const struct stat& st, const std::string& dst, bool in_new_dir,
+                        std::optional<Failure>& failure);
+// Records where a source with several links was copied to.
+void remember_first_copy(Ctx& c, const struct stat& st, const std::string& dst);
 // fsync (--sync), close (its result checked), rename the temporary into
 // place and, with --sync, fsync the directory.  On failure the temporary or
 // the new file is removed.

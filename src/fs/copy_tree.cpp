@@ -25,10 +25,22 @@ namespace {
 
 constexpr std::size_t kRoot = 0;
 
+// A directory's access time before the walk read it (reading it moves it
+// under relatime), for --preserve=timestamps.
+struct DirAtime {
+    std::size_t index;
+    struct statx_timestamp atime;
+};
+
 // Lists the tree under t.src[index] depth first; an unreadable directory is
 // reported and stays in the tree (it is created, empty, as cp does).
-void walk(Ctx& c, Tree& t, std::size_t index) {
+void walk(Ctx& c, Tree& t, std::size_t index, std::vector<DirAtime>& atimes) {
     const std::string src(t.src[index]), dst(t.dst[index]);
+    if (c.o.preserve.timestamps) {
+        struct statx x {};
+        ++c.syscalls();
+        if (::statx(AT_FDCWD, src.c_str(), AT_SYMLINK_NOFOLLOW, STATX_ATIME, &x) == 0) atimes.push_back({index, x.stx_atime});
+    }
     std::vector<DirEntry> list;
     const int r = read_directory(src.c_str(), list, c.syscalls());
     if (r < 0) {
@@ -40,7 +52,7 @@ void walk(Ctx& c, Tree& t, std::size_t index) {
         t.src.push(src, e.name);
         t.dst.push(dst, e.name);
         t.parent.push_back(index);
-        if (e.type == EntryType::directory) walk(c, t, t.src.size() - 1);
+        if (e.type == EntryType::directory) walk(c, t, t.src.size() - 1, atimes);
     }
 }
 
@@ -66,6 +78,9 @@ bool closes_without_flush(const std::string& dir, std::uint64_t& syscalls) {
 
 struct stat stat_of(const struct statx& x) {
     struct stat st {};
+    st.st_dev = makedev(x.stx_dev_major, x.stx_dev_minor);
+    st.st_ino = x.stx_ino;
+    st.st_nlink = x.stx_nlink;
     st.st_mode = x.stx_mode;
     st.st_uid = x.stx_uid;
     st.st_gid = x.stx_gid;
@@ -102,7 +117,8 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
     t.src.push(src_root);
     t.dst.push(root);
     t.parent.push_back(kRoot);
-    walk(c, t, kRoot);
+    std::vector<DirAtime> atimes;
+    walk(c, t, kRoot, atimes);
 
     const std::size_t n = t.src.size();
     std::vector<const char*> ptrs(n);
@@ -111,7 +127,9 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
     t.st_res.resize(n);
     const int stat_error = stat_batch(
         c.ring ? &*c.ring : nullptr, ptrs, AT_SYMLINK_NOFOLLOW,
-        STATX_TYPE | STATX_MODE | STATX_SIZE | STATX_BLOCKS | STATX_ATIME | STATX_MTIME | STATX_UID | STATX_GID, t.st,
+        STATX_TYPE | STATX_MODE | STATX_SIZE | STATX_BLOCKS | STATX_ATIME | STATX_MTIME | STATX_UID | STATX_GID |
+            STATX_INO | STATX_NLINK,
+        t.st,
         t.st_res, c.syscalls());
     if (stat_error < 0) {  // the ring cannot be used any more: one line, not one per file
         c.ring_failed = true;
@@ -119,10 +137,16 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
         if (staged && root != target) remove_tree(root, c.syscalls());
         return;
     }
+    for (const DirAtime& d : atimes)
+        if (t.st_res[d.index] == 0) t.st[d.index].stx_atime = d.atime;
 
     // 1: directories exist (created, or already there), 0: not there.
     std::vector<char> present(n, 0), created(n, 0);
     std::vector<std::size_t> small, large, dirs;
+    // --preserve=links: files whose inode is already being copied, from this
+    // tree (first_here) or an earlier operand: made as hard links afterwards.
+    std::vector<std::size_t> links;
+    std::map<std::pair<std::uint64_t, std::uint64_t>, std::size_t> first_here;
     bool chains_allowed = false;  // known once the root directory is there
     for (std::size_t i = 0; i < n && !c.stop_requested(); ++i) {
         const std::size_t parent = t.parent[i];
@@ -164,6 +188,14 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
         } else if (S_ISLNK(mode)) {
             if (auto f = copy_symlink(c, t.src.c_str(i), dst, in_new_dir)) c.report(*f);
         } else if (S_ISREG(mode)) {
+            if (c.o.preserve.links && t.st[i].stx_nlink > 1) {
+                const std::pair<std::uint64_t, std::uint64_t> key{makedev(t.st[i].stx_dev_major, t.st[i].stx_dev_minor),
+                                                                  t.st[i].stx_ino};
+                if (c.first_link.count(key) || !first_here.emplace(key, i).second) {
+                    links.push_back(i);
+                    continue;
+                }
+            }
             const bool sparse = t.st[i].stx_blocks * 512 < t.st[i].stx_size;
             const bool chain =
                 chains_allowed && in_new_dir && !c.o.direct && !sparse && t.st[i].stx_size <= kSmallMax;
@@ -174,34 +206,56 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
         }
     }
 
-    std::vector<std::size_t> attributes;  // chain-copied files whose owner and times -p keeps
+    std::vector<char> copied(n, 0);  // regular files copied by this run (not skipped, not failed)
     if (!small.empty() && !c.stop_requested() && !c.ring_unusable()) {
         ChainCopier chains(c, t, small);
         chains.run();
         large.insert(large.end(), chains.redo().begin(), chains.redo().end());
-        if (c.o.preserve) attributes = chains.done();
+        for (std::size_t i : chains.done()) copied[i] = 1;
+        // Chain-copied files get their attributes by path, once all are written.
+        if (c.o.preserve.any())
+            for (std::size_t i : chains.done())
+                keep_attributes(c, {-1, t.src.c_str(i)}, {-1, t.dst.c_str(i)}, stat_of(t.st[i]), false);
     }
-    for (std::size_t i : large) {
-        if (c.stop_requested() || c.ring_unusable()) break;
-        const bool redone = t.st[i].stx_size <= kSmallMax && std::find(small.begin(), small.end(), i) != small.end();
+    auto copy_one_file = [&](std::size_t i, bool redone) {
+        const std::uint64_t skipped = c.result.skipped;
         if (auto f = copy_file(c, t.src.c_str(i), std::string(t.dst[i]), created[t.parent[i]] != 0,
                                redone ? std::optional<std::uint64_t>(t.st[i].stx_size) : std::nullopt))
             c.report(*f);
+        else
+            copied[i] = c.result.skipped == skipped;
+    };
+    for (std::size_t i : large) {
+        if (c.stop_requested() || c.ring_unusable()) break;
+        copy_one_file(i, t.st[i].stx_size <= kSmallMax && std::find(small.begin(), small.end(), i) != small.end());
     }
-    for (std::size_t i : attributes) keep_attributes(c, -1, t.dst.c_str(i), stat_of(t.st[i]), false);
-    // Directory modes last, deepest first.  Without -p a new directory gets
-    // the source's permission bits less the umask, as with cp; one that was
-    // already there keeps its own.
+    // Hard links last, once the file they share is copied; one whose first
+    // copy failed is copied on its own (and the next ones link to it).
+    for (const auto& [key, i] : first_here)
+        if (copied[i]) remember_first_copy(c, stat_of(t.st[i]), std::string(t.dst[i]));
+    for (std::size_t i : links) {
+        if (c.stop_requested() || c.ring_unusable()) break;
+        const struct stat st = stat_of(t.st[i]);
+        std::optional<Failure> failure;
+        if (link_to_first_copy(c, st, std::string(t.dst[i]), created[t.parent[i]] != 0, failure)) {
+            if (failure) c.report(*failure);
+            continue;
+        }
+        copy_one_file(i, false);
+        if (copied[i]) remember_first_copy(c, st, std::string(t.dst[i]));
+    }
+    // Directory modes last, deepest first.  Without --preserve=mode a new
+    // directory gets the source's permission bits less the umask, as with
+    // cp; one that was already there keeps its own.
     for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) {
         const std::size_t i = *it;
         const struct stat st = stat_of(t.st[i]);
         const std::string dst(t.dst[i]);
-        if (c.o.preserve) {
-            keep_attributes(c, -1, dst.c_str(), st, false);
-        } else if (created[i]) {
+        if (created[i] && !c.o.preserve.mode) {
             ++c.syscalls();
             ::chmod(dst.c_str(), st.st_mode & 0777 & ~c.umask);
         }
+        keep_attributes(c, {-1, t.src.c_str(i)}, {-1, dst.c_str()}, st, false);
     }
     if (c.stop_requested()) c.interrupted = true;
     if (!staged || root == target) return;

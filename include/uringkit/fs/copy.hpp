@@ -29,6 +29,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -46,6 +47,29 @@ namespace uringkit::fs {
 // start and end on 4 KiB (the tail of a file, or after a short read) always
 // go through the cache.
 enum class SourceReads { automatic, page_cache, direct };
+
+// What -p, -a and --preserve=LIST keep, by coreutils' names.
+struct Preserve {
+    // Permission bits; the set-user/group-ID bits only where the owner was
+    // kept or is not being kept (the copier's own file).
+    bool mode = false;
+    bool ownership = false;   // owner and group: root may set them; an ordinary user's attempt is quietly dropped
+    bool timestamps = false;  // access and modification times, to the nanosecond
+    // Extended attributes: user.*, security.*, trusted.* (root sees those),
+    // and ACLs (system.posix_acl_access, system.posix_acl_default).
+    bool xattr = false;
+    bool links = false;  // sources that are hard links of each other stay hard links of each other
+    // xattr asked for by name (--preserve=xattr): an attribute that cannot be
+    // copied is an error (status 1).  From -a or `all`, as with coreutils,
+    // a file system without them is quiet and other refusals are notes.
+    bool xattr_required = false;
+    bool any() const noexcept { return mode || ownership || timestamps || xattr || links; }
+};
+
+// Applies one --preserve=LIST (`on`) or --no-preserve=LIST (!on) to `p`:
+// comma-separated mode, ownership, timestamps, xattr, links, all.  Returns
+// the first word it does not know (an empty one included), or nullopt.
+std::optional<std::string> apply_preserve_list(std::string_view list, bool on, Preserve& p);
 
 struct CopyOptions {
     // Read -> write pairs in flight for one large file, and bytes per pair:
@@ -67,10 +91,13 @@ struct CopyOptions {
     // a rename into place.
     bool fsync = false;
     bool recursive = false;               // -r: copy directory trees
-    // -p: mode, owner (where allowed), times; set-ID bits only when the
-    // owner was kept.  Without it a new file gets the source's permission
-    // bits less the umask, and an existing one keeps its own.
-    bool preserve = false;
+    // -p (mode, ownership, timestamps), -a, --preserve=LIST.  Without
+    // `mode` a new file gets the source's permission bits less the umask
+    // and no set-ID bits, and an existing one keeps its own.
+    Preserve preserve;
+    // -P: a symbolic link named as a source is copied as a link, not
+    // followed (inside a tree links are never followed).
+    bool no_dereference = false;
     // --atomic: an existing file is replaced by a complete copy renamed over
     // it (a new inode: other links, xattrs, ACLs and owner are not kept; the
     // copy needs room for both), and a new tree appears only when whole.
@@ -105,6 +132,9 @@ struct CopyResult {
     // plain ones (walk, mkdir, rename, ...); not the ring's one-time setup.
     std::uint64_t syscalls = 0;
     std::uint64_t direct_read_files = 0;  // large files whose source was read with O_DIRECT
+    std::uint64_t hard_links = 0;  // of `files`: made as hard links of an earlier copy (--preserve=links)
+    std::uint64_t xattrs = 0;      // extended attributes (ACLs included) copied
+    bool xattrs_on_ring = false;   // with IORING_OP_FGETXATTR/FSETXATTR (else fgetxattr(2)/fsetxattr(2))
     double seconds = 0;
     bool used_ring = true;
 };

@@ -1,5 +1,5 @@
 // Typed operations on files beyond ops.hpp's core set: openat2, linkat,
-// sync_file_range, ftruncate, fadvise, splice.  Same shape as ops.hpp: the
+// sync_file_range, ftruncate, fadvise, splice, the xattr calls.  Same shape as ops.hpp: the
 // required arguments in the constructor, a `code` for the probe, prepare()
 // writes every field the opcode reads.  The kernel release that added each
 // opcode is in its comment (sys::opcode_since() has them all).
@@ -136,6 +136,98 @@ private:
     std::int64_t out_off_;
     std::uint32_t len_;
     unsigned flags_;
+};
+
+// fgetxattr(2) (5.19): the value of attribute `name` of `f` into `value`
+// (`size` bytes; 0 asks only for its length).  res: the value's length, or
+// -ERANGE when `size` is too small, -ENODATA when there is none.  `name`
+// and `value` must live until the completion.
+class FGetXattr {
+public:
+    static constexpr std::uint8_t code = IORING_OP_FGETXATTR;
+    FGetXattr(File f, const char* name, void* value, std::uint32_t size) noexcept
+        : f_(f), name_(name), value_(value), size_(size) {}
+    void prepare(io_uring_sqe& s) const noexcept {
+        s.opcode = code;
+        f_.apply(s);
+        s.addr = reinterpret_cast<std::uintptr_t>(name_);
+        s.addr2 = reinterpret_cast<std::uintptr_t>(value_);
+        s.len = size_;
+    }
+
+private:
+    File f_;
+    const char* name_;
+    void* value_;
+    std::uint32_t size_;
+};
+
+// fsetxattr(2) (5.19): `flags` 0, XATTR_CREATE or XATTR_REPLACE.
+class FSetXattr {
+public:
+    static constexpr std::uint8_t code = IORING_OP_FSETXATTR;
+    FSetXattr(File f, const char* name, const void* value, std::uint32_t size, int flags = 0) noexcept
+        : f_(f), name_(name), value_(value), size_(size), flags_(flags) {}
+    void prepare(io_uring_sqe& s) const noexcept {
+        s.opcode = code;
+        f_.apply(s);
+        s.addr = reinterpret_cast<std::uintptr_t>(name_);
+        s.addr2 = reinterpret_cast<std::uintptr_t>(value_);
+        s.len = size_;
+        s.xattr_flags = static_cast<std::uint32_t>(flags_);
+    }
+
+private:
+    File f_;
+    const char* name_;
+    const void* value_;
+    std::uint32_t size_;
+    int flags_;
+};
+
+// getxattr(2) by path (5.19).  A symbolic link is followed (there is no
+// lgetxattr opcode): use it on paths known not to be links.
+class GetXattr {
+public:
+    static constexpr std::uint8_t code = IORING_OP_GETXATTR;
+    GetXattr(const char* path, const char* name, void* value, std::uint32_t size) noexcept
+        : path_(path), name_(name), value_(value), size_(size) {}
+    void prepare(io_uring_sqe& s) const noexcept {
+        s.opcode = code;
+        s.addr = reinterpret_cast<std::uintptr_t>(name_);
+        s.addr2 = reinterpret_cast<std::uintptr_t>(value_);
+        s.addr3 = reinterpret_cast<std::uintptr_t>(path_);
+        s.len = size_;
+    }
+
+private:
+    const char* path_;
+    const char* name_;
+    void* value_;
+    std::uint32_t size_;
+};
+
+// setxattr(2) by path (5.19); follows a symbolic link, as GetXattr.
+class SetXattr {
+public:
+    static constexpr std::uint8_t code = IORING_OP_SETXATTR;
+    SetXattr(const char* path, const char* name, const void* value, std::uint32_t size, int flags = 0) noexcept
+        : path_(path), name_(name), value_(value), size_(size), flags_(flags) {}
+    void prepare(io_uring_sqe& s) const noexcept {
+        s.opcode = code;
+        s.addr = reinterpret_cast<std::uintptr_t>(name_);
+        s.addr2 = reinterpret_cast<std::uintptr_t>(value_);
+        s.addr3 = reinterpret_cast<std::uintptr_t>(path_);
+        s.len = size_;
+        s.xattr_flags = static_cast<std::uint32_t>(flags_);
+    }
+
+private:
+    const char* path_;
+    const char* name_;
+    const void* value_;
+    std::uint32_t size_;
+    int flags_;
 };
 
 }  // namespace uringkit::op
