@@ -4,13 +4,15 @@ measured side by side in one run, interleaved (A B C ... A B C ...), medians
 with min-max.  Writes bench/results/files_readfiles.md and files_cp.md.
 
   bench/files_bench.py [--uringkit build/uringkit] [--dir /var/tmp/uringkit-files-bench]
-                       [--rounds 7] [--big 1g] [--only readfiles|cp]
+                       [--rounds 7] [--big 1g] [--only readfiles|cp] [--cp-rows small,ext4-big,ext4-tree,xfs]
 
 Peers: a plain synchronous open/read/close loop in C (bench/sync_readfiles.c,
 compiled here with cc), Node.js fs.promises.readFile with 64 in flight
 (UV_USE_IO_URING=1 and =0), coreutils cp and cp -r.  Needs root for the cold
 runs (echo 3 > /proc/sys/vm/drop_caches); without it they are skipped and the
-results say so.
+results say so.  The XFS rows copy inside an XFS image (reflink=1) the script
+makes and loop-mounts under --dir (root and mkfs.xfs needed; otherwise skipped
+and said so), and report the blocks each copy used.
 """
 import argparse, os, platform, re, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -217,17 +219,70 @@ def timed(cmd, before=None):
     return time.perf_counter() - t0
 
 
+def path_taken(cmd):
+    """`uringkit cp` run once with --summary: how its files went ("reflink", "copy_file_range x1, ring x50")."""
+    r = sh(cmd[:2] + ['--summary'] + cmd[2:])
+    m = re.search(r'(\d+) reflink, (\d+) copy_file_range, (\d+) ring, (\d+) read/write', r.stderr)
+    if not m:
+        return '?'
+    parts = [(n, int(k)) for n, k in zip(['reflink', 'copy_file_range', 'ring', 'read/write'], m.groups()) if int(k)]
+    return ', '.join(n if len(parts) == 1 else f'{n} x{k}' for n, k in parts)
+
+
+class XfsImage:
+    """An XFS file system with reflink in an image file under `work`, loop-mounted; None when it cannot be."""
+
+    def __init__(self, work, size_gib=4):
+        self.mnt = os.path.join(work, 'xfs')
+        self.image = os.path.join(work, 'xfs.img')
+        self.why = None
+        if os.geteuid() != 0:
+            self.why = 'not root: cannot mount an XFS image'
+        elif not shutil.which('mkfs.xfs'):
+            self.why = 'mkfs.xfs not installed (xfsprogs)'
+        if self.why:
+            return
+        os.makedirs(self.mnt, exist_ok=True)
+        if os.path.ismount(self.mnt):
+            return
+        if not os.path.exists(self.image):
+            with open(self.image, 'wb') as f:
+                f.truncate(size_gib << 30)
+            sh(['mkfs.xfs', '-q', '-f', '-m', 'reflink=1', self.image])
+        r = sh(['mount', '-o', 'loop', '-t', 'xfs', self.image, self.mnt], check=False)
+        if r.returncode != 0:
+            self.why = 'mount -o loop -t xfs failed: ' + r.stderr.strip()
+
+    def used(self):
+        os.sync()
+        st = os.statvfs(self.mnt)
+        return (st.f_blocks - st.f_bfree) * st.f_frsize
+
+    def close(self):
+        if not self.why and os.path.ismount(self.mnt):
+            sh(['umount', self.mnt], check=False)
+
+
 def bench_cp(a, uk, work, out):
+    rows_wanted = set(a.cp_rows.split(','))
     big = os.path.join(work, 'big')
     size = parse_size(a.big)
-    if not os.path.exists(big) or os.path.getsize(big) != size:
+    if 'ext4-big' in rows_wanted and (not os.path.exists(big) or os.path.getsize(big) != size):
         sh(f'head -c {size} /dev/urandom > {big} && sync')
     tree = os.path.join(work, 'tree')
-    make_tree(tree)
+    if 'ext4-tree' in rows_wanted:
+        make_tree(tree)
     dst = os.path.join(work, 'dst')
+    tiny = os.path.join(work, 'tiny')
+    with open(tiny, 'wb') as f:
+        f.write(b'abc')
+    xfs = XfsImage(work) if 'xfs' in rows_wanted else None
+    notes = []
 
     def clean():
         sh(['rm', '-rf', dst])
+        if xfs and not xfs.why:
+            sh(['rm', '-rf', os.path.join(xfs.mnt, 'dst')])
         sh('sync')
 
     cold_ok = can_drop_caches()
@@ -247,41 +302,83 @@ def bench_cp(a, uk, work, out):
                 clean()
                 res[who].append(timed(cmd, before))
         clean()
+        path = path_taken(ours)
+        clean()
         c = statistics.median(res['coreutils'])
-        rows.append((label, ' '.join(ours), ' '.join(theirs), res, c / statistics.median(res['uringkit'])))
+        rows.append((label, ' '.join(ours), ' '.join(theirs), res, c / statistics.median(res['uringkit']), path))
         if variant:
+            vpath = path_taken(variant[1])
+            clean()
             rows.append((variant[0], ' '.join(variant[1]), ' '.join(theirs),
-                         {'uringkit': res['variant'], 'coreutils': res['coreutils']}, c / statistics.median(res['variant'])))
+                         {'uringkit': res['variant'], 'coreutils': res['coreutils']}, c / statistics.median(res['variant']),
+                         vpath))
 
-    pair(f'cp of one {a.big} file, warm', [uk, 'cp', big, dst], ['cp', big, dst], lambda: warm(big), a.rounds)
-    if cold_ok:
-        # With the cold source read through the page cache too (the only way
-        # before cp learnt to read cold sources with O_DIRECT), in the same rounds.
-        pair(f'cp of one {a.big} file, cold (caches dropped before each run)', [uk, 'cp', big, dst], ['cp', big, dst],
-             drop_caches, a.rounds,
-             (f'cp of one {a.big} file, cold, `--source-reads cache`', [uk, 'cp', '--source-reads', 'cache', big, dst]))
-    # Warm tree: drop the caches, then read the source back in.  Without the
-    # drop, ext4 keeps the inode-table blocks of the 10,000 files the previous
-    # run's copy just deleted, and for ~30 s after a delete every new inode
-    # makes it scan them (recently_deleted() in find_inode_bit()): both tools
-    # then take 4-9 s, almost all of it in that scan.
-    pair('cp -r of 10,000 files of 4 KiB, warm', [uk, 'cp', '-r', tree, dst], ['cp', '-r', tree, dst],
-         (lambda: (drop_caches(), warm(tree))) if cold_ok else (lambda: warm(tree)), a.rounds)
-    if cold_ok:
-        pair('cp -r of 10,000 files of 4 KiB, cold', [uk, 'cp', '-r', tree, dst], ['cp', '-r', tree, dst], drop_caches,
+    if 'small' in rows_wanted:
+        # A lone 3-byte file: the whole process, start-up included, so what a
+        # copy sets up before it knows the size shows (coreutils: ~4 ms).
+        pair('cp of one 3-byte file', [uk, 'cp', tiny, dst], ['cp', tiny, dst], None, a.rounds * 3,
+             ('cp of one 3-byte file, `--engine ring`', [uk, 'cp', '--engine', 'ring', tiny, dst]))
+    if 'ext4-big' in rows_wanted:
+        pair(f'cp of one {a.big} file, warm', [uk, 'cp', big, dst], ['cp', big, dst], lambda: warm(big), a.rounds,
+             (f'cp of one {a.big} file, warm, `--engine ring`', [uk, 'cp', '--engine', 'ring', big, dst]))
+        if cold_ok:
+            # The ring path in the same rounds: O_DIRECT reads of the cold source.
+            pair(f'cp of one {a.big} file, cold (caches dropped before each run)', [uk, 'cp', big, dst],
+                 ['cp', big, dst], drop_caches, a.rounds,
+                 (f'cp of one {a.big} file, cold, `--engine ring`', [uk, 'cp', '--engine', 'ring', big, dst]))
+    if 'ext4-tree' in rows_wanted:
+        # Warm tree: drop the caches, then read the source back in.  Without the
+        # drop, ext4 keeps the inode-table blocks of the 10,000 files the previous
+        # run's copy just deleted, and for ~30 s after a delete every new inode
+        # makes it scan them (recently_deleted() in find_inode_bit()): both tools
+        # then take 4-9 s, almost all of it in that scan.
+        pair('cp -r of 10,000 files of 4 KiB, warm', [uk, 'cp', '-r', tree, dst], ['cp', '-r', tree, dst],
+             (lambda: (drop_caches(), warm(tree))) if cold_ok else (lambda: warm(tree)), a.rounds)
+        if cold_ok:
+            pair('cp -r of 10,000 files of 4 KiB, cold', [uk, 'cp', '-r', tree, dst], ['cp', '-r', tree, dst],
+                 drop_caches, a.rounds)
+    if xfs and xfs.why:
+        notes.append(f'- XFS rows skipped: {xfs.why}.')
+    elif xfs:
+        xbig, xtree, xdst = (os.path.join(xfs.mnt, n) for n in ('big', 'tree', 'dst'))
+        if not os.path.exists(xbig) or os.path.getsize(xbig) != size:
+            sh(f'head -c {size} /dev/urandom > {xbig} && sync')
+        make_tree(xtree)
+        for who, cmd in (('uringkit', [uk, 'cp', xbig, xdst]), ('coreutils', ['cp', xbig, xdst])):
+            clean()
+            before = xfs.used()
+            sh(cmd)
+            notes.append(f'- XFS, {a.big} file: {who} used {(xfs.used() - before) / 1048576:.1f} MiB of new blocks.')
+        for who, cmd in (('uringkit', [uk, 'cp', '-r', xtree, xdst]), ('coreutils', ['cp', '-r', xtree, xdst])):
+            clean()
+            before = xfs.used()
+            sh(cmd)
+            notes.append(f'- XFS, tree of 10,000 x 4 KiB: {who} used {(xfs.used() - before) / 1048576:.1f} MiB '
+                         '(inodes and directories; the data is shared).')
+        clean()
+        pair(f'XFS (reflink=1), cp of one {a.big} file, warm', [uk, 'cp', xbig, xdst], ['cp', xbig, xdst],
+             lambda: warm(xbig), a.rounds,
+             (f'XFS, cp of one {a.big} file, `--reflink=never`', [uk, 'cp', '--reflink=never', xbig, xdst]))
+        pair('XFS (reflink=1), cp -r of 10,000 files of 4 KiB, warm', [uk, 'cp', '-r', xtree, xdst],
+             ['cp', '-r', xtree, xdst], (lambda: (drop_caches(), warm(xtree))) if cold_ok else (lambda: warm(xtree)),
              a.rounds)
     load_after = loadavg()
     clean()
-    sc_uk, _ = strace_total([uk, 'cp', '-r', tree, dst])
-    clean()
-    sc_cu, _ = strace_total(['cp', '-r', tree, dst])
-    clean()
-    internal = re.search(r'(\d+) system calls', sh([uk, 'cp', '-r', '--summary', tree, dst]).stderr)
-    clean()
+    sc_uk = sc_cu = internal = None
+    if 'ext4-tree' in rows_wanted:
+        sc_uk, _ = strace_total([uk, 'cp', '-r', tree, dst])
+        clean()
+        sc_cu, _ = strace_total(['cp', '-r', tree, dst])
+        clean()
+        internal = re.search(r'(\d+) system calls', sh([uk, 'cp', '-r', '--summary', tree, dst]).stderr)
+        clean()
+    if xfs:
+        xfs.close()
 
     lines = ['# cp: one large file and a 10,000-file tree, against coreutils cp ' + sh(['cp', '--version']).stdout.split('\n')[0].split()[-1],
              '',
-             f'Command: `bench/files_bench.py --only cp --rounds {a.rounds} --big {a.big}` ({time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}).',
+             f'Command: `bench/files_bench.py --only cp --rounds {a.rounds} --big {a.big} --cp-rows {a.cp_rows}` '
+             f'({time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}).',
              f'Kernel {platform.release()}, {os.cpu_count()} CPUs, ext4 on a virtual disk; load average before {" ".join(load_before)}, '
              f'after {" ".join(load_after)} (interleaved rounds, medians).',
              'Wall time of the whole command, seconds, median (min-max); the destination is removed and `sync` run '
@@ -289,18 +386,24 @@ def bench_cp(a, uk, work, out):
              ' Cold runs skipped: /proc/sys/vm/drop_caches is not writable here.'),
              'The last column pairs the two runs of each round, which ran back to back and so met the same mood of the '
              'disk: its median is steadier than the ratio of the medians when the disk\'s speed drifts.',
-             '', '| job | uringkit | coreutils | speed-up (coreutils time / uringkit time) | per-round speed-up, median (min-max) |',
-             '|---|---|---|---|---|']
-    for label, ours, theirs, res, ratio in rows:
+             'The path column is what `uringkit cp --summary` reported for the same command.',
+             '', '| job | uringkit path | uringkit | coreutils | speed-up (coreutils time / uringkit time) | per-round speed-up, median (min-max) |',
+             '|---|---|---|---|---|---|']
+    for label, ours, theirs, res, ratio, path in rows:
         paired = [c / u for u, c in zip(res['uringkit'], res['coreutils'])]
-        lines.append(f'| {label} | {fmt_time(res["uringkit"])} | {fmt_time(res["coreutils"])} | {ratio:.2f}x | '
+        lines.append(f'| {label} | {path} | {fmt_time(res["uringkit"])} | {fmt_time(res["coreutils"])} | {ratio:.2f}x | '
                      f'{statistics.median(paired):.2f}x ({min(paired):.2f}-{max(paired):.2f}) |')
-    lines += ['', 'Targets: large file >= 0.8x warm, >= 1.0x cold; tree >= 2x.', '',
-              '## System calls for cp -r of the 10,000-file tree', '',
-              f'- `strace -c -f uringkit cp -r TREE DST`: {sc_uk} in total ({sc_uk / 10000:.3f} per file); '
-              f'the copy itself counts {internal.group(1) if internal else "?"}.',
-              f'- `strace -c -f cp -r TREE DST`: {sc_cu} ({sc_cu / 10000:.2f} per file).', '', 'Commands:', '']
-    for label, ours, theirs, _, _ in rows:
+    lines += ['', 'Targets: large file >= 1.0x warm and cold on ext4, within 1.2x on XFS with no new blocks; '
+              'tree >= 2x on ext4, >= 1.0x on XFS.', '']
+    if notes:
+        lines += ['## Blocks used on XFS', '', *notes, '']
+    if sc_uk:
+        lines += ['## System calls for cp -r of the 10,000-file tree', '',
+                  f'- `strace -c -f uringkit cp -r TREE DST`: {sc_uk} in total ({sc_uk / 10000:.3f} per file); '
+                  f'the copy itself counts {internal.group(1) if internal else "?"}.',
+                  f'- `strace -c -f cp -r TREE DST`: {sc_cu} ({sc_cu / 10000:.2f} per file).', '']
+    lines += ['Commands:', '']
+    for label, ours, theirs, _, _, _ in rows:
         lines.append(f'- {label}: `{ours}` vs `{theirs}`')
     lines += ['', '## Notes', '', *CP_NOTES]
     with open(os.path.join(out, 'files_cp.md'), 'w') as f:
@@ -320,6 +423,8 @@ def main():
     p.add_argument('--rounds', type=int, default=7)
     p.add_argument('--big', default='1g')
     p.add_argument('--only', choices=['readfiles', 'cp'])
+    p.add_argument('--cp-rows', default='small,ext4-big,ext4-tree,xfs',
+                   help='which cp rows: small (a 3-byte file), ext4-big, ext4-tree, xfs (an XFS image, as root)')
     p.add_argument('--out', default=os.path.join(HERE, 'results'))
     a = p.parse_args()
     uk = os.path.abspath(a.uringkit)

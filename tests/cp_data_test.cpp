@@ -27,7 +27,7 @@ TEST(CpData, EverySizeAroundTheBlockIsByteIdentical) {
                 const std::string dst = s / ("d" + std::to_string(n) + "-" + qd + reads);
                 write_file(src, random_bytes(n, static_cast<unsigned>(n)));
                 ASSERT_EQ(::chmod(src.c_str(), 0754), 0);
-                const Child r = run(cp({"--bs", "64k", "--qd", qd, "--source-reads", reads, src, dst}));
+                const Child r = run(cp({"--engine", "ring", "--bs", "64k", "--qd", qd, "--source-reads", reads, src, dst}));
                 ASSERT_EQ(r.status, 0) << r.err;
                 EXPECT_EQ(r.err, "");
                 EXPECT_EQ(read_file(dst), read_file(src)) << n << " bytes, qd " << qd << ", reads " << reads;
@@ -206,24 +206,25 @@ bool write_cold(const std::string& path, const std::string& data) {
 
 std::string summary_of(const Child& r) { return r.err.substr(0, r.err.find('\n')); }
 
-// A cold large source is read with O_DIRECT (16 x 1 MiB by default), a warm
-// one through the cache; the copy is the same either way.
+// On the ring (ext4 would take copy_file_range), a cold large source is read
+// with O_DIRECT (16 x 1 MiB by default), a warm one through the cache; the
+// copy is the same either way.
 TEST(CpData, ColdLargeSourceReadWithODirectWarmThroughTheCache) {
     Scratch s;
     const std::string data = random_bytes((9 << 20) + 4097, 41);  // past the 8 MiB floor, unaligned tail
     if (!write_cold(s / "cold", data)) GTEST_SKIP() << "cannot evict a file from the page cache here";
-    const Child cold = run(cp({"--summary", s / "cold", s / "c1"}));
+    const Child cold = run(cp({"--engine", "ring", "--summary", s / "cold", s / "c1"}));
     ASSERT_EQ(cold.status, 0) << cold.err;
     EXPECT_NE(summary_of(cold).find(", 1 read with O_DIRECT"), std::string::npos) << cold.err;
     EXPECT_EQ(read_file(s / "c1"), data);
 
     // O_DIRECT reads leave it out of the cache: it is still cold.
-    const Child again = run(cp({"--summary", s / "cold", s / "c2"}));
+    const Child again = run(cp({"--engine", "ring", "--summary", s / "cold", s / "c2"}));
     ASSERT_EQ(again.status, 0) << again.err;
     EXPECT_NE(summary_of(again).find(", 1 read with O_DIRECT"), std::string::npos) << again.err;
     // Read through the cache, it is warm.
     ASSERT_EQ(read_file(s / "cold"), data);
-    const Child warm = run(cp({"--summary", s / "cold", s / "c2"}));
+    const Child warm = run(cp({"--engine", "ring", "--summary", s / "cold", s / "c2"}));
     ASSERT_EQ(warm.status, 0) << warm.err;
     EXPECT_NE(summary_of(warm).find(", 0 read with O_DIRECT"), std::string::npos) << warm.err;
     EXPECT_EQ(read_file(s / "c2"), data);
@@ -231,7 +232,7 @@ TEST(CpData, ColdLargeSourceReadWithODirectWarmThroughTheCache) {
     // Asked for, the cache path is taken even when cold; given sizes hold for both.
     ASSERT_TRUE(write_cold(s / "cold", data));
     for (const auto& extra : std::vector<std::vector<std::string>>{{"--source-reads", "cache"}, {"--qd", "3", "--bs", "20k"}}) {
-        std::vector<std::string> a = cp({"--summary"});
+        std::vector<std::string> a = cp({"--engine", "ring", "--summary"});
         a.insert(a.end(), extra.begin(), extra.end());
         a.insert(a.end(), {s / "cold", s / "c3"});
         const Child r = run(a);
@@ -259,7 +260,7 @@ TEST(CpData, ColdSparseSourceStaysSparseThroughODirect) {
     struct stat ss {};
     ASSERT_EQ(::stat(src.c_str(), &ss), 0);
     if (ss.st_blocks * 512 >= ss.st_size) GTEST_SKIP() << "this file system does not keep holes";
-    const Child r = run(cp({"--summary", src, s / "copy"}));
+    const Child r = run(cp({"--engine", "ring", "--summary", src, s / "copy"}));
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(summary_of(r).find(", 1 read with O_DIRECT"), std::string::npos) << r.err;
     EXPECT_EQ(read_file(s / "copy"), read_file(src));

@@ -68,7 +68,7 @@ TEST(CpRingFaults, EnterFailingMidCopyEndsWithoutFreeingWhatTheKernelHolds) {
         std::string dst;
     };
     const Case cases[] = {
-        {{URINGKIT_CLI, "cp", "--qd", "2", s / "big", s / "out"}, "3+", s / "out"},
+        {{URINGKIT_CLI, "cp", "--engine", "ring", "--qd", "2", s / "big", s / "out"}, "3+", s / "out"},
         {{URINGKIT_CLI, "cp", "-r", "--inflight", "4", s / "t", s / "copy"}, "4+", s / "copy"},
     };
     for (const Case& c : cases) {

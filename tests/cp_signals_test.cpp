@@ -71,7 +71,7 @@ TEST(CpSignals, LargeFileAndTreeOnTheRingInterrupted) {
         std::function<bool()> started;
     };
     const std::vector<Case> cases = {
-        {{URINGKIT_CLI, "cp", "--bs", "64k", "--qd", "1", s / "big", s / "out"}, SIGINT,
+        {{URINGKIT_CLI, "cp", "--engine", "ring", "--bs", "64k", "--qd", "1", s / "big", s / "out"}, SIGINT,
          [&] { return temporary_bytes(s.dir) > 0; }},
         {{URINGKIT_CLI, "cp", "-r", "--inflight", "2", s / "tree", s / "copy"}, SIGTERM,
          [&] { return stdfs::exists(s.dir / "copy/sub/f3"); }},

@@ -1,4 +1,4 @@
-// `uringkit cp`: copy files and trees through linked read -> write chains.
+// `uringkit cp`: copy files and trees by the cheapest path each file system allows.
 #include "command.hpp"
 #include "interrupt.hpp"
 
@@ -28,7 +28,7 @@ int exit_status(fs::CopyStatus s) {
 
 Register cp_command{Command{
     "cp",
-    "Copy files (and with -r trees) through linked read/write chains on io_uring",
+    "Copy files (and with -r trees): a reflink, copy_file_range or linked read/write chains on io_uring, per file system",
     30,
     [](CLI::App& app) -> std::function<int()> {
         struct Args {
@@ -36,9 +36,10 @@ Register cp_command{Command{
             bool recursive = false, preserve = false, archive = false, direct = false, fsync = false, summary = false;
             bool atomic = false, no_clobber = false, no_dereference = false;
             std::vector<std::string> preserve_lists, no_preserve_lists;
-            unsigned qd = 8, inflight = 64, kernel_workers = 0;
+            unsigned qd = 8, inflight = 64, kernel_workers = 0, clone_threads = 4;
             std::string bs = "256k";
             std::string source_reads = "auto";
+            std::string reflink = "auto", engine = "auto";
         };
         auto args = std::make_shared<Args>();
         app.add_option("paths", args->paths, "SRC... DST")->required()->expected(2, -1);
@@ -92,7 +93,30 @@ Register cp_command{Command{
                        "With -r: kernel threads (io-wq) that may run the copy's blocking steps: creates, opens, "
                        "buffered writes (default one per CPU; more only spin on a directory's lock)")
             ->check(CLI::Range(1u, 1024u));
-        app.add_flag("--summary", args->summary, "Print files, MiB/s and system calls on stderr");
+        app.add_flag("--reflink{always}", args->reflink,
+                     "WHEN: auto (default, as coreutils 9), always (--reflink alone), never.  auto clones each "
+                     "file (FICLONE: the copy shares the source's extents and uses no new blocks) where both are "
+                     "on one file system that can (XFS with reflink, btrfs, bcachefs, OCFS2, NFS 4.2, SMB) and "
+                     "copies bytes elsewhere; always fails a file that cannot be cloned (status 1); never copies "
+                     "bytes, and so also keeps away from copy_file_range on those file systems, whose "
+                     "copy_file_range clones")
+            ->check(CLI::IsMember({"auto", "always", "never"}));
+        app.add_option("--clone-threads", args->clone_threads,
+                       "With -r on a file system that shares extents: threads cloning the small files (default 4: "
+                       "FICLONE blocks, mostly waiting, and 4 threads cloned 10,000 files on XFS twice as fast as "
+                       "one on 2 CPUs); 0: one by one like any file")
+            ->check(CLI::Range(0u, 64u));
+        app.add_option("--engine", args->engine,
+                       "How the bytes of a file that is not cloned are copied: auto (default) decides once per "
+                       "pair of source and destination file systems: copy_file_range within one ext4, XFS, "
+                       "btrfs, f2fs, NFS or SMB file system (in the kernel, or on the server), and for a lone "
+                       "file of up to 1 MiB anywhere it works; the ring's read/write pairs between file systems, "
+                       "on tmpfs, and with --direct or --source-reads direct; the small files of a tree (-r) go "
+                       "through the ring's open/read/write/close chains.  ring and kernel (copy_file_range, the "
+                       "ring where the kernel refuses it) force one path")
+            ->check(CLI::IsMember({"auto", "ring", "kernel"}));
+        app.add_flag("--summary", args->summary,
+                     "Print files, MiB/s, system calls and how many files went by each path on stderr");
         app.footer(
             "Like coreutils cp: an existing destination is opened (through a symlink) and written in place, "
             "keeping its inode, links, mode, owner and attributes; a write-protected one is refused unless "
@@ -103,8 +127,8 @@ Register cp_command{Command{
             "operand is read until its end (cp <(cmd) out); inside a tree (-r) FIFOs, devices and sockets are "
             "made again (mknod needs root for devices; otherwise reported).  Sparse files stay sparse.  Without "
             "io_uring the copy runs on read/write and says so once.\n"
-            "Differences from coreutils cp, on purpose: no -i, -f, -l, -s, -u or --reflink (a byte copier for "
-            "scripted copies: extents are never shared, nothing is asked); no SELinux context (--preserve=context; "
+            "Differences from coreutils cp, on purpose: no -i, -f, -l, -s or -u (a copier for scripted copies: "
+            "nothing is asked); no SELinux context (--preserve=context; "
             "with xattr the security.selinux attribute is copied as any other); symlinks are never followed "
             "inside a tree (cp -P); --preserve and --no-preserve apply in a fixed order (-a, -p, --preserve, then "
             "--no-preserve), not in the order given; an I/O error names "
@@ -147,7 +171,14 @@ Register cp_command{Command{
             o.source_reads = args->source_reads == "auto"    ? fs::SourceReads::automatic
                              : args->source_reads == "cache" ? fs::SourceReads::page_cache
                                                              : fs::SourceReads::direct;
+            o.reflink = args->reflink == "always"  ? fs::Reflink::always
+                        : args->reflink == "never" ? fs::Reflink::never
+                                                   : fs::Reflink::automatic;
+            o.engine = args->engine == "ring"     ? fs::ByteEngine::ring
+                       : args->engine == "kernel" ? fs::ByteEngine::kernel
+                                                  : fs::ByteEngine::automatic;
             o.inflight = args->inflight;
+            o.clone_threads = args->clone_threads;
             o.kernel_workers = args->kernel_workers;
             // A size given on the command line holds for both kinds of source.
             o.qd = args->qd;
@@ -180,6 +211,8 @@ Register cp_command{Command{
                 if (o.preserve.links || o.preserve.xattr)
                     fmt::print(stderr, "cp: {} hard links kept, {} extended attributes copied{}\n", r.hard_links,
                                r.xattrs, r.xattrs_on_ring ? " on the ring (IORING_OP_FGETXATTR/FSETXATTR)" : "");
+                fmt::print(stderr, "cp: files by path: {} reflink, {} copy_file_range, {} ring, {} read/write\n",
+                           r.reflinked_files, r.kernel_copied_files, r.ring_files, r.read_write_files);
             }
             return interrupt.exit_status(exit_status(r.status));
         };

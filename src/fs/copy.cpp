@@ -1,5 +1,4 @@
-// copy(): checks the options, sets up the ring and its buffers, and copies
-// each operand (copy_tree.cpp for -r, copy_destination.cpp for a file).
+// copy(): checks the options and copies each operand (copy_tree.cpp for -r, copy_destination.cpp for a file).
 #include "copy_internal.hpp"
 
 #include "uringkit/fs/walk.hpp"
@@ -28,6 +27,7 @@ namespace uringkit::fs {
 namespace detail {
 
 Ctx::~Ctx() {
+    restore_kernel_workers(*this);
     // An operation the kernel may still complete names these buffers: keep
     // them for the rest of the process rather than let it write freed memory.
     if (kernel_holds_buffers) {
@@ -126,78 +126,6 @@ using Clock = std::chrono::steady_clock;
 
 // ---- the job -------------------------------------------------------------------
 
-// Registers both buffers (0: large files, 1: small files).  Without
-// CAP_IPC_LOCK pinned pages count against RLIMIT_MEMLOCK (8 MiB by default
-// on Debian), which the large one may exceed: then only the small one is
-// registered, index 0 left empty, and large files use plain reads and writes.
-void register_buffers(Ctx& c) {
-    const iovec small{c.small.get(), std::size_t{c.o.inflight} * kSmallBlock};
-    const iovec both[2] = {{c.big.get(), c.big_size}, small};
-    const iovec only_small[2] = {{nullptr, 0}, small};
-    for (const auto* iov : {both, only_small}) {
-        ++c.syscalls();
-        try {
-            c.ring->register_buffers(std::span<const iovec>(iov, 2));
-            c.fixed_big = iov[0].iov_base != nullptr;
-            c.fixed_small = true;
-            return;
-        } catch (const RingError&) {
-        }
-    }
-}
-
-// Opens, creates and buffered writes to ext4 block, so the kernel runs them
-// on io-wq worker threads ("bounded" work), by default up to 4 per CPU.
-// Creates in one directory serialize on its lock, and the extra workers spin
-// on it: with 64 files in flight, a third of the CPU went to
-// rwsem_spin_on_owner.  One worker per CPU made cp -r of 10,000 files in one
-// directory ~15% faster warm and ~10% cold on a 2-CPU machine; 4 per CPU was
-// no better than the default.  Only -r creates many files, so only -r sets
-// it.  Kernels before 5.15 lack the call: no limit.
-//
-// The limit belongs to the calling thread's io-wq, which all of that
-// thread's rings share, not to this ring: the destructor puts back what the
-// thread had, so a library caller's own rings are not capped afterwards.
-class KernelWorkerLimit {
-public:
-    explicit KernelWorkerLimit(Ctx& c) {
-        unsigned n = c.o.kernel_workers;
-        if (n == 0) {
-            cpu_set_t set;
-            CPU_ZERO(&set);
-            n = ::sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<unsigned>(CPU_COUNT(&set)) : 0;
-        }
-        if (n == 0) return;
-        ++c.syscalls();
-        try {
-            previous_ = c.ring->set_iowq_max_workers(n, 0);
-            ring_ = &*c.ring;
-            ++c.syscalls();  // the restore
-        } catch (const RingError&) {
-            if (c.o.kernel_workers) c.note("--kernel-workers: this kernel cannot limit io_uring's workers (needs 5.15)");
-        }
-    }
-    ~KernelWorkerLimit() {
-        if (!ring_) return;
-        try {
-            ring_->set_iowq_max_workers(previous_[0], previous_[1]);  // 0 (none had been set): left as it is
-        } catch (const RingError&) {
-        }
-    }
-    KernelWorkerLimit(const KernelWorkerLimit&) = delete;
-    KernelWorkerLimit& operator=(const KernelWorkerLimit&) = delete;
-
-private:
-    Ring* ring_ = nullptr;
-    std::array<unsigned, 2> previous_{};
-};
-
-unsigned pow2_at_least(unsigned v) {
-    unsigned p = 1;
-    while (p < v) p <<= 1;
-    return p;
-}
-
 // realpath, or empty when it cannot be resolved.
 std::string resolved(const std::string& p) {
     char buf[PATH_MAX];
@@ -249,6 +177,7 @@ CopyResult copy(std::span<const std::string> sources, const std::string& dest, c
         if (qd == 0 || qd > 1024) return usage("queue depth must be 1..1024");
     if (o.inflight == 0 || o.inflight > 1024) return usage("files in flight must be 1..1024");
     if (o.kernel_workers > 1024) return usage("kernel workers must be 0 (one per CPU) to 1024");
+    if (o.clone_threads > 64) return usage("clone threads must be 0 to 64");
 
     Ctx c(o, sink, result);
     c.small_slots = o.inflight;
@@ -264,29 +193,8 @@ CopyResult copy(std::span<const std::string> sources, const std::string& dest, c
         return usage("target '" + dest + "' is not a directory (several sources need an existing directory)");
 
     const auto t0 = Clock::now();
-    c.big_size = std::max(std::size_t{o.qd} * o.block_size, std::size_t{o.direct_read_qd} * o.direct_read_block_size);
-    c.big = aligned_buffer(c.big_size);
-    if (!o.force_fallback) {
-        std::string why;
-        c.ring = make_ring(pow2_at_least(std::max(std::max(o.qd, o.direct_read_qd) * 2, o.inflight * 10)), why);
-        if (!c.ring) c.note("io_uring unavailable (" + why + "); copying with read/write instead");
-    }
-    if (c.ring) {
-        ++c.syscalls();
-        try {
-            c.ring->register_files_sparse(2 * o.inflight);
-        } catch (const RingError& e) {  // no sparse file table (5.19): EINVAL on older kernels
-            c.note(std::string("io_uring unusable (") + e.what() + "); copying with read/write instead");
-            c.ring.reset();
-        }
-    }
-    if (c.ring) {
-        c.small = aligned_buffer(std::size_t{o.inflight} * kSmallBlock);
-        register_buffers(c);
-    }
-    result.used_ring = c.ring.has_value();
-    std::optional<KernelWorkerLimit> worker_limit;
-    if (c.ring && o.recursive) worker_limit.emplace(c);
+    // The ring and its buffers come when a path first needs them (copy_setup.cpp).
+    if (o.force_fallback) result.used_ring = false;
 
     for (const std::string& src : sources) {
         if (c.stop_requested()) c.interrupted = true;

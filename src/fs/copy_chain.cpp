@@ -149,6 +149,7 @@ void ChainCopier::evaluate(unsigned slot) {
         failure = Failure{status_of_write(err), errno_message(r[kCloseDst] < 0 ? dst : std::string(t_.src[e]), "close", err)};
     } else {
         ++c_.result.files;
+        ++c_.result.ring_files;
         c_.result.bytes += static_cast<std::uint64_t>(size);
         done_.push_back(e);
         return;

@@ -18,6 +18,12 @@ struct Tree {
     std::vector<int> st_res;
 };
 
+// Clones `files` (regular files in directories this copy created) on up to
+// CopyOptions::clone_threads threads (copy_clone_pool.cpp); on return `files`
+// holds those to copy another way (the file system declined the clone).
+// Failures are reported; files not started because of a stop request are dropped.
+void clone_in_pool(Ctx& c, const Tree& t, FsPair& pair, std::vector<std::size_t>& files);
+
 class ChainCopier {
 public:
     // `files`: regular files of at most kSmallMax bytes whose directories

@@ -9,7 +9,6 @@
 #include "copy_internal.hpp"
 
 #include "uringkit/fs/walk.hpp"
-#include "uringkit/sys/page_cache.hpp"
 
 #include <fcntl.h>
 #include <sys/sysmacros.h>
@@ -21,49 +20,8 @@
 namespace uringkit::fs::detail {
 namespace {
 
-// Below this a cold source is read through the cache anyway: the probe, the
-// second open and its close are three more system calls, worth it only for a
-// copy long enough to gain from deep direct reads.
-constexpr std::uint64_t kDirectReadMin = 8 * 1024 * 1024;
-
 Failure create_failure(const std::string& dst, int err, const char* kind = "regular file") {
     return Failure{status_of_create(err), quoted_message((std::string("cannot create ") + kind).c_str(), dst, err)};
-}
-
-// The source opened a second time with O_DIRECT when it is large and mostly
-// not in the page cache (or when asked); otherwise none.  Why, measured on a
-// cold 1 GiB file (bench/results/files_cp.md): the bytes are copied once
-// instead of twice (user + system time 0.52 s against 1.25 s through the
-// cache), and the source does not push other files out of the cache.  fio
-// read this disk at ~2 GB/s with 16 x 1 MiB O_DIRECT reads against ~1 GB/s
-// buffered, but the copy's wall time moved with the disk more than with the
-// path (0.96x as a geometric mean over ten series).
-util::UniqueFd open_cold_source(Ctx& c, const char* src, int sfd, const struct stat& st) {
-    const auto size = static_cast<std::uint64_t>(st.st_size);
-    if (c.o.source_reads == SourceReads::page_cache || size == 0) return {};
-    if (c.o.source_reads == SourceReads::automatic) {
-        if (size < kDirectReadMin) return {};
-        sys::PageCacheStat pc;
-        ++c.syscalls();
-        if (sys::page_cache_stat(sfd, 0, size, pc) != 0 || pc.cached * 2 >= pc.pages) return {};
-    }
-    ++c.syscalls();
-    util::UniqueFd fd(::open(src, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_DIRECT));
-    struct stat again {};
-    if (fd) {
-        ++c.syscalls();
-        // The same file, not one renamed into its place since the first open.
-        if (::fstat(fd.get(), &again) != 0 || again.st_ino != st.st_ino || again.st_dev != st.st_dev) return {};
-    } else if (c.o.source_reads == SourceReads::direct && !c.said_no_direct_read) {
-        c.said_no_direct_read = true;
-        c.note(std::string("--source-reads direct: ") + src + " does not allow O_DIRECT (" + std::strerror(errno) +
-               "); reading it and any like it through the page cache");
-    }
-    if (fd) {
-        ++c.result.direct_read_files;
-        ++c.syscalls();  // its close
-    }
-    return fd;
 }
 
 // Creates a new temporary beside `dst`: a fresh random name each try, so a
@@ -226,57 +184,15 @@ std::optional<Failure> copy_file(Ctx& c, const char* src, const std::string& dst
     };
 
     std::uint64_t bytes = 0;
-    if (!regular_source || !d.regular) {
+    const bool stream = !regular_source || !d.regular;
+    if (stream) {
         // A pipe, a FIFO, a device on either side: its contents in order.
         if (auto f = copy_stream(c, sfd.get(), d.fd.get(), src, dst, bytes)) fail(f->status, f->message);
     } else {
-        bool direct = c.o.direct;
-        if (direct) {
-            c.syscalls() += 2;
-            if (::fcntl(sfd.get(), F_SETFL, O_DIRECT) != 0 || ::fcntl(d.fd.get(), F_SETFL, O_DIRECT) != 0) {
-                ::fcntl(sfd.get(), F_SETFL, 0);
-                ::fcntl(d.fd.get(), F_SETFL, 0);
-                direct = false;
-                c.note(std::string("--direct: ") + src + " or " + dst +
-                       " does not allow O_DIRECT; copying through the page cache");
-            }
-        }
-        util::UniqueFd src_direct;
-        if (!direct && c.ring) src_direct = open_cold_source(c, src, sfd.get(), st);
-        if (!direct && !src_direct && static_cast<std::uint64_t>(st.st_size) > c.o.block_size) {
-            // Several reads in flight at neighbouring offsets look random to the
-            // readahead heuristics; say it is sequential so the window grows
-            // (cold 1 GiB copies were ~1.5x slower without it).
-            ++c.syscalls();
-            ::posix_fadvise(sfd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
-        }
-        RangeJob job{sfd.get(), d.fd.get(), src, dst, data_extents(sfd.get(), st, c.syscalls()), direct, src_direct.get(),
-                     src_direct ? c.o.direct_read_qd : c.o.qd,
-                     src_direct ? c.o.direct_read_block_size : c.o.block_size};
-        if (auto f = copy_range(c, job, bytes)) fail(f->status, f->message);
-        if (c.kernel_holds_buffers) {  // the ring failed with this job's requests in flight
-            // The kernel may still use these descriptors: they stay open (a
-            // write to an unlinked temporary harms nothing), the name goes.
-            (void)sfd.release();
-            (void)src_direct.release();
-            (void)d.fd.release();
-            abandon_destination(c, d);
+        if (auto f = copy_regular(c, sfd, st, d, src, bytes)) fail(f->status, f->message);
+        if (c.kernel_holds_buffers) {  // the ring failed with this file's requests in flight
+            abandon_destination(c, d);  // the name goes; the descriptors stay open for the kernel
             return failure;
-        }
-        const auto size = static_cast<std::uint64_t>(st.st_size);
-        const std::uint64_t data_end = job.extents.empty() ? 0 : job.extents.back().end;
-        if (!failure && (direct || data_end < size)) {
-            ++c.syscalls();
-            if (::ftruncate(d.fd.get(), static_cast<off_t>(size)) != 0)
-                fail(status_of_write(errno), io_message(dst, "truncate", size, errno));
-        }
-        if (!failure) {  // a source that changed size under us is an error, not a short copy
-            struct stat after {};
-            ++c.syscalls();
-            if (::fstat(sfd.get(), &after) == 0 && after.st_size != st.st_size)
-                fail(CopyStatus::failure, std::string(src) + ": changed size while being copied (" +
-                                              std::to_string(st.st_size) + " -> " + std::to_string(after.st_size) +
-                                              " bytes)");
         }
     }
     if (!failure) keep_attributes(c, {sfd.get(), src}, {d.fd.get(), dst.c_str()}, st, false);
@@ -289,6 +205,7 @@ std::optional<Failure> copy_file(Ctx& c, const char* src, const std::string& dst
     }
     if (auto f = finish_destination(c, d)) return f;
     ++c.result.files;
+    if (stream) ++c.result.read_write_files;
     c.result.bytes += bytes;
     return std::nullopt;
 }

@@ -5,17 +5,23 @@
 //   copy_chain.cpp        small files of a tree, one linked chain each
 //   copy_tree.cpp         cp -r: walk, directories, special files, symlinks
 //   copy_metadata.cpp     -p, -a, --preserve: owner, xattrs and ACLs, mode, times, hard links
-//   copy.cpp              copy(): options, ring and buffers, each operand
+//   copy_strategy.cpp     which path a regular file's bytes take (the one place that decides)
+//   copy_kernel.cpp       the in-kernel paths: FICLONE and copy_file_range
+//   copy_clone_pool.cpp   a tree's small files cloned on a few threads
+//   copy_setup.cpp        the ring and its buffers, set up on first need and sized to the work
+//   copy.cpp              copy(): options, each operand
 #pragma once
 
 #include "uringkit/fs/copy.hpp"
 #include "uringkit/ops/ops.hpp"
 #include "uringkit/ring/ring.hpp"
 #include "uringkit/util/unique_fd.hpp"
+#include "copy_strategy.hpp"
 #include "shared.hpp"
 
 #include <sys/stat.h>
 
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -53,11 +59,18 @@ struct Ctx {
     // Closing a ring does not wait for its requests: when a copier could not
     // drain them (the ring itself failing), `kernel_holds_buffers` keeps
     // this memory for the rest of the process instead of freeing it.
-    Buffer big;    // the larger of qd x block_size and its O_DIRECT twin (registered buffer 0)
-    Buffer small;  // inflight blocks of kSmallBlock (registered buffer 1)
-    std::optional<Ring> ring;
-    std::size_t big_size = 0;
+    // Both are allocated when a path first needs them (copy_setup.cpp).
+    Buffer big;    // a large file's blocks, sized to the largest job so far (registered buffer 0)
+    Buffer small;  // inflight blocks of kSmallBlock, for a tree's chains (registered buffer 1)
+    std::optional<Ring> ring;  // set up when the ring path is first taken
+    std::size_t big_size = 0, small_size = 0;
     bool fixed_big = false, fixed_small = false;  // registered (RLIMIT_MEMLOCK may allow only the small one)
+    bool ring_tried = false;        // make_ring was called (ring empty: io_uring unavailable, said once)
+    bool files_registered = false;  // the sparse fixed-file table the chains use
+    bool buffers_registered = false;
+    bool workers_limited = false;   // -r set io-wq's limit; ~Ctx puts back `previous_workers`
+    std::array<unsigned, 2> previous_workers{};
+    StrategyCache strategy;
     bool kernel_holds_buffers = false;
     bool ring_failed = false;  // io_uring_enter failed for good: nothing more is started on the ring
     bool interrupted = false;  // CopyOptions::stop was seen: nothing new was started after it
@@ -112,6 +125,20 @@ std::string join(const std::string& dir, std::string_view name);
 std::string temp_name_for(const std::string& final_path);
 std::uint64_t round_up(std::uint64_t v, std::uint64_t a);
 
+// ---- the ring and its buffers (copy_setup.cpp) --------------------------------
+
+// The ring, created on the first call (sized for a tree with -r, else for one
+// file's pairs); nullptr when io_uring cannot be set up (said once) or with
+// force_fallback.  With -r it also caps io-wq's workers (see copy_setup.cpp).
+Ring* ensure_ring(Ctx& c);
+// c.big holds at least `bytes`, registered when a ring exists.  Call only
+// with nothing in flight.  False when the ring cannot be used any more.
+bool ensure_big_buffer(Ctx& c, std::size_t bytes);
+// The ring, its sparse fixed-file table and the small buffers the chains use.
+bool ensure_chains(Ctx& c);
+// In ~Ctx: puts back io-wq's worker limit.
+void restore_kernel_workers(Ctx& c) noexcept;
+
 // ---- one file's bytes (copy_range.cpp) ---------------------------------------
 
 struct Extent {
@@ -149,6 +176,17 @@ std::optional<Failure> copy_stream(Ctx& c, int src, int dst, std::string_view sr
 template <class InFlight, class OnCqe>
 bool drain(Ctx& c, InFlight in_flight, OnCqe on_cqe);
 
+
+// ---- the in-kernel paths (copy_kernel.cpp) -----------------------------------
+
+// FICLONE of the whole source onto `dst`: 0 or -errno.
+int clone_file(Ctx& c, int src, int dst);
+// copy_file_range over `extents`, chunk by chunk (progress and the stop flag
+// are looked at between chunks).  `refused`: the kernel declined the pair
+// before a byte was copied (EXDEV, EOPNOTSUPP, EINVAL, ENOSYS): nothing was
+// written and the caller copies another way.
+std::optional<Failure> copy_in_kernel(Ctx& c, int src, int dst, std::string_view src_name, std::string_view dst_name,
+                                      const std::vector<Extent>& extents, std::uint64_t& bytes, bool& refused);
 
 // ---- destinations (copy_destination.cpp) -------------------------------------
 
@@ -198,6 +236,25 @@ void remember_first_copy(Ctx& c, const struct stat& st, const std::string& dst);
 std::optional<Failure> finish_destination(Ctx& c, Destination& d);
 // After a failure or an interruption: removes what this copy created.
 void abandon_destination(Ctx& c, Destination& d);
+
+// A regular source onto a regular destination, by the path copy_strategy.cpp
+// picks for the pair (copy_strategy.cpp).  When the ring failed with this
+// file's requests in flight (c.kernel_holds_buffers) the descriptors are
+// left open for the kernel (released from `src` and `d.fd`).
+std::optional<Failure> copy_regular(Ctx& c, util::UniqueFd& src, const struct stat& st, Destination& d,
+                                    const char* src_name, std::uint64_t& bytes);
+// For a tree from `src_root` into `dst_root` (both exist): the pair when its
+// small files are to be cloned one by one (a file system that may share
+// extents, or --reflink=always) instead of copied by the chains; nullptr
+// otherwise.  Its `reflink` turns to Known::no at the first refused FICLONE,
+// and the rest go to the chains.
+FsPair* tree_clones(Ctx& c, const std::string& src_root, const std::string& dst_root);
+// The ring path for one regular file (copy_range.cpp): O_DIRECT with
+// --direct (`direct` says whether both sides took it), a cold source read
+// with O_DIRECT, the big buffer sized to the file.
+std::optional<Failure> copy_on_ring(Ctx& c, util::UniqueFd& src, const struct stat& st, Destination& d,
+                                    const char* src_name, const std::vector<Extent>& extents, std::uint64_t& bytes,
+                                    bool& direct);
 
 // Copies one regular file, FIFO or device's contents to `dst`.
 // `expected_size` (from a tree's statx) turns a size change into an error.

@@ -126,7 +126,7 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
     t.st.resize(n);
     t.st_res.resize(n);
     const int stat_error = stat_batch(
-        c.ring ? &*c.ring : nullptr, ptrs, AT_SYMLINK_NOFOLLOW,
+        ensure_ring(c), ptrs, AT_SYMLINK_NOFOLLOW,
         STATX_TYPE | STATX_MODE | STATX_SIZE | STATX_BLOCKS | STATX_ATIME | STATX_MTIME | STATX_UID | STATX_GID |
             STATX_INO | STATX_NLINK,
         t.st,
@@ -148,6 +148,7 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
     std::vector<std::size_t> links;
     std::map<std::pair<std::uint64_t, std::uint64_t>, std::size_t> first_here;
     bool chains_allowed = false;  // known once the root directory is there
+    FsPair* clones = nullptr;  // small files are cloned (copy_strategy.cpp decides)
     for (std::size_t i = 0; i < n && !c.stop_requested(); ++i) {
         const std::size_t parent = t.parent[i];
         if (i != kRoot && !present[parent]) continue;  // its directory failed: reported there
@@ -182,7 +183,10 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
                     }
                 }
             }
-            if (i == kRoot) chains_allowed = c.ring && closes_without_flush(root, c.syscalls());
+            if (i == kRoot) {
+                chains_allowed = c.ring && closes_without_flush(root, c.syscalls());
+                clones = tree_clones(c, src_root, root);
+            }
             dirs.push_back(i);
             ++c.result.dirs;
         } else if (S_ISLNK(mode)) {
@@ -207,6 +211,24 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
     }
 
     std::vector<char> copied(n, 0);  // regular files copied by this run (not skipped, not failed)
+    if (clones && !c.o.preserve.any() && c.o.clone_threads > 0 && !small.empty()) {
+        clone_in_pool(c, t, *clones, small);  // what it could not clone stays in `small`
+    } else if (clones) {  // with -p, on this thread: until the first refused FICLONE (--reflink=always: all)
+        std::size_t k = 0;
+        for (; k < small.size() && (clones->reflink != Known::no || c.o.reflink == Reflink::always); ++k) {
+            if (c.stop_requested()) break;
+            const std::uint64_t skipped = c.result.skipped;
+            if (auto f = copy_file(c, t.src.c_str(small[k]), std::string(t.dst[small[k]]), true, std::nullopt))
+                c.report(*f);
+            else
+                copied[small[k]] = c.result.skipped == skipped;
+        }
+        small.erase(small.begin(), small.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+    if (!small.empty() && !c.stop_requested() && !ensure_chains(c)) {  // no chains after all: file by file
+        large.insert(large.begin(), small.begin(), small.end());
+        small.clear();
+    }
     if (!small.empty() && !c.stop_requested() && !c.ring_unusable()) {
         ChainCopier chains(c, t, small);
         chains.run();

@@ -71,6 +71,22 @@ struct Preserve {
 // the first word it does not know (an empty one included), or nullopt.
 std::optional<std::string> apply_preserve_list(std::string_view list, bool on, Preserve& p);
 
+// Whether a copy may share the source's extents (FICLONE), as coreutils'
+// --reflink: `automatic` clones where the file system can and copies bytes
+// elsewhere; `always` fails a file that cannot be cloned; `never` always
+// copies bytes, and so also keeps away from copy_file_range on file systems
+// whose copy_file_range clones (XFS, btrfs, bcachefs, OCFS2, NFS, SMB, overlayfs).
+enum class Reflink { automatic, always, never };
+
+// How a file's bytes are copied when it is not cloned.  `automatic` decides
+// once per (source, destination) file system pair (copy_strategy.cpp):
+// copy_file_range within one file system where it was measured to win or
+// copies on the server, the ring otherwise and for the small files of a
+// tree.  The others force one path: `ring` (read -> write pairs), `kernel`
+// (copy_file_range; the ring where the kernel refuses it).  Read/write without
+// a ring is `force_fallback`.
+enum class ByteEngine { automatic, ring, kernel };
+
 struct CopyOptions {
     // Read -> write pairs in flight for one large file, and bytes per pair:
     // through the page cache 8 x 256 KiB (measured best for 1 GiB warm), with
@@ -104,6 +120,12 @@ struct CopyOptions {
     bool atomic = false;
     bool no_clobber = false;              // -n: an existing destination is left alone (counted as skipped)
     bool force_fallback = false;          // run the pread/pwrite path (for comparison and tests)
+    Reflink reflink = Reflink::automatic;
+    ByteEngine engine = ByteEngine::automatic;
+    // With `recursive` on a file system that shares extents: threads that
+    // clone the tree's small files (FICLONE blocks; 4 measured fastest on 2
+    // CPUs, see copy_clone_pool.cpp); 0: file by file like any other file.
+    unsigned clone_threads = 4;
     // Called after each completed block of a large file with the bytes done
     // so far (tests use it to change the source mid-copy at a known point).
     std::function<void(std::uint64_t done)> on_progress;
@@ -135,8 +157,12 @@ struct CopyResult {
     std::uint64_t hard_links = 0;  // of `files`: made as hard links of an earlier copy (--preserve=links)
     std::uint64_t xattrs = 0;      // extended attributes (ACLs included) copied
     bool xattrs_on_ring = false;   // with IORING_OP_FGETXATTR/FSETXATTR (else fgetxattr(2)/fsetxattr(2))
+    // Regular files by the path their bytes took: cloned (FICLONE), copied in
+    // the kernel (copy_file_range), on the ring, or with read/write (no ring,
+    // or a FIFO or device on either side).
+    std::uint64_t reflinked_files = 0, kernel_copied_files = 0, ring_files = 0, read_write_files = 0;
     double seconds = 0;
-    bool used_ring = true;
+    bool used_ring = true;  // false: io_uring could not be set up (or force_fallback), read/write instead
 };
 
 struct CopySink {
