@@ -29,14 +29,14 @@ constexpr unsigned long kExt4 = 0xEF53, kXfs = 0x58465342, kBtrfs = 0x9123683E, 
                         kOcfs2 = 0x7461636F, kOverlay = 0x794C7630, kF2fs = 0xF2F52010;
 
 // Where copy_file_range is taken for a file's bytes when both sides are on
-// one file system of this type (bench/results/files_cp.md):
+// one file system of this type (bench/results/files_cp_strategy.md):
 // - ext4: page cache to page cache in the kernel, one copy instead of the
 //   ring's two (into user memory and out), no io-wq workers;
 // - XFS, btrfs (when not cloned: --reflink=auto on a file system made
 //   without reflink); f2fs likewise splice page to page;
 // - NFS, SMB: the server copies, nothing crosses the network.
-// tmpfs is not on the list: there the ring's pairs were faster (see the
-// results file).
+// tmpfs is not on the list: copy_file_range against the ring there is not
+// measured yet, so a large file keeps the ring path it had.
 bool kernel_copy_wins(unsigned long type) noexcept {
     switch (type) {
     case kExt4: case kXfs: case kBtrfs: case kF2fs: case kNfs: case kSmb2: case kCifs: case kBcachefs: case kOcfs2:
