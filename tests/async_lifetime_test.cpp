@@ -8,15 +8,19 @@
 //    while it was suspended on an SQE;
 //  - every non-zero user_data was taken as the loop's own pointer;
 //  - a chain could not be built from one coroutine (submit(op, IOSQE_IO_LINK)
-//    linked another task's SQE).
+//    linked another task's SQE);
+//  - a coroutine destroyed with a read_fixed in flight must not hand its
+//    registered buffer to the next taker while the kernel can still write it.
 #include "uring_test_support.hpp"
 #include "uringkit/async/loop.hpp"
+#include "uringkit/async/fixed_buffers.hpp"
 #include "uringkit/async/streams.hpp"
 #include "uringkit/ops/zerocopy.hpp"
 
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -246,6 +250,48 @@ TEST(AsyncLifetime, AChainLinksOnlyItsOwnSqes) {
     }(loop, sp.fd[1], order));
     loop.run();
     EXPECT_EQ(order, (std::vector<std::string>{"nop", "chain hi 0"}));
+}
+
+TEST(AsyncLifetime, AFixedBufferStaysLentUntilItsReadsFinalCompletion) {
+    Ring ring(16);
+    async::Loop loop(ring);
+    async::FixedBufferPool& pool = loop.register_fixed_buffers(1, 4096);  // one buffer: the next taker gets the same
+    int p[2];
+    ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+    // A reader suspended on a read_fixed of an empty pipe, its SQE in the
+    // kernel, then destroyed.  Its buffer must not go back with the frame.
+    async::Task<void> reader = [](async::Loop& l, async::FixedBufferPool& pl, int fd) -> async::Task<void> {
+        async::FixedBuffer b = co_await pl.take();
+        auto [r, back] = co_await l.read_fixed(Fd{fd}, std::move(b), ~0ULL);
+        (void)r;
+    }(loop, pool, p[0]);
+    reader.get().resume();
+    ASSERT_EQ(loop.in_flight(), 1u);
+    ASSERT_GE(loop.submit_now(), 0);  // the read is armed on the pipe
+    reader = async::Task<void>();     // destroyed with the read in flight
+    EXPECT_EQ(pool.available(), 0u) << "the buffer went back while the kernel holds it";
+
+    // The next taker fills the buffer, then data reaches the pipe.  Had the
+    // buffer gone back with the frame, the abandoned read (its cancel not
+    // submitted yet) would copy "AAAA" over "BBBB".
+    const std::string mine(4096, 'B');
+    auto taker = [&]() -> async::Task<std::string> {
+        async::FixedBuffer b = co_await pool.take();
+        std::memcpy(b.data(), mine.data(), mine.size());
+        b.resize(mine.size());
+        EXPECT_EQ(::write(p[1], "AAAA", 4), 4);
+        co_await loop.nop();  // a turn: whatever the kernel still had runs now
+        co_return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+    };
+    EXPECT_TRUE(loop.block_on(taker()) == mine) << "the abandoned read wrote into the next taker's buffer";
+    settle(loop);
+    EXPECT_EQ(pool.available(), 1u);
+    ASSERT_EQ(::fcntl(p[0], F_SETFL, O_NONBLOCK), 0);  // a consumed pipe fails the test instead of hanging it
+    char left[8] = {};
+    EXPECT_EQ(::read(p[0], left, sizeof left), 4) << "the cancelled read took the pipe's bytes";
+    EXPECT_EQ(std::string(left, 4), "AAAA");
+    ::close(p[0]);
+    ::close(p[1]);
 }
 
 }  // namespace

@@ -109,7 +109,10 @@ std::string unsupported(std::uint8_t opcode) {
     return s;
 }
 
-Loop::~Loop() { (void)shut_down(); }
+Loop::~Loop() {
+    // Not drained: the kernel may still write into lent buffers.
+    if (!shut_down()) (void)fixed_.release();
+}
 
 void Loop::spawn(Task<void> task) {
     Root r = run_root(this, std::move(task));
@@ -135,6 +138,7 @@ std::uint64_t Loop::track(Pending* target) noexcept {
     s.pool = nullptr;
     s.close_results = false;
     s.persistent = false;
+    s.lent_fixed = -1;
     s.live = true;
     ++in_flight_;
     return kTag << 48 | static_cast<std::uint64_t>(s.generation) << 32 | i;
@@ -171,6 +175,13 @@ void Loop::abandon(std::uint64_t ud, BufferRing* pool, bool close_results) noexc
     cancel(ud);
 }
 
+void Loop::abandon_fixed(std::uint64_t ud, FixedBuffer&& buf) noexcept {
+    const auto i = static_cast<std::uint32_t>(ud);
+    if (i >= slots_.size() || !slots_[i].live || !buf) return;
+    slots_[i].lent_fixed = buf.surrender();
+    abandon(ud, nullptr);
+}
+
 void Loop::dispatch(const Completion& c) noexcept {
     const std::uint64_t ud = c.user_data;
     const auto i = static_cast<std::uint32_t>(ud);
@@ -190,6 +201,8 @@ void Loop::dispatch(const Completion& c) noexcept {
     if (s.pool)
         if (auto id = c.buffer_id()) recycle(*s.pool, *id);
     if (s.close_results && c.res >= 0 && !(c.flags & IORING_CQE_F_NOTIF)) ::close(c.res);
+    // The kernel is done with the registered buffer only now.
+    if (s.lent_fixed >= 0 && !c.more()) fixed_->give_back(static_cast<std::uint16_t>(s.lent_fixed));
 }
 
 // ---- the submission queue -------------------------------------------------------------

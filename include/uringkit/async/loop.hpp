@@ -49,6 +49,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <string>
 #include <stop_token>
 #include <tuple>
@@ -58,6 +59,8 @@
 namespace uringkit::async {
 
 class Loop;
+class FixedBuffer;
+class FixedBufferPool;
 
 // Something that puts SQEs in the ring and hears their completions: the
 // base of every awaiter and stream.
@@ -103,6 +106,8 @@ template <class Op>
 struct TimedAwaiter;
 template <class Op>
 struct StoppableAwaiter;
+template <bool Write>
+struct FixedAwaiter;
 
 }  // namespace detail
 
@@ -207,6 +212,16 @@ public:
     detail::OpAwaiter<op::Connect> connect(File f, const sockaddr* addr, socklen_t len) noexcept;
     detail::OpAwaiter<op::Close> close(File f) noexcept;
     detail::OpAwaiter<op::Fsync> fsync(File f) noexcept;
+    // Registered buffers lent by value (async/fixed_buffers.hpp): `count`
+    // buffers of `size` bytes, owned by this loop and registered with its
+    // ring (one pool per ring).  Throws RingError when the kernel refuses
+    // (RLIMIT_MEMLOCK before 5.12, a table already registered).
+    FixedBufferPool& register_fixed_buffers(unsigned count, std::size_t size);
+    // The pool, or nullptr before register_fixed_buffers().
+    FixedBufferPool* fixed_buffers() const noexcept { return fixed_.get(); }
+    // -> FixedResult{Result, FixedBuffer}: the buffer comes back with the result.
+    detail::FixedAwaiter<false> read_fixed(File f, FixedBuffer buf, std::uint64_t offset) noexcept;
+    detail::FixedAwaiter<true> write_fixed(File f, FixedBuffer buf, std::uint64_t offset) noexcept;
     // Cancels every pending operation on `f`; res: how many (or -errno).
     detail::OpAwaiter<op::AsyncCancel> cancel_fd(File f) noexcept;
     // Suspends for `d` (res 0 on time; -ECANCELED if cancelled).
@@ -241,6 +256,9 @@ public:
     // (their provided buffers go back to `pool`, new descriptors are closed),
     // and the operation is cancelled.
     void abandon(std::uint64_t ud, BufferRing* pool, bool close_results = false) noexcept;
+    // The same for an operation on a lent registered buffer: the loop holds
+    // `buf` until the final completion, then gives it back to the pool.
+    void abandon_fixed(std::uint64_t ud, FixedBuffer&& buf) noexcept;
     // 0, or the -errno an awaited SQE gets instead of reaching the kernel
     // (the SQE becomes a NOP): -EINVAL for a multishot SQE, -EOPNOTSUPP for an
     // opcode this kernel lacks (async::unsupported() says which release has it).
@@ -263,6 +281,7 @@ private:
     struct Slot {
         Pending* target = nullptr;
         BufferRing* pool = nullptr;  // abandoned: where dropped buffers go
+        std::int32_t lent_fixed = -1;  // abandoned: the registered buffer it still holds
         std::uint16_t generation = 0;
         bool live = false;
         bool close_results = false;
@@ -303,11 +322,15 @@ private:
     bool stopped_ = false;
     bool draining_ = false;
     std::exception_ptr error_;
+    // Freed (and unregistered) only after ~Loop() drained; leaked with the
+    // frames when it could not.
+    std::unique_ptr<FixedBufferPool> fixed_;
 };
 
 }  // namespace uringkit::async
 
 #include "uringkit/async/awaiters.hpp"
+#include "uringkit/async/fixed_buffers.hpp"
 
 namespace uringkit::async {
 

@@ -14,7 +14,10 @@
 //
 // A Task owns its coroutine frame and destroys it when the Task goes away.
 // Destroy a Task only when it has finished or never started: a frame
-// suspended on a ring operation is still named by that operation's SQE.
+// suspended on a ring operation may hold memory that operation names (a
+// buffer in the frame).  The awaiter itself is safe to destroy (the loop
+// drops the completion), and so is a lent FixedBuffer (the loop keeps it
+// until the final completion), but a plain buffer in the frame is not.
 // Loop::spawn() and Loop::block_on() keep tasks alive until they finish.
 #pragma once
 
