@@ -5,7 +5,8 @@
 #   2. examples/consumer/main.cpp, examples/cat.cpp and examples/nop_batch.cpp
 #      with the flags `pkg-config --cflags --libs uringkit` gives, and the
 #      coroutine programs (examples/consumer/async_main.cpp,
-#      read_with_timeouts.cpp, open_and_stat.cpp, echo_server.cpp) with
+#      read_with_timeouts.cpp, open_and_stat.cpp, echo_server.cpp,
+#      append_log.cpp) with
 #      `uringkit-async`'s,
 # and run what was built, checking its output.
 #
@@ -119,7 +120,7 @@ if(NOT pc_async_flags MATCHES "-luringkit_async.*-luringkit")
   message(FATAL_ERROR "install_test: pkg-config uringkit-async gives: ${pc_async_flags}")
 endif()
 separate_arguments(pc_async_flags UNIX_COMMAND "${pc_async_flags}")
-foreach(program consumer/async_main read_with_timeouts open_and_stat echo_server)
+foreach(program consumer/async_main read_with_timeouts open_and_stat echo_server append_log)
   string(REPLACE "/" "_" exe ${program})
   run_checked("compiling examples/${program}.cpp with pkg-config uringkit-async flags"
     ${CXX} ${san_flags} ${SOURCE_DIR}/examples/${program}.cpp ${pc_async_flags} -o ${WORK_DIR}/${exe})
