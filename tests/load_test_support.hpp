@@ -3,6 +3,7 @@
 // and a LoadConfig aimed at a local port.  Every wait is bounded.
 #pragma once
 
+#include "tools/send_all.hpp"
 #include "uringkit/load/load.hpp"
 
 #include <arpa/inet.h>
@@ -99,15 +100,7 @@ inline bool next_request(int fd, std::string& carry, const std::atomic<bool>& st
     return true;
 }
 
-inline bool send_all(int fd, std::string_view data) {
-    while (!data.empty()) {
-        const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        data.remove_prefix(static_cast<std::size_t>(n));
-    }
-    return true;
-}
+using test_tools::send_all;
 
 // Waits until `stop`, so the connection stays open and silent.
 inline void hold(const std::atomic<bool>& stop) {

@@ -3,6 +3,7 @@
 // hanging it.
 #pragma once
 
+#include "tools/send_all.hpp"
 #include "uringkit/net/server.hpp"
 
 #include <arpa/inet.h>
@@ -136,15 +137,7 @@ struct Socket {
     Socket(const Socket&) = delete;
     Socket& operator=(const Socket&) = delete;
 
-    bool send(std::string_view data) const {
-        while (!data.empty()) {
-            const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) return false;
-            data.remove_prefix(static_cast<std::size_t>(n));
-        }
-        return true;
-    }
+    bool send(std::string_view data) const { return test_tools::send_all(fd, data); }
     // Reads until EOF (or an error/timeout); `closed` tells whether EOF or a reset ended it.
     std::string read_all(bool* closed = nullptr) const {
         std::string out;
