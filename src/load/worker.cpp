@@ -5,6 +5,8 @@
 #include "worker.hpp"
 
 #include "uringkit/ops/ops.hpp"
+#include "uringkit/ring/kernel_owned.hpp"
+#include "uringkit/sys/error.hpp"
 
 #include <fmt/format.h>
 #include <netinet/in.h>
@@ -100,13 +102,14 @@ Worker::Worker(Shared& shared, unsigned thread, unsigned threads, LiveCounters& 
 
 Worker::~Worker() = default;
 
+// A free SQE; when the SQ is full the prepared ones go to the kernel first
+// (reserve(1)), and a kernel that takes none of them ends the run with its
+// error, as serve's engine does, instead of retrying blindly.
 template <class Op>
 Sqe Worker::sqe(const Op& op) {
-    for (int attempt = 0; attempt < 4; ++attempt) {
-        if (Sqe s = ring_->prepare(op)) return s;
-        ring_->submit();
-    }
-    throw std::runtime_error("io_uring submission queue stays full");
+    if (const int r = ring_->reserve(1); r < 0)
+        throw RingError("io_uring_enter (making room in the submission queue)", -r);
+    return ring_->prepare(op);
 }
 
 void Worker::run() {
@@ -532,6 +535,14 @@ void Worker::housekeeping() {
     }
 }
 
+void Worker::keep_for_kernel_in_flight() noexcept {
+    // Moving the vector keeps its elements where they are: the kernel's
+    // pointers into them stay valid, and nothing here frees them.
+    keep_for_kernel(new std::vector<Conn>(std::move(conns_)));
+    keep_for_kernel(bufs_.release());
+    keep_for_kernel(ring_.release());
+}
+
 void Worker::drain() {
     if (!ring_) return;
     stopping_ = true;
@@ -552,8 +563,11 @@ void Worker::drain() {
         wait_once(now_ + 100 * kMs);
         const std::size_t now_left = pending();
         if (now_left < left) last_progress = now_;
-        else if (now_ - last_progress > 5000 * kMs)
-            throw std::runtime_error(fmt::format("{} operations still pending 5 s after their cancel", now_left));
+        else if (now_ - last_progress > 5000 * kMs) {
+            keep_for_kernel_in_flight();
+            throw std::runtime_error(fmt::format(
+                "{} operations still pending 5 s after their cancel (their memory is kept)", now_left));
+        }
         left = now_left;
     }
 }

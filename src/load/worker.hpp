@@ -109,6 +109,9 @@ private:
     void loop();
     void drain();
     void release() noexcept;
+    // The kernel still holds requests naming the connections' memory: keep
+    // it, the buffer ring and the ring for the life of the process.
+    void keep_for_kernel_in_flight() noexcept;
     void wait_once(std::int64_t deadline);
     void dispatch(const Completion& c);
 
