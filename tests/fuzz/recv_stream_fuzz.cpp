@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -72,12 +73,16 @@ struct Run {
         auto in = std::make_unique<async::RecvStream>(loop, Fd{reader}, pool);
         for (std::size_t k = 0; k < size; ++k) {
             const unsigned step = data[k] & 7, arg = data[k] >> 3;
-            if (step <= 1) {  // the peer sends 1..32 bytes
+            if (step <= 1) {  // the peer sends 1..32 bytes, as many as the socket takes
                 std::byte b[32];
                 const std::size_t n = arg + 1;
                 for (std::size_t i = 0; i < n; ++i) b[i] = byte_at(sent + i);
-                if (::send(writer, b, n, MSG_NOSIGNAL) != static_cast<ssize_t>(n)) fail("send");
-                sent += n;
+                // Never block: with nobody reading, the socket's buffer fills
+                // (each small send costs a whole skb of it), and a blocked
+                // send would hang the run until a signal cut it short.
+                const ssize_t put = ::send(writer, b, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (put < 0 && errno != EAGAIN && errno != EWOULDBLOCK) fail("send");
+                if (put > 0) sent += static_cast<std::uint64_t>(put);
             } else if (step == 2 || step == 3) {  // take a chunk if one is there; keep it or give it back
                 if (!in->ready()) continue;
                 const auto c = co_await in->next();
