@@ -14,6 +14,7 @@
 //    reported, so neither the source nor the unlinked destination stays open
 //    in the ring (read from the ring's /proc fdinfo at that moment).
 #include "files_test_support.hpp"
+#include "tools/freed_watch.hpp"
 #include "tools/older_kernel.hpp"
 
 #include "uringkit/fs/copy.hpp"
@@ -30,23 +31,6 @@
 #include <fstream>
 #include <regex>
 #include <thread>
-
-#if defined(__SANITIZE_ADDRESS__)
-#define URINGKIT_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define URINGKIT_TEST_ASAN 1
-#endif
-#endif
-#ifdef URINGKIT_TEST_ASAN
-// The sanitizer allocator's interface (sanitizer/allocator_interface.h,
-// which GCC does not install; libasan exports both).
-extern "C" {
-int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void*, std::size_t),
-                                              void (*free_hook)(const volatile void*));
-std::size_t __sanitizer_get_allocated_size(const volatile void* p);
-}
-#endif
 
 namespace {
 
@@ -136,40 +120,6 @@ TEST(CpRingFaults, SmallFileThatGrewAfterTheWalkIsReported) {
 
 // ---- memory freed under the kernel ---------------------------------------------
 
-// Under ASan: every block of `watch_size` bytes freed while armed is filled
-// with a canary just before it is freed (the sanitizer's free hook runs
-// while the block is still live) and listed, so a later write into it is
-// seen.  No allocation in the hooks: they run inside malloc and free.
-namespace freed_watch {
-constexpr std::size_t kMax = 16;
-std::atomic<bool> armed{false};
-std::atomic<std::size_t> watch_size{0};
-std::atomic<std::size_t> count{0};
-
-#ifdef URINGKIT_TEST_ASAN
-constexpr unsigned char kCanary = 0xA5;
-const volatile void* blocks[kMax];
-
-void on_free(const volatile void* p) {
-    if (!armed.load() || !p) return;
-    const std::size_t n = __sanitizer_get_allocated_size(p);
-    if (n != watch_size.load()) return;
-    std::memset(const_cast<void*>(p), kCanary, n);
-    const std::size_t i = count.fetch_add(1);
-    if (i < kMax) blocks[i] = p;
-}
-void on_malloc(const volatile void*, std::size_t) {}
-
-// The first byte of `p` the canary no longer holds, or -1.  Reads freed
-// memory on purpose, so outside ASan's checks.
-__attribute__((no_sanitize("address"))) long first_changed(const volatile void* p, std::size_t n) {
-    const volatile unsigned char* b = static_cast<const volatile unsigned char*>(p);
-    for (std::size_t i = 0; i < n; ++i)
-        if (b[i] != kCanary) return static_cast<long>(i);
-    return -1;
-}
-#endif
-}  // namespace freed_watch
 
 // The ring fails (io_uring_enter and io_uring_register refused for good, by
 // a seccomp user-notification supervisor) while a small file's chain is
@@ -201,11 +151,7 @@ TEST(CpRingFaults, RingFailingWithAChainInTheKernelKeepsItsBuffers) {
     const std::size_t kept_before = uringkit::kept_for_kernel();
     // Only the copier's small-file buffer is watched: one slot, 64 KiB of
     // data and the 4 KiB for its statx (kSmallBlock in src/fs).
-    freed_watch::watch_size = 64 * 1024 + 4096;
-    freed_watch::count = 0;
-#ifdef URINGKIT_TEST_ASAN
-    __sanitizer_install_malloc_and_free_hooks(freed_watch::on_malloc, freed_watch::on_free);
-#endif
+    freed_watch::install(64 * 1024 + 4096);
     std::atomic<UringSupervisor*> sup{nullptr};
     std::atomic<bool> copied{false}, may_exit{false};
     std::string setup_error;
@@ -242,9 +188,7 @@ TEST(CpRingFaults, RingFailingWithAChainInTheKernelKeepsItsBuffers) {
         ::close(held);
         ::sigaction(SIGIO, &old_io, nullptr);
         ::sigaction(SIGUSR1, &old_usr1, nullptr);
-#ifdef URINGKIT_TEST_ASAN
-        __sanitizer_install_malloc_and_free_hooks(nullptr, nullptr);
-#endif
+        freed_watch::uninstall();
     };
     // The chain's open of t/f has reached the lease: the kernel is breaking it.
     const bool breaking = wait_until([&] { return copied || ::fcntl(held, F_GETLEASE) != F_WRLCK; });
@@ -271,21 +215,7 @@ TEST(CpRingFaults, RingFailingWithAChainInTheKernelKeepsItsBuffers) {
     // Give the lease up: the held open goes on and the chain reads t/f into
     // its buffer.  Freed, that buffer would now be written by the kernel.
     ::fcntl(held, F_SETLEASE, F_UNLCK);
-#ifdef URINGKIT_TEST_ASAN
-    const std::size_t freed = std::min(freed_watch::count.load(), freed_watch::kMax);
-    for (std::size_t i = 0; i < freed; ++i) {
-        const volatile void* block = freed_watch::blocks[i];
-        long at = -1;
-        wait_until([&] { return (at = freed_watch::first_changed(block, freed_watch::watch_size)) >= 0; });
-        if (at >= 0) {
-            ADD_FAILURE() << "the kernel wrote into memory copy() had freed, at byte " << at;
-            // Touch it as a caller reusing its heap would: ASan names the
-            // block and where copy() freed it (heap-use-after-free).
-            const volatile unsigned char* b = static_cast<const volatile unsigned char*>(block);
-            (void)b[at];
-        }
-    }
-#endif
+    freed_watch::expect_untouched([](const std::function<bool()>& done) { return wait_until(done); });
     finish();
 }
 
