@@ -1,6 +1,7 @@
 // `uringkit bench`: every submission engine side by side on the same file.
 // This file parses options, calls the engines layer and prints; measuring,
 // engines and formatting live in include/uringkit/engines/.
+#include "bench_net.hpp"
 #include "command.hpp"
 #include "interrupt.hpp"
 
@@ -414,7 +415,10 @@ const Register reg{Command{
             "bench); 5 no room for the temporary file; 130 "
             "interrupted by SIGINT/SIGTERM: what was measured is printed, the temporary file removed, "
             "then bench ends by the signal (a shell shows 130 or 143).");
-        return [o] { return run(*o); };
+        CLI::App* net = app.add_subcommand(
+            "net", "serve's socket engines side by side on loopback (uring, uring-coro, epoll), with a verdict");
+        auto net_action = setup_bench_net(*net);
+        return [o, net, net_action] { return net->parsed() ? net_action() : run(*o); };
     }}};
 
 }  // namespace

@@ -1,0 +1,161 @@
+// `uringkit bench net`: serve's socket engines side by side on loopback,
+// loaded by `uringkit load`'s client, with a verdict (src/netbench).
+#include "bench_net.hpp"
+#include "command.hpp"
+#include "interrupt.hpp"
+
+#include "uringkit/netbench/netbench.hpp"
+#include "uringkit/util/duration.hpp"
+#include "uringkit/util/output_file.hpp"
+
+#include <unistd.h>
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+namespace uringkit::cli {
+namespace {
+
+struct Options {
+    std::string engines = "uring,uring-coro,epoll", workloads = "echo:1:64,echo:64:64,http:64:1,http:64:16";
+    std::string duration = "1s", json;
+    unsigned rounds = 0;
+    double confidence = 0.95;
+    bool no_pin = false;
+};
+
+struct UsageError {
+    std::string message;
+};
+
+std::vector<std::string> items(const char* opt, const std::string& text, const char* example) {
+    auto v = util::split_list(text);
+    if (!v)
+        throw UsageError{fmt::format("{} {}: an empty item in the list; give items between commas, like {}", opt,
+                                     text, example)};
+    return std::move(*v);
+}
+
+netbench::Config make_config(const Options& o) {
+    netbench::Config c;
+    c.engines = items("--engines", o.engines, "uring,epoll");
+    for (const std::string& e : c.engines)
+        if (e != "uring" && e != "uring-coro" && e != "epoll")
+            throw UsageError{fmt::format("--engines {}: unknown engine '{}'; give uring, uring-coro or epoll", o.engines, e)};
+    c.workloads.clear();
+    for (const std::string& w : items("--workloads", o.workloads, "echo:64:64,http:64:16")) {
+        std::string why;
+        const auto parsed = netbench::parse_workload(w, why);
+        if (!parsed) throw UsageError{fmt::format("--workloads {}: {}", w, why)};
+        c.workloads.push_back(*parsed);
+    }
+    const auto s = util::parse_seconds(o.duration);
+    if (!s || *s < 0.05)
+        throw UsageError{fmt::format("--duration {}: give a time of at least 50ms, like 1s or 500ms", o.duration)};
+    c.duration = std::chrono::nanoseconds(static_cast<std::int64_t>(std::llround(*s * 1e9)));
+    if (o.rounds > 1000) throw UsageError{fmt::format("--rounds {}: at most 1000", o.rounds)};
+    c.rounds = o.rounds;
+    if (!(o.confidence >= 0.5 && o.confidence < 1))
+        throw UsageError{fmt::format("--confidence {}: give a probability from 0.5 to below 1, like 0.95", o.confidence)};
+    c.confidence = o.confidence;
+    c.pin = !o.no_pin;
+    return c;
+}
+
+int run(const Options& o) {
+    netbench::Config config;
+    try {
+        config = make_config(o);
+    } catch (const UsageError& e) {
+        fmt::print(stderr, "uringkit bench net: {}\n", e.message);
+        return kUsage;
+    }
+    const bool json_to_stdout = util::is_standard_output(o.json);
+    if (!o.json.empty() && !json_to_stdout) {
+        try {
+            util::check_output_path(o.json);
+        } catch (const util::OutputError& e) {
+            fmt::print(stderr, "uringkit bench net: {}\n", e.what());
+            return e.permission_refused() ? kFailure : kBadInput;
+        }
+    }
+    std::FILE* const human = json_to_stdout ? stderr : stdout;
+    InterruptScope interrupt;
+    const bool live = ::isatty(STDERR_FILENO);
+    netbench::ProgressFn progress;
+    if (live)
+        progress = [](const netbench::Progress& p) {
+            fmt::print(stderr, "\r\033[Kbench net: run {}/{}: {} on {}", p.done + 1, p.total, p.engine, p.workload);
+            std::fflush(stderr);
+        };
+    netbench::Result result;
+    try {
+        result = netbench::run(config, interrupt.flag(), progress);
+    } catch (const std::exception& e) {
+        if (live) fmt::print(stderr, "\r\033[K");
+        fmt::print(stderr, "uringkit bench net: {}\n", e.what());
+        return interrupt.exit_status(kFailure);
+    }
+    if (live) fmt::print(stderr, "\r\033[K");
+    const auto comparisons = netbench::compare(result);
+    fmt::print(human, "{}", netbench::format_report(result, comparisons));
+    std::fflush(human);
+    bool any_usable = false, any_failed = false;
+    for (const netbench::Run& r : result.runs) {
+        any_usable = any_usable || r.usable();
+        any_failed = any_failed || !r.error.empty();
+    }
+    int status = any_usable && !any_failed ? kOk : kFailure;
+    if (!o.json.empty()) {
+        try {
+            util::write_output(o.json, netbench::to_json(result, comparisons));
+        } catch (const util::OutputError& e) {
+            fmt::print(stderr, "uringkit bench net: {}\n", e.what());
+            status = e.permission_refused() ? kFailure : kBadInput;
+        }
+    }
+    if (result.interrupted) return interrupt.exit_status(kInterrupted);
+    return status;
+}
+
+}  // namespace
+
+std::function<int()> setup_bench_net(CLI::App& app) {
+    auto o = std::make_shared<Options>();
+    app.add_option("--engines", o->engines,
+                   "serve's engines to compare: uring, uring-coro, epoll.  One listed twice (epoll,epoll) "
+                   "is compared with itself: an A/A run that shows what \"the same\" looks like here")
+        ->capture_default_str();
+    app.add_option("--workloads", o->workloads,
+                   "Traffic shapes: echo:CONNECTIONS:SIZE (ping-pong of SIZE bytes) and "
+                   "http:CONNECTIONS:PIPELINE (keep-alive GETs of serve's 128-byte body, PIPELINE in flight)")
+        ->capture_default_str();
+    app.add_option("--rounds", o->rounds,
+                   "Rounds; each runs every engine on every workload, in an order rotated per round "
+                   "(default: the fewest that can give a verdict at --confidence)");
+    app.add_option("-d,--duration", o->duration, "Load time per run: 1s, 500ms")->capture_default_str();
+    app.add_option("--confidence", o->confidence,
+                   "Family-wise confidence of the verdict: the chance that no \"cheaper\" or \"costlier\" "
+                   "in the run is noise")
+        ->capture_default_str();
+    app.add_flag("--no-pin", o->no_pin,
+                 "Do not pin the server and the client to CPUs of their own (by default the first two CPUs "
+                 "this process may use)");
+    app.add_option("--json", o->json, "Write every run and comparison as JSON (schema 1); - is standard output");
+    app.footer(
+        "Each run starts a fresh server (one engine thread) in a child process and loads it from this one "
+        "(one client thread on io_uring, as `uringkit load`), each on its own CPU, on 127.0.0.1 only.  "
+        "Engines are ranked by the server's CPU per request (its getrusage over the load, divided by the "
+        "requests it served): on loopback the client pays for much of both sides' TCP work, so requests/s "
+        "are reported beside it and flagged client-bound when the client's thread was saturated.  A "
+        "difference is named only when its interval, from the per-round ratios, excludes 1.\n\n"
+        "Exit status: 0 every run worked; 1 a run failed (listed under the tables) or none could run, or "
+        "the --json path refused permission; 2 bad option or value; 4 an unusable --json path; 130 "
+        "interrupted by SIGINT/SIGTERM: what was measured is printed, then bench ends by the signal.");
+    return [o] { return run(*o); };
+}
+
+}  // namespace uringkit::cli
