@@ -4,8 +4,8 @@
 #
 #   bench/run_all.sh [--build DIR] [--out DIR] [--quick] [--force] [--only NAME]...
 #
-# NAME: bench_default, bench_fio_comparison, files, ring_nop, serve_wrk,
-# serve_instructions, serve_churn (default: all).  Each results file gets a
+# NAME: bench_default, bench_fio_comparison, files, ring_nop, bench_net,
+# bench_net_aa, serve_wrk, serve_instructions, serve_churn (default: all).  Each results file gets a
 # provenance block: the commit (and whether the tree had changes), kernel,
 # CPU, cores, load average before and after, the wall time and the exact
 # command.
@@ -158,6 +158,9 @@ if [ $QUICK = 1 ]; then
         job ring_nop ring_nop.md ring_nop.json -- bench/ring_nop.py --build "$BUILD" \
             --repetitions 2 --json "$OUT/ring_nop.json"
     fi
+    wanted bench_net && clear_out bench_net.md
+    job bench_net bench_net.md -- "$BIN" bench net --engines uring,epoll --workloads echo:4:64 \
+        --rounds 2 -d 100ms
     echo "run_all: quick run: serve_wrk, serve_instructions and serve_churn skipped (they write bench/results themselves)" >&2
 else
     wanted bench_default && clear_out bench_default.md
@@ -170,6 +173,12 @@ else
         job ring_nop ring_nop.md ring_nop.json -- bench/ring_nop.py --build "$BUILD" \
             --repetitions 11 --json "$OUT/ring_nop.json"
     fi
+    wanted bench_net && clear_out bench_net.md
+    job bench_net bench_net.md -- "$BIN" bench net
+    # A/A: each engine against itself, to show what "the same" looks like here.
+    wanted bench_net_aa && clear_out bench_net_aa.md
+    job bench_net_aa bench_net_aa.md -- "$BIN" bench net --engines epoll,epoll,uring,uring \
+        --workloads echo:64:64,http:64:16
     if [ "$OUT" = "$ROOT/bench/results" ]; then
         job serve_wrk serve_wrk.md -- bench/serve_bench.sh "${BUILD#$ROOT/}" 5
         job serve_instructions serve_instructions.md -- bench/serve_instructions.sh "${BUILD#$ROOT/}"

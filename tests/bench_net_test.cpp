@@ -10,7 +10,12 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <thread>
 
 using namespace uringkit;
 using engines::Judgement;
@@ -235,3 +240,33 @@ TEST(BenchNetCli, JsonToStandardOutputParses) {
 }
 
 }  // namespace
+
+// Processes whose command line holds `marker`.
+std::vector<pid_t> processes_with(const std::string& marker) {
+    std::vector<pid_t> out;
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+        const std::string name = e.path().filename();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream f(e.path() / "cmdline");
+        const std::string cmdline((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+        if (cmdline.find(marker) != std::string::npos) out.push_back(std::stoi(name));
+    }
+    return out;
+}
+
+// SIGTERM mid-run: the report of what finished is printed, bench ends by
+// the signal, and no server child outlives it.
+TEST(BenchNetCli, SigtermPrintsWhatRanAndLeavesNoServer) {
+    const std::string marker = "echo:3:77";  // a workload no other test uses
+    const auto r = files_test::run({URINGKIT_CLI, "bench", "net", "--engines", "epoll,uring", "--workloads", marker,
+                                    "--rounds", "50", "-d", "200ms"},
+                                   {}, {}, [](pid_t pid) {
+                                       std::this_thread::sleep_for(1500ms);
+                                       ::kill(pid, SIGTERM);
+                                   });
+    EXPECT_EQ(r.signal, SIGTERM) << r.status << " " << r.err;
+    EXPECT_NE(r.out.find("interrupted"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("echo 77 B, 3 connections"), std::string::npos) << r.out;
+    EXPECT_TRUE(files_test::wait_until([&] { return processes_with(marker).empty(); }))
+        << "a server outlived bench";
+}

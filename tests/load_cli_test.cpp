@@ -137,6 +137,7 @@ TEST(LoadCli, ARunPrintsTheTableAndJson) {
     EXPECT_NE(r.err.find("requests/s"), std::string::npos) << r.err;  // the table, on stderr with --json -
     EXPECT_NE(r.err.find("p99.9"), std::string::npos) << r.err;
     const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["schema"], 1);
     EXPECT_GT(j["requests"].get<std::uint64_t>(), 0u);
     EXPECT_EQ(j["errors"]["total"].get<std::uint64_t>(), 0u);
     EXPECT_EQ(j["connections"].get<unsigned>(), 8u);

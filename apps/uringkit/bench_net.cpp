@@ -19,9 +19,15 @@
 namespace uringkit::cli {
 namespace {
 
+std::string default_workloads() {
+    std::string out;
+    for (const netbench::Workload& w : netbench::default_workloads()) out += (out.empty() ? "" : ",") + w.name();
+    return out;
+}
+
 struct Options {
-    std::string engines = "uring,uring-coro,epoll", workloads = "echo:1:64,echo:64:64,http:64:1,http:64:16";
-    std::string duration = "1s", json;
+    std::string engines = "uring,uring-coro,epoll", workloads = default_workloads();
+    std::string duration = "500ms", json;
     unsigned rounds = 0;
     double confidence = 0.95;
     bool no_pin = false;

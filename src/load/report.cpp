@@ -82,6 +82,8 @@ std::string format_report(const LoadConfig& c, const LoadResult& r) {
 std::string to_json(const LoadConfig& c, const LoadResult& r) {
     using nlohmann::json;
     json j;
+    j["schema"] = 1;  // raised when a field changes meaning or goes away
+    j["tool"] = "uringkit load";
     j["target"] = c.target.name();
     j["mode"] = c.mode == Mode::Http ? "http" : "echo";
     j["connections"] = c.connections;

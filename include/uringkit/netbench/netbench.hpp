@@ -46,13 +46,16 @@ struct Workload {
 // "echo:CONNS:SIZE" or "http:CONNS:PIPELINE" (SIZE as 64, 4k); nullopt with
 // `why` set when the text is not one.
 std::optional<Workload> parse_workload(std::string_view text, std::string& why);
-std::vector<Workload> default_workloads();  // echo:1:64, echo:64:64, http:64:1, http:64:16
+// echo:1:64, echo:64:64, echo:512:64, echo:64:4096, http:64:1, http:64:16:
+// the shapes where io_uring is known to tie (one connection) and to gain
+// (many connections, small messages, pipelining), and one with large messages.
+std::vector<Workload> default_workloads();
 
 struct Config {
     std::vector<std::string> engines{"uring", "uring-coro", "epoll"};  // serve's names; one listed twice: A/A
     std::vector<Workload> workloads = default_workloads();
     unsigned rounds = 0;  // 0: as many as the verdict needs at `confidence`
-    std::chrono::nanoseconds duration = std::chrono::seconds(1);  // per run
+    std::chrono::nanoseconds duration = std::chrono::milliseconds(500);  // per run
     double confidence = 0.95;  // family-wise, over every comparison of the run
     bool pin = true;           // server and client each on its own CPU (when there are two)
 };
