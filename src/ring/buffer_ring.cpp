@@ -50,6 +50,7 @@ BufferRing::BufferRing(Ring& ring, std::uint16_t group, unsigned count, std::uin
         throw;
     }
     taken_.assign((count + 63) / 64, 0);
+    slot_.assign(count, 0);
     for (unsigned i = 0; i < count; ++i) stage(static_cast<std::uint16_t>(i));
     publish();
 }
@@ -61,19 +62,34 @@ BufferRing::Delivery BufferRing::take(const Completion& c) noexcept {
         if (c.res > 0) d.error = -EPROTO;
         return d;
     }
-    if (*id >= count_) {
+    if (c.res > 0 && static_cast<std::uint32_t>(c.res) > buffer_size_) {
+        d.error = *id >= count_ ? -ERANGE : -EOVERFLOW;
+        return d;
+    }
+    return take_id(*id, c.res > 0 ? static_cast<std::size_t>(c.res) : 0);
+}
+
+BufferRing::Delivery BufferRing::take_id(std::uint16_t id, std::size_t len) noexcept {
+    Delivery d;
+    if (id >= count_) {
         d.error = -ERANGE;
-    } else if (c.res > 0 && static_cast<std::uint32_t>(c.res) > buffer_size_) {
-        d.error = -EOVERFLOW;
-    } else if (taken_[*id / 64] >> (*id % 64) & 1) {
+    } else if (taken_[id / 64] >> (id % 64) & 1) {
         d.error = -EALREADY;
     } else {
-        taken_[*id / 64] |= std::uint64_t{1} << (*id % 64);
+        taken_[id / 64] |= std::uint64_t{1} << (id % 64);
         d.has_buffer = true;
-        d.id = *id;
-        d.bytes = data(*id, c.res > 0 ? static_cast<std::size_t>(c.res) : 0);
+        d.id = id;
+        d.bytes = data(id, len);
     }
     return d;
+}
+
+std::uint16_t BufferRing::following(std::uint16_t id) const noexcept {
+    // The kernel hands out entries in ring order and never rewrites their
+    // bid; the next entry stays ours to read until its buffer is staged again,
+    // which cannot happen before its own completion is taken.
+    const unsigned next = (slot_[id] + 1u) & (count_ - 1);
+    return reinterpret_cast<const io_uring_buf*>(entries_)[next].bid;
 }
 
 BufferRing::BufferRing(BufferRing&& o) noexcept
@@ -86,7 +102,8 @@ BufferRing::BufferRing(BufferRing&& o) noexcept
       data_(std::exchange(o.data_, nullptr)),
       data_size_(o.data_size_),
       tail_(o.tail_),
-      taken_(std::move(o.taken_)) {}
+      taken_(std::move(o.taken_)),
+      slot_(std::move(o.slot_)) {}
 
 BufferRing::~BufferRing() {
     if (!entries_) return;
@@ -104,7 +121,10 @@ void BufferRing::stage(std::uint16_t id) noexcept {
     // uapi header declares bufs with __DECLARE_FLEX_ARRAY, whose empty struct
     // has size 1 in C++, which moves `bufs` to offset 8 while the kernel reads
     // entry 0 at offset 0 (every entry would be written 8 bytes off).
-    if (id < count_) taken_[id / 64] &= ~(std::uint64_t{1} << (id % 64));
+    if (id < count_) {
+        taken_[id / 64] &= ~(std::uint64_t{1} << (id % 64));
+        slot_[id] = static_cast<std::uint16_t>(tail_ & (count_ - 1));
+    }
     io_uring_buf& b = reinterpret_cast<io_uring_buf*>(entries_)[tail_ & (count_ - 1)];
     b.addr = reinterpret_cast<std::uintptr_t>(data_ + static_cast<std::size_t>(id) * buffer_size_);
     b.len = buffer_size_;

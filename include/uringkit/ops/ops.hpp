@@ -429,6 +429,10 @@ public:
         return r;
     }
     Recv& multishot() noexcept { ioprio_ |= IORING_RECV_MULTISHOT; return *this; }
+    // With provided(): one CQE may fill several buffers, taken from the group
+    // in ring order from the one it names (BufferRing::take_bundle); Linux
+    // 6.10 (IORING_FEAT_RECVSEND_BUNDLE), older kernels fail it with -EINVAL.
+    Recv& bundle() noexcept { ioprio_ |= IORING_RECVSEND_BUNDLE; return *this; }
     void prepare(io_uring_sqe& s) const noexcept {
         detail::rw(s, code, f_, buf_, len_, 0);
         s.msg_flags = static_cast<std::uint32_t>(msg_flags_);

@@ -7,6 +7,7 @@
 
 #include "uringkit/ring/ring.hpp"
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -60,6 +61,35 @@ public:
     // group or handing one buffer out twice.
     Delivery take(const Completion& c) noexcept;
 
+    // Takes the buffers of a bundle completion (a recv with .bundle(), Linux
+    // 6.10): its `res` bytes fill whole buffers taken from the ring in order,
+    // starting with the one the CQE names, the last one partly.  Calls
+    // `each(const Delivery&)` per buffer, in order; each is the caller's, as
+    // from take(), and may be staged back from inside `each`.  Returns 0, or
+    // the error of the first buffer that fails take()'s checks (that buffer
+    // and the rest are not taken).  A completion without a buffer is 0 (or
+    // -EPROTO with data), as for take().
+    template <class F>
+    int take_bundle(const Completion& c, F&& each) noexcept {
+        const auto first = c.buffer_id();
+        if (!first) return c.res > 0 ? -EPROTO : 0;
+        std::size_t left = c.res > 0 ? static_cast<std::size_t>(c.res) : 0;
+        std::uint16_t id = *first;
+        for (unsigned n = 0;; ++n) {
+            if (n == count_) return -EOVERFLOW;  // more bytes than the whole group holds
+            const std::size_t len = left < buffer_size_ ? left : buffer_size_;
+            const Delivery d = take_id(id, len);
+            if (d.error) return d.error;
+            left -= len;
+            // Read where the next one sits before `each` may stage this one
+            // (which moves it): the kernel took the next entry of the ring.
+            const std::uint16_t next = left > 0 ? following(id) : 0;
+            each(d);
+            if (left == 0) return 0;
+            id = next;
+        }
+    }
+
     // Stages buffer `id` to go back to the kernel; publish() makes staged
     // buffers visible with one release store.  recycle() does both.
     void stage(std::uint16_t id) noexcept;
@@ -70,6 +100,10 @@ public:
     }
 
 private:
+    Delivery take_id(std::uint16_t id, std::size_t len) noexcept;
+    // The buffer published right after `id` (taken and not staged since).
+    std::uint16_t following(std::uint16_t id) const noexcept;
+
     int ring_fd_ = -1;  // a dup of the ring's fd, for the unregistration
     std::uint16_t group_;
     unsigned count_;
@@ -80,6 +114,7 @@ private:
     std::size_t data_size_ = 0;
     std::uint16_t tail_ = 0;  // our tail, ahead of the published one while staging
     std::vector<std::uint64_t> taken_;  // one bit per buffer: take()n and not staged since
+    std::vector<std::uint16_t> slot_;   // per buffer: its entry in the ring when last staged
 };
 
 }  // namespace uringkit

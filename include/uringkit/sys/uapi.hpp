@@ -45,6 +45,10 @@
 #ifndef IORING_FEAT_NO_IOWAIT
 #define IORING_FEAT_NO_IOWAIT (1U << 17)  // 6.15
 #endif
+// sqe->ioprio of a recv or send: one CQE covers several provided buffers.
+#ifndef IORING_RECVSEND_BUNDLE
+#define IORING_RECVSEND_BUNDLE (1U << 4)  // 6.10, with IORING_FEAT_RECVSEND_BUNDLE
+#endif
 
 namespace uringkit::sys {
 
