@@ -196,6 +196,34 @@ TEST(ServeCli, BadOptionsExit2WithOneLine) {
     }
 }
 
+// --recv-bundle belongs to the uring engine: with another it is a usage
+// error; where the kernel has no bundles (before 6.10) it exits 3 saying so.
+TEST(ServeCli, RecvBundleIsAnOptionOfTheUringEngine) {
+    for (const char* engine : {"epoll", "uring-coro"}) {
+        auto c = spawn({URINGKIT_CLI, "serve", "--port", "0", "--engine", engine, "--recv-bundle"});
+        EXPECT_EQ(c->wait_exit(), 2) << engine << ": " << c->err_text;
+        EXPECT_EQ(std::count(c->err_text.begin(), c->err_text.end(), '\n'), 1) << c->err_text;
+        EXPECT_NE(c->err_text.find("--recv-bundle: an option of the uring engine"), std::string::npos) << c->err_text;
+    }
+    auto c = spawn({URINGKIT_CLI, "serve", "--port", "0", "--engine", "uring", "--mode", "echo", "--recv-bundle"});
+    const std::string why = net::recv_bundle_unavailable_reason();
+    if (!why.empty()) {
+        EXPECT_EQ(c->wait_exit(), 3) << c->err_text;
+        EXPECT_NE(c->err_text.find(why), std::string::npos) << c->err_text;
+        return;
+    }
+    const auto m = c->wait_for(kListening);
+    ASSERT_FALSE(m.empty()) << c->out_text << c->err_text;
+    const auto port = static_cast<std::uint16_t>(std::stoi(m[1]));
+    Socket s(port);
+    const std::string msg(20000, 'b');
+    s.send(msg);
+    ::shutdown(s.fd, SHUT_WR);
+    EXPECT_EQ(s.read_all(), msg);
+    ::kill(c->pid, SIGTERM);
+    EXPECT_EQ(c->wait_exit(), 0) << c->err_text;
+}
+
 TEST(ServeCli, BusyPortExit1NamingTheAddress) {
     // A listener without SO_REUSEPORT holds the port, so ours cannot share it.
     const int holder = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

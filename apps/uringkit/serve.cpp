@@ -22,9 +22,29 @@
 namespace uringkit::cli {
 namespace {
 
-int serve(const std::string& mode, const std::string& engine, unsigned threads, const std::string& bind,
-          unsigned port, unsigned max_conns, const std::string& idle, const std::string& body_size,
-          const std::string& max_body, unsigned batch_wait_us, bool batch_wait_given) {
+struct Args {
+    std::string mode = "http";
+    std::string engine = "auto";
+    unsigned threads = 1;
+    std::string bind = "127.0.0.1";
+    unsigned port = 8080;
+    unsigned max_conns = 10000;
+    std::string idle = "60s";
+    std::string body_size = "128";
+    std::string max_body = "1m";
+    unsigned batch_wait = 20;
+    bool recv_bundle = false;
+};
+
+int serve(const Args& a, bool batch_wait_given) {
+    const std::string& mode = a.mode;
+    const std::string& engine = a.engine;
+    const std::string& idle = a.idle;
+    const std::string& body_size = a.body_size;
+    const std::string& max_body = a.max_body;
+    const unsigned batch_wait_us = a.batch_wait;
+    const unsigned threads = a.threads, port = a.port, max_conns = a.max_conns;
+    const std::string& bind = a.bind;
     net::ServerConfig cfg;
     cfg.mode = mode == "echo" ? net::Mode::Echo : net::Mode::Http;
     cfg.threads = threads;
@@ -67,6 +87,19 @@ int serve(const std::string& mode, const std::string& engine, unsigned threads, 
                        engine, why);
             return kNoUring;
         }
+    }
+    if (a.recv_bundle) {
+        if (cfg.engine != net::EngineKind::Uring) {
+            fmt::print(stderr, "uringkit serve: --recv-bundle: an option of the uring engine, not of {}\n",
+                       net::engine_name(cfg.engine));
+            return engine == "auto" ? kNoUring : kUsage;
+        }
+        const std::string why = net::recv_bundle_unavailable_reason();
+        if (!why.empty()) {
+            fmt::print(stderr, "uringkit serve: --recv-bundle: {}\n", why);
+            return kNoUring;
+        }
+        cfg.recv_bundle = true;
     }
     if (batch_wait_given && batch_wait_us > 0 && cfg.engine != net::EngineKind::Epoll && !net::batch_wait_available())
         fmt::print(stderr, "uringkit serve: --batch-wait: this kernel has no batching wait "
@@ -121,18 +154,6 @@ Register serve_command{Command{
     "Serve HTTP/1.1 (or TCP echo) on io_uring, or on its epoll twin",
     50,
     [](CLI::App& app) -> std::function<int()> {
-        struct Args {
-            std::string mode = "http";
-            std::string engine = "auto";
-            unsigned threads = 1;
-            std::string bind = "127.0.0.1";
-            unsigned port = 8080;
-            unsigned max_conns = 10000;
-            std::string idle = "60s";
-            std::string body_size = "128";
-            std::string max_body = "1m";
-            unsigned batch_wait = 20;
-        };
         auto a = std::make_shared<Args>();
         app.add_option("--mode", a->mode, "http: GET / answers --body-size bytes, GET /stats the counters; "
                        "echo: raw TCP echo")
@@ -157,14 +178,17 @@ Register serve_command{Command{
                        "engine wakes up (Linux 6.12), used only while many clients each wait long for their turn "
                        "anyway: fewer system calls per request, at most this much added latency; 0: never")
             ->check(CLI::Range(0u, 1'000'000u))->capture_default_str();
+        app.add_flag("--recv-bundle", a->recv_bundle, "uring engine: recv bundles (Linux 6.10): one completion "
+                     "may fill several provided buffers, so a burst costs one CQE; exit status 3 where the kernel "
+                     "has none");
         app.footer("Prints 'listening on ADDR:PORT' once ready.  SIGINT/SIGTERM: stop accepting, finish the "
                    "responses being sent (5 s at most), close everything, exit 0.\n"
                    "Exit status: 0 stopped by a signal; 1 the server failed (bind, an engine error); "
-                   "2 bad option; 3 --engine uring(-coro) where io_uring is not usable.");
+                   "2 bad option; 3 --engine uring(-coro) where io_uring is not usable, or --recv-bundle where the "
+                   "kernel has no recv bundles.");
         CLI::Option* batch_wait = app.get_option("--batch-wait");
         return [a, batch_wait]() -> int {
-            return serve(a->mode, a->engine, a->threads, a->bind, a->port, a->max_conns, a->idle, a->body_size,
-                         a->max_body, a->batch_wait, batch_wait->count() > 0);
+            return serve(*a, batch_wait->count() > 0);
         };
     }}};
 

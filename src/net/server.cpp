@@ -72,6 +72,19 @@ std::string uring_unavailable_reason() {
     }
 }
 
+std::string recv_bundle_unavailable_reason() {
+    std::string why = uring_unavailable_reason();
+    if (!why.empty()) return why;
+    try {
+        const Ring ring(2);
+        if (!ring.has_feature(IORING_FEAT_RECVSEND_BUNDLE))
+            return "this kernel has no recv bundles (IORING_FEAT_RECVSEND_BUNDLE, Linux 6.10)";
+        return {};
+    } catch (const RingError& e) {
+        return e.what();
+    }
+}
+
 bool batch_wait_available() {
     try {
         const Ring ring(2);
@@ -146,6 +159,8 @@ std::uint16_t bound_port(int fd) {
 
 Server::Server(ServerConfig config) : config_(std::move(config)) {
     if (config_.threads == 0) config_.threads = 1;
+    if (config_.recv_bundle && config_.engine != EngineKind::Uring)
+        throw std::system_error(EINVAL, std::system_category(), "recv bundles are an option of the uring engine");
     stats_ = std::make_unique<std::vector<ServerStats>>(config_.threads);
     listener_ = make_listener(config_, config_.port);
     try {

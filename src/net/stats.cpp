@@ -19,6 +19,7 @@ StatsSnapshot StatsSnapshot::sum(std::span<const ServerStats> threads) noexcept 
         s.bytes_out += t.bytes_out.get();
         s.syscalls += t.syscalls.get();
         s.recv_rearms += t.recv_rearms.get();
+        s.recv_buffers += t.recv_buffers.get();
         s.enobufs += t.enobufs.get();
         s.accept_backoffs += t.accept_backoffs.get();
         s.batch_waits += t.batch_waits.get();
@@ -39,6 +40,7 @@ std::string StatsSnapshot::to_json(std::string_view engine, std::string_view mod
     j["bytes_out"] = bytes_out;
     j["syscalls"] = syscalls;
     j["recv_rearms"] = recv_rearms;
+    j["recv_buffers"] = recv_buffers;
     j["enobufs"] = enobufs;
     j["accept_backoffs"] = accept_backoffs;
     j["batch_waits"] = batch_waits;

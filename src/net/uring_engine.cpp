@@ -17,6 +17,7 @@
 
 #include <cerrno>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -215,22 +216,36 @@ private:
     }
 
     void arm_recv(Conn* c) {
-        sqe(op::Recv::provided(Fd{c->fd}, kGroup).multishot()).user_data(ud(c, kRecv));
+        op::Recv recv = op::Recv::provided(Fd{c->fd}, kGroup).multishot();
+        if (cfg_.recv_bundle) recv.bundle();
+        sqe(recv).user_data(ud(c, kRecv));
         c->recv_armed = true;
     }
 
+    void feed(Conn* c, std::span<const std::byte> bytes) {
+        const bool keep = c->session.feed({reinterpret_cast<const char*>(bytes.data()), bytes.size()}, c->out);
+        if (c->session.take_progress()) idle_.touch(c, now_ + static_cast<std::uint64_t>(cfg_.idle_timeout.count()));
+        if (!keep) c->closing = true;
+    }
+
     void on_recv(Conn* c, const Completion& cqe) {
-        if (cqe.res > 0) {
+        if (cqe.res > 0 && cfg_.recv_bundle) {
+            wait_.request(c->window);
+            if (!c->closing) stats_.bytes_in.add(static_cast<std::uint64_t>(cqe.res));
+            const int err = bufs_.take_bundle(cqe, [&](const BufferRing::Delivery& d) {
+                stats_.recv_buffers.add();
+                if (!c->closing) feed(c, d.bytes);
+                bufs_.stage(d.id);
+            });
+            bufs_.publish();  // one release store for the whole bundle
+            if (err != 0) throw RingError("a recv bundle's buffers do not add up", -err);
+        } else if (cqe.res > 0) {
             wait_.request(c->window);
             const std::uint16_t id = *cqe.buffer_id();
+            stats_.recv_buffers.add();
             if (!c->closing) {
                 stats_.bytes_in.add(static_cast<std::uint64_t>(cqe.res));
-                const auto bytes = bufs_.data(id, static_cast<std::size_t>(cqe.res));
-                const bool keep = c->session.feed(
-                    {reinterpret_cast<const char*>(bytes.data()), bytes.size()}, c->out);
-                if (c->session.take_progress())
-                    idle_.touch(c, now_ + static_cast<std::uint64_t>(cfg_.idle_timeout.count()));
-                if (!keep) c->closing = true;
+                feed(c, bufs_.data(id, static_cast<std::size_t>(cqe.res)));
             }
             // The bytes are parsed (or copied into the session): the buffer
             // goes straight back, so the group only runs dry under a burst.

@@ -46,6 +46,9 @@ struct ServerConfig {
     unsigned buffer_count = 2048;     // provided buffers per thread (a power of two)
     std::uint32_t buffer_size = 4096;
     bool defer_taskrun = true;        // SINGLE_ISSUER|DEFER_TASKRUN where the kernel has them
+    // uring engine only: recv bundles (Linux 6.10): one completion may fill
+    // several provided buffers.  Check recv_bundle_unavailable_reason() first.
+    bool recv_bundle = false;
     // While many clients each already wait long for their turn, let
     // completions gather for up to this long per io_uring_enter
     // (ring/batch_wait.hpp decides when; Linux 6.12).  0: never.
@@ -60,6 +63,9 @@ std::string endpoint_name(const std::string& address, std::uint16_t port);
 // Why the uring engines cannot run here (io_uring disabled, too old for
 // multishot recv or buffer rings), or empty when they can.
 std::string uring_unavailable_reason();
+// Why ServerConfig::recv_bundle cannot be used here (no io_uring for the
+// uring engine, or a kernel without IORING_FEAT_RECVSEND_BUNDLE), or empty.
+std::string recv_bundle_unavailable_reason();
 // Whether this kernel has the batching wait that ServerConfig::batch_wait uses.
 bool batch_wait_available();
 

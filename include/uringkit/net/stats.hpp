@@ -32,6 +32,7 @@ struct alignas(64) ServerStats {
     Counter bytes_in, bytes_out;
     Counter syscalls;         // every system call the engine made (io_uring_enter counted)
     Counter recv_rearms;      // multishot recv re-armed (ENOBUFS or the kernel ended it)
+    Counter recv_buffers;     // provided buffers filled by recv (above recv completions: bundles)
     Counter enobufs;          // recv found the provided buffer ring empty
     Counter accept_backoffs;  // accept failed (EMFILE...) and paused
     Counter batch_waits;      // io_uring_enter calls that used the batching wait (--batch-wait)
@@ -41,7 +42,7 @@ struct alignas(64) ServerStats {
 struct StatsSnapshot {
     std::uint64_t accepted = 0, rejected = 0, active = 0, idle_closed = 0, requests = 0;
     std::uint64_t status_2xx = 0, status_4xx = 0, status_5xx = 0, bytes_in = 0, bytes_out = 0;
-    std::uint64_t syscalls = 0, recv_rearms = 0, enobufs = 0, accept_backoffs = 0, batch_waits = 0;
+    std::uint64_t syscalls = 0, recv_rearms = 0, recv_buffers = 0, enobufs = 0, accept_backoffs = 0, batch_waits = 0;
 
     static StatsSnapshot sum(std::span<const ServerStats> threads) noexcept;
     // {"engine":..., "connections":{...}, "requests":..., ...}
