@@ -172,8 +172,8 @@ TEST(BenchNetRun, UnknownEngineIsRefused) {
 // the requests the client counted, and CPU and system calls were measured.
 TEST(BenchNetRun, EveryEngineIsMeasuredOnLoopback) {
     netbench::Config c;
-    c.engines = {"uring", "uring-coro", "epoll"};
-    c.workloads = {parse("echo:4:64"), parse("http:4:4")};
+    c.engines = {"uring", "uring-coro", "uring-bundle", "epoll"};
+    c.workloads = {parse("echo:4:64"), parse("echo:2:20k"), parse("http:4:4")};
     c.rounds = 2;
     c.duration = 150ms;
     const auto res = netbench::run(c);
@@ -192,6 +192,7 @@ TEST(BenchNetRun, EveryEngineIsMeasuredOnLoopback) {
         EXPECT_TRUE(r.usable());
         EXPECT_GT(r.requests, 0u);
         EXPECT_GE(r.server_requests + 64, r.requests);  // the server saw what the client counted (±in flight)
+        EXPECT_LE(r.server_requests, r.requests + 10000);  // and no more than it could have sent
         EXPECT_GT(r.server_cpu_s, 0);
         EXPECT_GT(r.server_syscalls, 0u);
         EXPECT_GT(r.p99_us, 0);

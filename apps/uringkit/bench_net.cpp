@@ -49,8 +49,8 @@ netbench::Config make_config(const Options& o) {
     netbench::Config c;
     c.engines = items("--engines", o.engines, "uring,epoll");
     for (const std::string& e : c.engines)
-        if (e != "uring" && e != "uring-coro" && e != "epoll")
-            throw UsageError{fmt::format("--engines {}: unknown engine '{}'; give uring, uring-coro or epoll", o.engines, e)};
+        if (!netbench::known_engine(e))
+            throw UsageError{fmt::format("--engines {}: unknown engine '{}'; give {}", o.engines, e, netbench::kEngineNames)};
     c.workloads.clear();
     for (const std::string& w : items("--workloads", o.workloads, "echo:64:64,http:64:16")) {
         std::string why;
@@ -132,7 +132,9 @@ int run(const Options& o) {
 std::function<int()> setup_bench_net(CLI::App& app) {
     auto o = std::make_shared<Options>();
     app.add_option("--engines", o->engines,
-                   "serve's engines to compare: uring, uring-coro, epoll.  One listed twice (epoll,epoll) "
+                   "Engines to compare: serve's uring, uring-coro and epoll, and uring-bundle (the uring engine with recv "
+                   "bundles, Linux 6.10; listed as unsupported with the reason where the kernel has none).  One "
+                   "listed twice (epoll,epoll) "
                    "is compared with itself: an A/A run that shows what \"the same\" looks like here")
         ->capture_default_str();
     app.add_option("--workloads", o->workloads,

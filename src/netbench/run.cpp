@@ -32,7 +32,7 @@ namespace {
 // happened (it died, it said why, it took too long).
 class ServerChild {
 public:
-    ServerChild(net::EngineKind engine, net::Mode mode, int cpu) {
+    ServerChild(const net::ServerConfig& config, int cpu) {
         int cmd[2], reply[2];
         if (::pipe2(cmd, O_CLOEXEC) != 0 || ::pipe2(reply, O_CLOEXEC) != 0)
             throw std::system_error(errno, std::generic_category(), "pipe2");
@@ -41,7 +41,7 @@ public:
         if (pid == 0) {
             ::close(cmd[1]);
             ::close(reply[0]);
-            serve(cmd[0], reply[1], engine, mode, cpu);  // never returns
+            serve(cmd[0], reply[1], config, cpu);  // never returns
         }
         pid_ = pid;
         ::close(cmd[0]);
@@ -62,17 +62,18 @@ public:
     std::uint16_t port() const noexcept { return port_; }
 
     struct Snapshot {
-        std::uint64_t requests = 0, syscalls = 0;
+        std::uint64_t requests = 0, syscalls = 0, bytes_in = 0;
         double cpu_s = 0;
     };
     Snapshot snapshot() {
         if (::write(cmd_.get(), "S", 1) != 1) throw std::runtime_error("the server went away");
         const std::string s = line();
         Snapshot out;
-        unsigned long long req = 0, sys = 0, cpu_us = 0;
-        if (std::sscanf(s.c_str(), "snap %llu %llu %llu", &req, &sys, &cpu_us) != 3)
+        unsigned long long req = 0, sys = 0, cpu_us = 0, in = 0;
+        if (std::sscanf(s.c_str(), "snap %llu %llu %llu %llu", &req, &sys, &cpu_us, &in) != 4)
             throw std::runtime_error("the server went away: " + s);
         out.requests = req;
+        out.bytes_in = in;
         out.syscalls = sys;
         out.cpu_s = static_cast<double>(cpu_us) / 1e6;
         return out;
@@ -113,7 +114,7 @@ private:
         }
     }
 
-    [[noreturn]] static void serve(int cmd, int reply, net::EngineKind engine, net::Mode mode, int cpu) {
+    [[noreturn]] static void serve(int cmd, int reply, net::ServerConfig c, int cpu) {
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
         // Ctrl-C reaches the whole process group: the parent decides when this ends.
         ::signal(SIGINT, SIG_IGN);
@@ -126,9 +127,6 @@ private:
             ::sched_setaffinity(0, sizeof set, &set);  // the engine thread inherits it
         }
         try {
-            net::ServerConfig c;
-            c.engine = engine;
-            c.mode = mode;
             c.threads = 1;
             c.port = 0;
             c.grace = std::chrono::milliseconds(500);
@@ -142,7 +140,8 @@ private:
                     return static_cast<unsigned long long>(t.tv_sec) * 1000000ULL + static_cast<unsigned long long>(t.tv_usec);
                 };
                 const net::StatsSnapshot st = server.stats();
-                say(fmt::format("snap {} {} {}\n", st.requests, st.syscalls, us(ru.ru_utime) + us(ru.ru_stime)));
+                say(fmt::format("snap {} {} {} {}\n", st.requests, st.syscalls, us(ru.ru_utime) + us(ru.ru_stime),
+                                st.bytes_in));
                 if (server.finished()) break;  // a thread died: wait() says why
             }
             server.stop();
@@ -200,15 +199,31 @@ std::optional<unsigned> parse_count(std::string_view s) {
     return v;
 }
 
+// The server an engine name stands for: serve's engines, and uring-bundle,
+// the uring engine with recv bundles.
+std::optional<net::ServerConfig> server_config(std::string_view name) {
+    net::ServerConfig c;
+    if (name == "uring-bundle") {
+        c.engine = net::EngineKind::Uring;
+        c.recv_bundle = true;
+        return c;
+    }
+    const auto kind = net::parse_engine(name);
+    if (!kind) return std::nullopt;
+    c.engine = *kind;
+    return c;
+}
+
 // The engine a label names: "epoll#2" is epoll listed a second time.
 std::string base_engine(const std::string& label) { return label.substr(0, label.find('#')); }
 
-Run one_run(const Workload& w, const std::string& label, net::EngineKind kind, std::chrono::nanoseconds duration,
+Run one_run(const Workload& w, const std::string& label, net::ServerConfig sc, std::chrono::nanoseconds duration,
             int server_cpu, int client_cpu, const std::atomic<bool>* stop) {
     Run run;
     run.engine = label;
     try {
-        ServerChild server(kind, w.mode == load::Mode::Echo ? net::Mode::Echo : net::Mode::Http, server_cpu);
+        sc.mode = w.mode == load::Mode::Echo ? net::Mode::Echo : net::Mode::Http;
+        ServerChild server(sc, server_cpu);
         load::LoadConfig lc;
         lc.target = load::parse_target(fmt::format("127.0.0.1:{}", server.port()));
         lc.mode = w.mode;
@@ -227,7 +242,10 @@ Run one_run(const Workload& w, const std::string& label, net::EngineKind kind, s
         run.errors = r.total_errors();
         run.p50_us = r.latency.quantile(0.50) / 1e3;
         run.p99_us = r.latency.quantile(0.99) / 1e3;
-        run.server_requests = after.requests - before.requests;
+        // An echo server sees bytes, not messages (a recv may hold part of
+        // one, or a bundle several): its messages are the bytes over the size.
+        run.server_requests = w.mode == load::Mode::Echo ? (after.bytes_in - before.bytes_in) / w.size
+                                                         : after.requests - before.requests;
         run.server_syscalls = after.syscalls - before.syscalls;
         run.server_cpu_s = after.cpu_s - before.cpu_s;
         if (run.errors > 0) run.error = fmt::format("{} errors, the first: {}", run.errors, r.first_error);
@@ -308,6 +326,8 @@ double Run::server_syscalls_per_request() const noexcept {
     return server_requests > 0 ? static_cast<double>(server_syscalls) / static_cast<double>(server_requests) : 0;
 }
 
+bool known_engine(std::string_view name) noexcept { return name == "uring-bundle" || net::parse_engine(name); }
+
 unsigned rounds_of(const Config& config) {
     if (config.rounds > 0) return config.rounds;
     // As compare() counts: per workload every engine but the baseline, on two metrics.
@@ -320,19 +340,23 @@ Result run(const Config& config, const std::atomic<bool>* stop, const ProgressFn
     res.config = config;
     res.rounds = rounds_of(config);
     // Labels: a second listing of an engine is its A/A twin.
-    std::vector<std::pair<std::string, net::EngineKind>> engines;
+    std::vector<std::pair<std::string, net::ServerConfig>> engines;
     for (const std::string& e : config.engines) {
-        const auto kind = net::parse_engine(e);
-        if (!kind) throw std::invalid_argument(fmt::format("unknown engine '{}' (uring, uring-coro, epoll)", e));
+        const auto sc = server_config(e);
+        if (!sc) throw std::invalid_argument(fmt::format("unknown engine '{}' ({})", e, kEngineNames));
         const auto listed = std::count_if(engines.begin(), engines.end(),
                                           [&](const auto& p) { return base_engine(p.first) == e; });
-        engines.emplace_back(listed == 0 ? e : fmt::format("{}#{}", e, listed + 1), *kind);
+        engines.emplace_back(listed == 0 ? e : fmt::format("{}#{}", e, listed + 1), *sc);
     }
     const std::string uring_why = net::uring_unavailable_reason();
-    std::vector<std::pair<std::string, net::EngineKind>> runnable;
+    const std::string bundle_why = net::recv_bundle_unavailable_reason();
+    std::vector<std::pair<std::string, net::ServerConfig>> runnable;
     for (const auto& e : engines) {
-        if (e.second != net::EngineKind::Epoll && !uring_why.empty())
-            res.unavailable.push_back({e.first, uring_why});
+        const std::string& why = e.second.recv_bundle ? bundle_why
+                                 : e.second.engine != net::EngineKind::Epoll ? uring_why
+                                                                             : std::string();
+        if (!why.empty())
+            res.unavailable.push_back({e.first, why});
         else
             runnable.push_back(e);
     }
@@ -353,11 +377,11 @@ Result run(const Config& config, const std::atomic<bool>* stop, const ProgressFn
                     return res;
                 }
                 // Each round (and each workload) starts one engine later.
-                const auto& [label, kind] = runnable[(i + round + w) % runnable.size()];
+                const auto& [label, sc] = runnable[(i + round + w) % runnable.size()];
                 p.engine = label;
                 p.workload = config.workloads[w].name();
                 if (progress) progress(p);
-                Run r = one_run(config.workloads[w], label, kind, config.duration, pin ? cpu_a : -1,
+                Run r = one_run(config.workloads[w], label, sc, config.duration, pin ? cpu_a : -1,
                                 pin ? cpu_b : -1, stop);
                 r.workload = w;
                 r.round = round;

@@ -51,6 +51,11 @@ std::optional<Workload> parse_workload(std::string_view text, std::string& why);
 // (many connections, small messages, pipelining), and one with large messages.
 std::vector<Workload> default_workloads();
 
+// The engines bench net can run: serve's three, and uring-bundle (the uring
+// engine with recv bundles, Linux 6.10).
+inline constexpr std::string_view kEngineNames = "uring, uring-coro, uring-bundle, epoll";
+bool known_engine(std::string_view name) noexcept;
+
 struct Config {
     std::vector<std::string> engines{"uring", "uring-coro", "epoll"};  // serve's names; one listed twice: A/A
     std::vector<Workload> workloads = default_workloads();
