@@ -22,17 +22,15 @@ Slot_result BlockingReader::read(const char* path, std::uint64_t& syscalls) {
     }
     if (hash_) XXH64_reset(st_, 0);
     for (;;) {
-        ++syscalls;
-        const ssize_t n = ::read(fd, buf_.get(), bs_);
+        const ssize_t n = detail::read_full(fd, buf_.get(), bs_, r.bytes, false, syscalls);
         if (n < 0) {
-            if (errno == EINTR || errno == EAGAIN) continue;
-            r.error = errno;
+            r.error = static_cast<int>(-n);
             r.stage = "read";
             break;
         }
-        if (n == 0) break;
         if (hash_) XXH64_update(st_, buf_.get(), static_cast<std::size_t>(n));
         r.bytes += static_cast<std::uint64_t>(n);
+        if (static_cast<std::size_t>(n) < bs_) break;  // read_full saw the end of the file
         if (stopping(o_)) {
             r.abandoned = true;
             break;

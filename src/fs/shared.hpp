@@ -1,11 +1,16 @@
 // Pieces the file tools share: page-aligned buffers (O_DIRECT and registered
-// buffers want them) and the ring they set up.  Internal to src/fs.
+// buffers want them), the ring they set up, and the blocking read of one
+// block (readfiles' blocking engines, cp --verify).  Internal to src/fs.
 #pragma once
 
 #include "uringkit/ring/ring.hpp"
 #include "uringkit/sys/error.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <new>
@@ -23,6 +28,29 @@ inline Buffer aligned_buffer(std::size_t size) {
     void* p = std::aligned_alloc(4096, (size + 4095) / 4096 * 4096);
     if (!p) throw std::bad_alloc();
     return Buffer(static_cast<char*>(p));
+}
+
+// Reads up to `len` bytes at `offset`, going on after a short read until
+// `len` or end of file (a read of 0), since procfs and sysfs files answer in
+// pieces; EINTR and EAGAIN are retried.  On an O_DIRECT descriptor
+// (`direct`) a read that ends off a 4 KiB boundary is the end of the file:
+// a read from there would be refused as unaligned.  Returns the bytes read
+// (fewer than `len`: the end of the file), or -errno.
+inline ssize_t read_full(int fd, char* buf, std::size_t len, std::uint64_t offset, bool direct,
+                         std::uint64_t& syscalls) {
+    std::size_t got = 0;
+    while (got < len) {
+        ++syscalls;
+        const ssize_t n = ::pread(fd, buf + got, len - got, static_cast<off_t>(offset + got));
+        if (n < 0) {
+            if (errno == EINTR || errno == EAGAIN) continue;
+            return -errno;
+        }
+        if (n == 0) break;
+        got += static_cast<std::size_t>(n);
+        if (direct && got % 4096) break;
+    }
+    return static_cast<ssize_t>(got);
 }
 
 // The tools' ring: one thread owns it (SINGLE_ISSUER, DEFER_TASKRUN where the
