@@ -151,6 +151,7 @@ std::optional<Failure> copy_one(Ctx& c, const std::string& src, const std::strin
     if (S_ISLNK(st.st_mode)) return copy_symlink(c, src.c_str(), target, false);
     // -r makes a FIFO or a device again; without it its contents are read.
     if (c.o.recursive && !S_ISREG(st.st_mode)) return copy_special(c, target, st);
+    if (c.o.on_planned) c.o.on_planned(1, S_ISREG(st.st_mode) ? static_cast<std::uint64_t>(st.st_size) : 0);
     std::optional<Failure> link_failure;
     if (link_to_first_copy(c, st, target, false, link_failure)) return link_failure;
     const std::uint64_t skipped = c.result.skipped;

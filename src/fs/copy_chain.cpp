@@ -152,6 +152,7 @@ void ChainCopier::evaluate(unsigned slot) {
         ++c_.result.ring_files;
         c_.result.bytes += static_cast<std::uint64_t>(size);
         done_.push_back(e);
+        if (!c_.o.verify) file_done(c_, static_cast<std::uint64_t>(size));  // else once verified (copy_tree.cpp)
         return;
     }
     // A chain cut short leaves its closes -ECANCELED and the files in their

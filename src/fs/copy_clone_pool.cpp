@@ -73,6 +73,13 @@ public:
                 ++c_.result.files;
                 ++c_.result.reflinked_files;
                 c_.result.bytes += t_.st[e].stx_size;
+                if (c_.o.verify) {
+                    if (auto f = verify_copy(c_, t_.src.c_str(e), dst, nullptr)) {
+                        c_.report(*f);
+                        break;
+                    }
+                }
+                file_done(c_, t_.st[e].stx_size);
                 break;
             case Step::open_src:
                 c_.report({CopyStatus::bad_input, quoted_message("cannot open", t_.src[e], o.err)});

@@ -176,6 +176,7 @@ std::optional<Failure> copy_file(Ctx& c, const char* src, const std::string& dst
     if (auto f = open_destination(c, dst, st.st_mode, in_new_dir, d, skipped)) return f;
     if (skipped) {
         ++c.result.skipped;
+        file_done(c, regular_source ? static_cast<std::uint64_t>(st.st_size) : 0);
         return std::nullopt;
     }
     std::optional<Failure> failure;
@@ -203,10 +204,26 @@ std::optional<Failure> copy_file(Ctx& c, const char* src, const std::string& dst
         abandon_destination(c, d);
         return failure;
     }
+    // --verify reads the copy back by its name: fstat now to know it is
+    // still the file written (a rename over it since would be compared instead).
+    struct stat written {};
+    const bool verify = c.o.verify && !stream;
+    if (verify) {
+        ++c.syscalls();
+        if (::fstat(d.fd.get(), &written) != 0) return Failure{CopyStatus::failure, errno_message(dst, "fstat", errno)};
+    }
     if (auto f = finish_destination(c, d)) return f;
     ++c.result.files;
     if (stream) ++c.result.read_write_files;
     c.result.bytes += bytes;
+    if (verify) {
+        if (auto f = verify_copy(c, src, dst, &written)) return f;
+    } else if (c.o.verify && !c.said_verify_stream) {
+        c.said_verify_stream = true;
+        c.note("--verify: " + std::string(src) + " -> " + dst +
+               ": a FIFO or device cannot be read a second time; not verified (nor any like it)");
+    }
+    file_done(c, bytes);
     return std::nullopt;
 }
 

@@ -9,6 +9,7 @@
 //   copy_kernel.cpp       the in-kernel paths: FICLONE and copy_file_range
 //   copy_clone_pool.cpp   a tree's small files cloned on a few threads
 //   copy_setup.cpp        the ring and its buffers, set up on first need and sized to the work
+//   copy_verify.cpp       --verify: source and copy read again and compared
 //   copy.cpp              copy(): options, each operand
 #pragma once
 
@@ -75,6 +76,10 @@ struct Ctx {
     bool ring_failed = false;  // io_uring_enter failed for good: nothing more is started on the ring
     bool interrupted = false;  // CopyOptions::stop was seen: nothing new was started after it
     bool said_no_direct_read = false;
+    // --verify: two chunks (source, copy), allocated on the first file
+    // verified; whether a note said the copy's file system refuses O_DIRECT.
+    Buffer verify_buf;
+    bool said_verify_cached = false, said_verify_stream = false;
     bool root = false;  // euid 0: may write a write-protected file, as with coreutils
     mode_t umask = 022;
     unsigned small_slots = 0;
@@ -265,6 +270,21 @@ std::optional<Failure> copy_symlink(Ctx& c, const char* src, const std::string& 
 std::optional<Failure> copy_special(Ctx& c, const std::string& dst, const struct stat& st);
 // Removes `path` and everything under it (a tree this copy created).
 void remove_tree(const std::string& path, std::uint64_t& syscalls);
+
+// ---- --verify (copy_verify.cpp) ----------------------------------------------
+
+// Reads `src` and `dst` again and compares them 1 MiB at a time by XXH3-128;
+// the copy with O_DIRECT where its file system allows it.  Calls
+// CopyOptions::before_verify first.  `written`: the inode the copy wrote
+// (checked, so a file renamed over the name since is not taken for the
+// copy); null where the copy made the name itself inside a new directory.
+// A difference, an unreadable file or a stop request is a Failure; the
+// copy is left as it is either way.
+std::optional<Failure> verify_copy(Ctx& c, const char* src, const std::string& dst, const struct stat* written);
+// The end of a regular file: CopyOptions::on_file, for progress.
+inline void file_done(const Ctx& c, std::uint64_t bytes) {
+    if (c.o.on_file) c.o.on_file(bytes);
+}
 
 // ---- trees (copy_tree.cpp) ---------------------------------------------------
 

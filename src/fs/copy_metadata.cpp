@@ -359,6 +359,7 @@ bool link_to_first_copy(Ctx& c, const struct stat& st, const std::string& dst, b
             if (::lstat(first.c_str(), &copy) == 0 && copy.st_ino == there.st_ino && copy.st_dev == there.st_dev) {
                 ++c.result.files;  // already the same file: a second run of the same cp -a
                 ++c.result.hard_links;
+                file_done(c, static_cast<std::uint64_t>(st.st_size));
                 return true;
             }
         }
@@ -394,6 +395,7 @@ bool link_to_first_copy(Ctx& c, const struct stat& st, const std::string& dst, b
     }
     ++c.result.files;
     ++c.result.hard_links;
+    file_done(c, static_cast<std::uint64_t>(st.st_size));
     return true;
 }
 

@@ -360,6 +360,7 @@ std::optional<Failure> copy_stream(Ctx& c, int src, int dst, std::string_view sr
             wr += w;
         }
         bytes += static_cast<std::uint64_t>(n);
+        if (c.o.on_progress) c.o.on_progress(bytes);
     }
 }
 

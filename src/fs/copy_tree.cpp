@@ -210,6 +210,13 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
         }
     }
 
+    if (c.o.on_planned) {
+        std::uint64_t bytes = 0;
+        for (const auto* list : {&small, &large, &links})
+            for (std::size_t i : *list) bytes += t.st[i].stx_size;
+        c.o.on_planned(small.size() + large.size() + links.size(), bytes);
+    }
+
     std::vector<char> copied(n, 0);  // regular files copied by this run (not skipped, not failed)
     if (clones && !c.o.preserve.any() && c.o.clone_threads > 0 && !small.empty()) {
         clone_in_pool(c, t, *clones, small);  // what it could not clone stays in `small`
@@ -238,6 +245,18 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
         if (c.o.preserve.any())
             for (std::size_t i : chains.done())
                 keep_attributes(c, {-1, t.src.c_str(i)}, {-1, t.dst.c_str(i)}, stat_of(t.st[i]), false);
+        // --verify: each read back once the chains are done (the chains
+        // said the others were done as they finished).
+        if (c.o.verify)
+            for (std::size_t i : chains.done()) {
+                if (c.stop_requested()) break;
+                if (auto f = verify_copy(c, t.src.c_str(i), std::string(t.dst[i]), nullptr)) {
+                    c.report(*f);
+                    copied[i] = 0;
+                } else {
+                    file_done(c, t.st[i].stx_size);
+                }
+            }
     }
     auto copy_one_file = [&](std::size_t i, bool redone) {
         const std::uint64_t skipped = c.result.skipped;

@@ -126,9 +126,33 @@ struct CopyOptions {
     // clone the tree's small files (FICLONE blocks; 4 measured fastest on 2
     // CPUs, see copy_clone_pool.cpp); 0: file by file like any other file.
     unsigned clone_threads = 4;
-    // Called after each completed block of a large file with the bytes done
-    // so far (tests use it to change the source mid-copy at a known point).
+    // --verify: once a regular file is copied (and in place under its name),
+    // the source and the copy are read again and compared 1 MiB at a time by
+    // their XXH3-128 (copy_verify.cpp); the copy is read with O_DIRECT where
+    // its file system allows it, so the bytes come from the device, not
+    // from the page cache the copy just filled.  A difference is a failure
+    // naming the file and the first differing range; the copy is left as it
+    // is.  Cloned files are verified too.  FIFOs and devices cannot be read
+    // twice and are not.
+    bool verify = false;
+    // Called between a file's copy and its verification, with the source and
+    // destination paths (tests change the copy here to see the check fail).
+    std::function<void(std::string_view src, std::string_view dst)> before_verify;
+    // Called after each completed block of a file with the bytes of that file
+    // done so far (tests use it to change the source mid-copy at a known
+    // point; `uringkit cp --progress` draws its line from it).  A clone
+    // reports the file's whole size at once; a tree's small files report
+    // only through on_file.
     std::function<void(std::uint64_t done)> on_progress;
+    // Work as it becomes known: once for each operand that is not a
+    // directory (1 file, its size; 0 bytes for a FIFO or device), and once
+    // for each tree after its walk (its regular files and their sizes).
+    std::function<void(std::uint64_t files, std::uint64_t bytes)> on_planned;
+    // A regular file is finished: copied (and with `verify` verified),
+    // made a hard link of an earlier copy, or skipped (-n).  `bytes`: its
+    // size (logical: a clone's or a link's too).  All these callbacks run on
+    // the thread that called copy().
+    std::function<void(std::uint64_t bytes)> on_file;
     // Polled between steps (a signal handler sets it): once set nothing new
     // is started, what is in flight completes, files being written are
     // removed (an existing file written in place stays as far as it got),
@@ -161,6 +185,11 @@ struct CopyResult {
     // the kernel (copy_file_range), on the ring, or with read/write (no ring,
     // or a FIFO or device on either side).
     std::uint64_t reflinked_files = 0, kernel_copied_files = 0, ring_files = 0, read_write_files = 0;
+    // --verify: files whose copy was read back and matched; bytes read
+    // again (source and copy together); of them, copies read with O_DIRECT;
+    // seconds spent (part of `seconds`).
+    std::uint64_t verified_files = 0, verify_bytes = 0, verified_direct = 0;
+    double verify_seconds = 0;
     double seconds = 0;
     bool used_ring = true;  // false: io_uring could not be set up (or force_fallback), read/write instead
 };
