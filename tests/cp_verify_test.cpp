@@ -243,4 +243,21 @@ TEST(CpVerify, ClonesAreVerifiedOnXfs) {
     EXPECT_EQ(tree.r.verified_files, 5u);
 }
 
+TEST(CpVerifyCli, SummaryReportsTheCostAndFifosAreNoted) {
+    Scratch s;
+    write_file(s / "src", random_bytes(kSize, 7));
+    const Child r = run({URINGKIT_CLI, "cp", "--verify", "--summary", s / "src", s / "dst"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("cp: verify: 1 files matched, 6.0 MiB read again (source and copy) in "), std::string::npos)
+        << r.err;
+    EXPECT_EQ(read_file(s / "dst"), read_file(s / "src"));
+
+    ASSERT_EQ(::mkfifo((s / "fifo").c_str(), 0600), 0);
+    const Child f = run({"sh", "-c", std::string("printf abc > '") + (s / "fifo") + "' & exec " + URINGKIT_CLI +
+                                         " cp --verify '" + (s / "fifo") + "' '" + (s / "out") + "'"});
+    EXPECT_EQ(f.status, 0) << f.err;
+    EXPECT_NE(f.err.find("a FIFO or device cannot be read a second time; not verified"), std::string::npos) << f.err;
+    EXPECT_EQ(read_file(s / "out"), "abc");
+}
+
 }  // namespace

@@ -1,11 +1,13 @@
 // `uringkit cp`: copy files and trees by the cheapest path each file system allows.
 #include "command.hpp"
+#include "cp_progress.hpp"
 #include "interrupt.hpp"
 
 #include "uringkit/fs/copy.hpp"
 #include "uringkit/util/size.hpp"
 
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include <memory>
 #include <string>
@@ -35,6 +37,7 @@ Register cp_command{Command{
             std::vector<std::string> paths;
             bool recursive = false, preserve = false, archive = false, direct = false, fsync = false, summary = false;
             bool atomic = false, no_clobber = false, no_dereference = false;
+            bool verify = false, progress = false, no_progress = false;
             std::vector<std::string> preserve_lists, no_preserve_lists;
             unsigned qd = 8, inflight = 64, kernel_workers = 0, clone_threads = 4;
             std::string bs = "256k";
@@ -115,8 +118,23 @@ Register cp_command{Command{
                        "through the ring's open/read/write/close chains.  ring and kernel (copy_file_range, the "
                        "ring where the kernel refuses it) force one path")
             ->check(CLI::IsMember({"auto", "ring", "kernel"}));
+        app.add_flag("--verify", args->verify,
+                     "After each regular file is copied (cloned ones too; with -r every one), read the source "
+                     "and the copy again and compare their XXH3-128, 1 MiB at a time; the copy is read with "
+                     "O_DIRECT where its file system allows it, so the bytes come from the device, not the page "
+                     "cache.  A difference is one line naming the file and the first differing range, status "
+                     "1, and the copy is left as it is for you to look at (cp does not remove it).  Costs a "
+                     "second read of both files (--summary says how much); FIFOs and devices are not verified");
+        auto* progress = app.add_flag("--progress", args->progress,
+                                      "Draw a live line on stderr: files done/total (-r), MiB done/total, MiB/s, "
+                                      "ETA; on a terminal redrawn in place at most 10 times a second and cleared "
+                                      "at the end (by default it appears there once the copy has run a second); "
+                                      "when stderr is not a terminal, a plain line each second and a last one "
+                                      "with the totals in bytes");
+        app.add_flag("--no-progress", args->no_progress, "No live line, even on a terminal")->excludes(progress);
         app.add_flag("--summary", args->summary,
-                     "Print files, MiB/s, system calls and how many files went by each path on stderr");
+                     "Print files, MiB/s, system calls and how many files went by each path on stderr (with "
+                     "--verify also what the check read again and how long it took)");
         app.footer(
             "Like coreutils cp: an existing destination is opened (through a symlink) and written in place, "
             "keeping its inode, links, mode, owner and attributes; a write-protected one is refused unless "
@@ -139,7 +157,7 @@ Register cp_command{Command{
             "removed (an existing file written in place stays as far as it got, as with cp), what was copied "
             "is reported, and cp ends by the signal (a shell shows 130 or 143).\n"
             "Exit status: 0 copied; 1 an I/O error, a source that changed while copied, a destination that "
-            "may not be created or written (permission, read-only); 2 bad option or arguments; 4 a source is "
+            "may not be created or written (permission, read-only), a copy that --verify found different; 2 bad option or arguments; 4 a source is "
             "missing or unreadable, a destination directory that does not exist, a directory without -r, or a "
             "copy onto itself; 5 no space "
             "(ENOSPC, EFBIG, EDQUOT); killed by SIGINT or SIGTERM when interrupted.");
@@ -185,13 +203,20 @@ Register cp_command{Command{
             o.block_size = *block_size;
             if (qd->count()) o.direct_read_qd = args->qd;
             if (bs->count()) o.direct_read_block_size = *block_size;
+            o.verify = args->verify;
             std::vector<std::string> sources(args->paths.begin(), args->paths.end() - 1);
+            CopyProgressLine live(args->progress      ? CopyProgressLine::Mode::forced
+                                  : args->no_progress ? CopyProgressLine::Mode::off
+                                                      : CopyProgressLine::Mode::automatic,
+                                  ::isatty(STDERR_FILENO) == 1, o.recursive);
+            live.attach(o);
             fs::CopySink sink;
-            sink.note = [](std::string_view m) { fmt::print(stderr, "uringkit cp: {}\n", m); };
-            sink.error = [](std::string_view m) { fmt::print(stderr, "uringkit cp: {}\n", m); };
+            sink.note = [&live](std::string_view m) { live.message(m, false); };
+            sink.error = [&live](std::string_view m) { live.message(m, true); };
             InterruptScope interrupt;
             o.stop = interrupt.flag();
             const fs::CopyResult r = fs::copy(sources, args->paths.back(), o, sink);
+            live.finish();
             if (r.status == fs::CopyStatus::usage) fmt::print(stderr, "uringkit cp: {}\n", r.message);
             if (interrupt.requested())
                 fmt::print(stderr,
@@ -213,6 +238,13 @@ Register cp_command{Command{
                                r.xattrs, r.xattrs_on_ring ? " on the ring (IORING_OP_FGETXATTR/FSETXATTR)" : "");
                 fmt::print(stderr, "cp: files by path: {} reflink, {} copy_file_range, {} ring, {} read/write\n",
                            r.reflinked_files, r.kernel_copied_files, r.ring_files, r.read_write_files);
+                if (o.verify)
+                    fmt::print(stderr,
+                               "cp: verify: {} files matched, {:.1f} MiB read again (source and copy) in {:.3f} s "
+                               "({:.1f} MiB/s), {} copies read with O_DIRECT\n",
+                               r.verified_files, static_cast<double>(r.verify_bytes) / 1048576.0, r.verify_seconds,
+                               r.verify_seconds > 0 ? static_cast<double>(r.verify_bytes) / 1048576.0 / r.verify_seconds : 0.0,
+                               r.verified_direct);
             }
             return interrupt.exit_status(exit_status(r.status));
         };
