@@ -1,7 +1,7 @@
 // cp --verify: after each file is copied, source and copy are read again and
 // compared by XXH3-128 in 1 MiB chunks.  A byte of the copy changed between
 // the copy and the check (CopyOptions::before_verify) must fail the file,
-// naming it, the 1 MiB range and the first differing byte, leave the copy
+// naming it, the 1 MiB range and the first differing offset, leave the copy
 // as it is, and do so on every path the bytes can take (ring pairs,
 // copy_file_range, read/write, a tree's chains, a clone, the clone pool).
 // A clean copy passes, with the copy read back with O_DIRECT, on ext4, a
@@ -65,8 +65,8 @@ void expect_mismatch_reported(const Outcome& o, const std::string& dst, const st
     EXPECT_EQ(o.r.status, CopyStatus::failure) << o.r.message;
     ASSERT_EQ(o.errors.size(), 1u) << o.r.message;
     const std::string& m = o.errors[0];
-    EXPECT_EQ(m.rfind(dst + ": verify: bytes " + range + " differ from '", 0), 0u) << m;
-    EXPECT_NE(m.find("(first at byte " + std::to_string(first)), std::string::npos) << m;
+    EXPECT_EQ(m.rfind(dst + ": verify: bytes at offsets " + range + " differ from '", 0), 0u) << m;
+    EXPECT_NE(m.find("(first at offset " + std::to_string(first)), std::string::npos) << m;
     EXPECT_NE(m.find("XXH3-128 of the source's "), std::string::npos) << m;
     EXPECT_NE(m.find("the copy is left as it is"), std::string::npos) << m;
 }
@@ -138,7 +138,7 @@ TEST(CpVerify, ShorterCopyNamesWhereEachEnds) {
     });
     // The third chunk: the source has a whole 1 MiB there, the copy 100 bytes.
     expect_mismatch_reported(out, s / "dst", "2097152-3145727", (2 << 20) + 100);
-    EXPECT_NE(out.errors.at(0).find("; the copy ends at byte 2097252;"), std::string::npos) << out.errors.at(0);
+    EXPECT_NE(out.errors.at(0).find("; the copy ends at offset 2097252;"), std::string::npos) << out.errors.at(0);
     EXPECT_EQ(out.errors.at(0).find("the source ends"), std::string::npos) << out.errors.at(0);
 
     // A longer copy: the source's last chunk (5 bytes) ends, the copy's goes on.
@@ -146,7 +146,7 @@ TEST(CpVerify, ShorterCopyNamesWhereEachEnds) {
         ASSERT_EQ(::truncate(d.c_str(), (3 << 20) + 9), 0);
     });
     expect_mismatch_reported(longer, s / "dst2", "3145728-3145736", (3 << 20) + 5);
-    EXPECT_NE(longer.errors.at(0).find("; the source ends at byte 3145733; the copy ends at byte 3145737;"),
+    EXPECT_NE(longer.errors.at(0).find("; the source ends at offset 3145733; the copy ends at offset 3145737;"),
               std::string::npos)
         << longer.errors.at(0);
 }

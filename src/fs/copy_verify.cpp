@@ -39,20 +39,20 @@ std::string hex(const XXH128_hash_t& h) {
     return std::string(out, 32);
 }
 
-// "DST: verify: bytes 1048576-2097151 differ from 'SRC' (first at byte
-// 1500000; XXH3-128 of the source's ... , of the copy's ...); the copy is
-// left as it is"
+// "DST: verify: bytes at offsets 1048576-2097151 differ from 'SRC' (first
+// at offset 1500000; XXH3-128 of the source's ..., of the copy's ...); the
+// copy is left as it is".  Offsets count from 0, as in the I/O errors.
 std::string mismatch_message(const std::string& dst, const char* src, std::uint64_t off, const char* a,
                              std::size_t na, const char* b, std::size_t nb) {
     const std::size_t common = std::min(na, nb);
     const auto diff = std::mismatch(a, a + common, b);
     const std::uint64_t first = off + static_cast<std::uint64_t>(diff.first - a);
     const std::uint64_t last = off + std::max(na, nb) - 1;
-    std::string m = dst + ": verify: bytes " + std::to_string(off) + "-" + std::to_string(last) + " differ from '" +
-                    src + "' (first at byte " + std::to_string(first);
+    std::string m = dst + ": verify: bytes at offsets " + std::to_string(off) + "-" + std::to_string(last) + " differ from '" +
+                    src + "' (first at offset " + std::to_string(first);
     // A read short of the chunk is that file's end.
-    if (na != nb && na < kVerifyChunk) m += "; the source ends at byte " + std::to_string(off + na);
-    if (na != nb && nb < kVerifyChunk) m += "; the copy ends at byte " + std::to_string(off + nb);
+    if (na != nb && na < kVerifyChunk) m += "; the source ends at offset " + std::to_string(off + na);
+    if (na != nb && nb < kVerifyChunk) m += "; the copy ends at offset " + std::to_string(off + nb);
     m += "; XXH3-128 of the source's " + hex(XXH3_128bits(a, na)) + ", of the copy's " + hex(XXH3_128bits(b, nb)) +
          "); the copy is left as it is";
     return m;
