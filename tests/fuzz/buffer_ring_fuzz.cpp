@@ -6,7 +6,11 @@
 // with the right error, never one buffer handed out twice.
 //
 // Input: 9-byte records: res (int32), flags (uint32), then one byte whose
-// low bit asks to recycle buffer (byte >> 1) % 8 if held.
+// low bit asks to recycle buffer (byte >> 1) % 8 if held, and whose high bit
+// makes the CQE a bundle's (take_bundle: the buffers after the named one are
+// the ring's next entries, which the model cannot predict, so it checks what
+// must hold whatever they are: no buffer handed out twice, every piece inside
+// its buffer and full but the last, the pieces adding up to res).
 #include "uringkit/ring/buffer_ring.hpp"
 
 #include <cerrno>
@@ -39,6 +43,62 @@ Group* group() {
     }();
     return g;
 }
+
+// take(): the model predicts the answer exactly.
+void check_take(uringkit::BufferRing& bufs, bool (&held)[kCount], const uringkit::Completion& c) {
+    const bool named = c.flags & IORING_CQE_F_BUFFER;
+    const unsigned id = c.flags >> IORING_CQE_BUFFER_SHIFT;
+    const auto d = bufs.take(c);
+    int want = 0;
+    if (!named)
+        want = c.res > 0 ? -EPROTO : 0;
+    else if (id >= kCount)
+        want = -ERANGE;
+    else if (c.res > 0 && static_cast<std::uint32_t>(c.res) > kSize)
+        want = -EOVERFLOW;
+    else if (held[id])
+        want = -EALREADY;
+    if (d.error != want) std::abort();
+    if (d.has_buffer != (named && want == 0)) std::abort();
+    if (d.has_buffer) {
+        if (d.id != id) std::abort();
+        const auto whole = bufs.buffer(d.id);
+        if (d.bytes.data() != whole.data() || d.bytes.size() != (c.res > 0 ? static_cast<std::size_t>(c.res) : 0u))
+            std::abort();
+        held[id] = true;
+    } else if (!d.bytes.empty()) {
+        std::abort();
+    }
+}
+
+// take_bundle(): what must hold whatever the ring's next entries are.
+void check_bundle(uringkit::BufferRing& bufs, bool (&held)[kCount], const uringkit::Completion& c) {
+    const bool named = c.flags & IORING_CQE_F_BUFFER;
+    const unsigned id = c.flags >> IORING_CQE_BUFFER_SHIFT;
+    const bool named_free = named && id < kCount && !held[id];
+    std::size_t left = c.res > 0 ? static_cast<std::size_t>(c.res) : 0, pieces = 0;
+    bool short_piece = false;
+    const int err = bufs.take_bundle(c, [&](const uringkit::BufferRing::Delivery& d) {
+        if (d.error || !d.has_buffer || d.id >= kCount || held[d.id] || short_piece) std::abort();
+        if (pieces == 0 && d.id != id) std::abort();
+        const auto whole = bufs.buffer(d.id);
+        const std::size_t want = left < kSize ? left : kSize;
+        if (d.bytes.data() != whole.data() || d.bytes.size() != want) std::abort();
+        short_piece = want < kSize;  // only the last piece may be short
+        left -= want;
+        held[d.id] = true;
+        ++pieces;
+    });
+    if (!named) {
+        if (err != (c.res > 0 ? -EPROTO : 0) || pieces != 0) std::abort();
+    } else if (err == 0) {
+        if (left != 0 || pieces == 0) std::abort();
+    } else if (err != -ERANGE && err != -EALREADY && err != -EOVERFLOW) {
+        std::abort();
+    } else if (named_free && pieces == 0) {
+        std::abort();  // a free buffer in range, named first, is always handed out
+    }
+}
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -50,30 +110,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         std::memcpy(&res, data, 4);
         std::memcpy(&flags, data + 4, 4);
         const uringkit::Completion c{0, res, flags};
-        const auto d = bufs.take(c);
-
-        const bool named = flags & IORING_CQE_F_BUFFER;
-        const unsigned id = flags >> IORING_CQE_BUFFER_SHIFT;
-        int want = 0;
-        if (!named)
-            want = res > 0 ? -EPROTO : 0;
-        else if (id >= kCount)
-            want = -ERANGE;
-        else if (res > 0 && static_cast<std::uint32_t>(res) > kSize)
-            want = -EOVERFLOW;
-        else if (held[id])
-            want = -EALREADY;
-        if (d.error != want) std::abort();
-        if (d.has_buffer != (named && want == 0)) std::abort();
-        if (d.has_buffer) {
-            if (d.id != id) std::abort();
-            const auto whole = bufs.buffer(d.id);
-            if (d.bytes.data() != whole.data() || d.bytes.size() != (res > 0 ? static_cast<std::size_t>(res) : 0u))
-                std::abort();
-            held[id] = true;
-        } else if (!d.bytes.empty()) {
-            std::abort();
-        }
+        if (data[8] & 0x80)
+            check_bundle(bufs, held, c);
+        else
+            check_take(bufs, held, c);
         const unsigned back = (data[8] >> 1) % kCount;
         if ((data[8] & 1) && held[back]) {
             bufs.recycle(static_cast<std::uint16_t>(back));
