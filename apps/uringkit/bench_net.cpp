@@ -26,7 +26,7 @@ std::string default_workloads() {
 }
 
 struct Options {
-    std::string engines = "uring,uring-coro,epoll", workloads = default_workloads();
+    std::string engines = "uring,uring-coro,uring-bundle,epoll", workloads = default_workloads();
     std::string duration = "500ms", json;
     unsigned rounds = 0;
     double confidence = 0.95;

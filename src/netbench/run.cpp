@@ -312,7 +312,7 @@ std::optional<Workload> parse_workload(std::string_view text, std::string& why) 
 
 std::vector<Workload> default_workloads() {
     std::vector<Workload> out;
-    for (const char* t : {"echo:1:64", "echo:64:64", "echo:512:64", "echo:64:4k", "http:64:1", "http:64:16"}) {
+    for (const char* t : {"echo:1:64", "echo:64:64", "echo:512:64", "echo:64:4k", "echo:16:64k", "http:64:1", "http:64:16"}) {
         std::string why;
         out.push_back(*parse_workload(t, why));
     }
