@@ -23,6 +23,9 @@ namespace uringkit::net::detail {
 namespace {
 
 constexpr std::uint16_t kGroup = 0;
+// Output gathered from chunks already received before one send: enough for
+// a burst, bounded so one connection cannot grow its buffer without limit.
+constexpr std::size_t kSendBatch = 256 * 1024;
 
 struct Conn {
     int fd = -1;
@@ -168,18 +171,27 @@ private:
         std::string out;
         {
             async::RecvStream in(loop_, Fd{fd}, bufs_);
-            for (;;) {
+            for (bool keep = true; keep;) {
                 auto chunk = co_await in.next();
                 if (const std::uint32_t dry = in.take_enobufs()) {
                     stats_.enobufs.add(dry);
                     stats_.recv_rearms.add(dry);
                 }
-                if (chunk.res <= 0) break;
-                wait_.request(conn.window);
-                stats_.bytes_in.add(static_cast<std::uint64_t>(chunk.res));
-                const bool keep = session.feed(chunk.text(), out);
-                in.recycle(chunk);
-                if (session.take_progress()) idle_.touch(&conn, now_ + idle);
+                if (chunk.res < 0) break;  // reset: nothing can be delivered
+                if (chunk.res == 0) {
+                    keep = false;  // EOF: answer what was asked, then close
+                } else {
+                    wait_.request(conn.window);
+                    stats_.bytes_in.add(static_cast<std::uint64_t>(chunk.res));
+                    keep = session.feed(chunk.text(), out);
+                    in.recycle(chunk);
+                    if (session.take_progress()) idle_.touch(&conn, now_ + idle);
+                    // What has already arrived joins this send: a burst (a
+                    // large message over many buffers, pipelined requests)
+                    // costs one send, as in the hand-written engine, not
+                    // one per buffer, each waited for.
+                    if (keep && out.size() < kSendBatch && in.ready()) continue;
+                }
                 if (!out.empty()) {
                     conn.sending = true;
                     const int n = (co_await loop_.send_all(Fd{fd}, out.data(), out.size())).res;
@@ -188,7 +200,7 @@ private:
                     stats_.bytes_out.add(static_cast<std::uint64_t>(n));
                     out.clear();
                 }
-                if (!keep || (stopping_ && !session.mid_request())) break;
+                if (stopping_ && !session.mid_request()) break;
             }
             co_await in.stop();
         }
