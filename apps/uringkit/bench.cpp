@@ -46,25 +46,11 @@ struct Options {
     bool direct = false, allow_write = false, verify = false;
 };
 
-struct UsageError {
-    std::string message;
-};
-
 // "2", "2s", "1.5", "500ms", "1m" -> seconds.
 double parse_seconds(const std::string& opt, const std::string& text) {
     const auto v = util::parse_seconds(text);
     if (!v) throw UsageError{fmt::format("{} {}: give seconds, like 2, 2s, 500ms or 1m", opt, text)};
     return *v;
-}
-
-// "1,8,32" -> {"1", "8", "32"}; an empty item ("1,,2", "1,") is a usage
-// error naming `opt`, never skipped.
-std::vector<std::string> split(const char* opt, const std::string& s, const char* example) {
-    auto items = util::split_list(s);
-    if (!items)
-        throw UsageError{fmt::format("{} {}: an empty item in the list; give items between commas, like {}", opt,
-                                     s, example)};
-    return std::move(*items);
 }
 
 BenchSpec make_spec(const Options& o, TargetSpec& target) {
@@ -98,7 +84,7 @@ BenchSpec make_spec(const Options& o, TargetSpec& target) {
         size = 256u << 20;
     }
     spec.depths.clear();
-    for (const std::string& d : split("--iodepth", o.iodepth, "1,8,32")) {
+    for (const std::string& d : split_option("--iodepth", o.iodepth, "1,8,32")) {
         char* end = nullptr;
         const long v = std::strtol(d.c_str(), &end, 10);
         if (end == d.c_str() || *end || v < 1)
@@ -161,7 +147,7 @@ BenchSpec make_spec(const Options& o, TargetSpec& target) {
     if (o.engines.empty()) {
         for (std::string_view e : default_engines()) spec.engines.emplace_back(e);
     } else {
-        for (const std::string& e : split("--engines", o.engines, "pread,uring")) {
+        for (const std::string& e : split_option("--engines", o.engines, "pread,uring")) {
             if (!find_engine(e)) {
                 std::string known;
                 for (const EngineInfo& i : all_engines())

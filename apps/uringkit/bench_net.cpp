@@ -33,26 +33,14 @@ struct Options {
     bool no_pin = false;
 };
 
-struct UsageError {
-    std::string message;
-};
-
-std::vector<std::string> items(const char* opt, const std::string& text, const char* example) {
-    auto v = util::split_list(text);
-    if (!v)
-        throw UsageError{fmt::format("{} {}: an empty item in the list; give items between commas, like {}", opt,
-                                     text, example)};
-    return std::move(*v);
-}
-
 netbench::Config make_config(const Options& o) {
     netbench::Config c;
-    c.engines = items("--engines", o.engines, "uring,epoll");
+    c.engines = split_option("--engines", o.engines, "uring,epoll");
     for (const std::string& e : c.engines)
         if (!netbench::known_engine(e))
             throw UsageError{fmt::format("--engines {}: unknown engine '{}'; give {}", o.engines, e, netbench::kEngineNames)};
     c.workloads.clear();
-    for (const std::string& w : items("--workloads", o.workloads, "echo:64:64,http:64:16")) {
+    for (const std::string& w : split_option("--workloads", o.workloads, "echo:64:64,http:64:16")) {
         std::string why;
         const auto parsed = netbench::parse_workload(w, why);
         if (!parsed) throw UsageError{fmt::format("--workloads {}: {}", w, why)};

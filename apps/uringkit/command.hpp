@@ -2,9 +2,13 @@
 // static Command object; main.cpp builds the CLI from the registry.
 #pragma once
 
+#include "uringkit/util/duration.hpp"
+
 #include <CLI/CLI.hpp>
+#include <fmt/core.h>
 
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace uringkit::cli {
@@ -19,6 +23,22 @@ enum Exit : int {
     kNoSpace = 5,      // ENOSPC/EFBIG/EDQUOT while writing
     kInterrupted = 130  // SIGINT/SIGTERM; what was done so far was reported
 };
+
+// A bad option value, found after parsing: the subcommand prints
+// "uringkit NAME: MESSAGE" and returns kUsage.
+struct UsageError {
+    std::string message;
+};
+
+// "1,8,32" -> {"1", "8", "32"}; an empty item ("1,,2", "1,") is a usage
+// error naming `opt`, never skipped.
+inline std::vector<std::string> split_option(const char* opt, const std::string& text, const char* example) {
+    auto items = util::split_list(text);
+    if (!items)
+        throw UsageError{fmt::format("{} {}: an empty item in the list; give items between commas, like {}", opt,
+                                     text, example)};
+    return std::move(*items);
+}
 
 // A subcommand: `setup` adds its options to `app` and returns the action to run
 // when the subcommand is chosen (the action returns an exit status).

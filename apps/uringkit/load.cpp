@@ -28,10 +28,6 @@ struct Options {
     double rate = 0;
 };
 
-struct UsageError {
-    std::string message;
-};
-
 std::chrono::nanoseconds duration_of(const char* opt, const std::string& text, bool zero_ok) {
     const auto s = util::parse_seconds(text);
     if (!s || (!zero_ok && *s <= 0))
