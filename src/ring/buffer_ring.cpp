@@ -20,8 +20,23 @@ void* map_anonymous(std::size_t size, const char* what) {
 }
 }  // namespace
 
-BufferRing::BufferRing(Ring& ring, std::uint16_t group, unsigned count, std::uint32_t buffer_size)
-    : group_(group), count_(count), buffer_size_(buffer_size) {
+namespace {
+// io_uring_buf_reg as the kernel reads it since 6.4, where the 6.1 header's
+// `pad` became `flags`.
+struct BufReg {
+    std::uint64_t ring_addr;
+    std::uint32_t ring_entries;
+    std::uint16_t bgid;
+    std::uint16_t flags;
+    std::uint64_t resv[3];
+};
+static_assert(sizeof(BufReg) == sizeof(io_uring_buf_reg));
+constexpr std::uint16_t kPbufRingInc = 2;  // IOU_PBUF_RING_INC, 6.12
+}  // namespace
+
+BufferRing::BufferRing(Ring& ring, std::uint16_t group, unsigned count, std::uint32_t buffer_size,
+                       bool incremental)
+    : group_(group), count_(count), buffer_size_(buffer_size), incremental_(incremental) {
     if (count == 0 || count > 32768 || (count & (count - 1)) != 0 || buffer_size == 0)
         throw RingError("BufferRing (count must be a power of two up to 32768)", EINVAL);
     ring_fd_ = ::fcntl(ring.fd(), F_DUPFD_CLOEXEC, 0);
@@ -37,12 +52,17 @@ BufferRing::BufferRing(Ring& ring, std::uint16_t group, unsigned count, std::uin
     data_size_ = static_cast<std::size_t>(count) * buffer_size;
     try {
         data_ = static_cast<std::byte*>(map_anonymous(data_size_, "mmap of provided buffers"));
-        io_uring_buf_reg reg{};
+        BufReg reg{};
         reg.ring_addr = reinterpret_cast<std::uintptr_t>(entries_);
         reg.ring_entries = count;
         reg.bgid = group;
+        reg.flags = incremental ? kPbufRingInc : 0;
         const int r = sys::io_uring_register(ring_fd_, IORING_REGISTER_PBUF_RING, &reg, 1);
-        if (r < 0) throw RingError("io_uring_register(REGISTER_PBUF_RING: a provided buffer ring, Linux 5.19)", -r);
+        if (r < 0)
+            throw RingError(incremental ? "io_uring_register(REGISTER_PBUF_RING, IOU_PBUF_RING_INC: an incremental "
+                                          "provided buffer ring, Linux 6.12)"
+                                        : "io_uring_register(REGISTER_PBUF_RING: a provided buffer ring, Linux 5.19)",
+                            -r);
     } catch (...) {
         if (data_) ::munmap(data_, data_size_);
         ::munmap(entries_, entries_size_);
@@ -51,6 +71,7 @@ BufferRing::BufferRing(Ring& ring, std::uint16_t group, unsigned count, std::uin
     }
     taken_.assign((count + 63) / 64, 0);
     slot_.assign(count, 0);
+    if (incremental) consumed_.assign(count, 0);
     for (unsigned i = 0; i < count; ++i) stage(static_cast<std::uint16_t>(i));
     publish();
 }
@@ -62,11 +83,35 @@ BufferRing::Delivery BufferRing::take(const Completion& c) noexcept {
         if (c.res > 0) d.error = -EPROTO;
         return d;
     }
+    if (incremental_) return take_piece(c, *id);
     if (c.res > 0 && static_cast<std::uint32_t>(c.res) > buffer_size_) {
         d.error = *id >= count_ ? -ERANGE : -EOVERFLOW;
         return d;
     }
     return take_id(*id, c.res > 0 ? static_cast<std::size_t>(c.res) : 0);
+}
+
+BufferRing::Delivery BufferRing::take_piece(const Completion& c, std::uint16_t id) noexcept {
+    Delivery d;
+    const std::size_t len = c.res > 0 ? static_cast<std::size_t>(c.res) : 0;
+    if (id >= count_) {
+        d.error = -ERANGE;
+    } else if (taken_[id / 64] >> (id % 64) & 1) {
+        d.error = -EALREADY;
+    } else if (consumed_[id] + len > buffer_size_) {
+        d.error = -EOVERFLOW;
+    } else {
+        d.id = id;
+        d.bytes = {data_ + static_cast<std::size_t>(id) * buffer_size_ + consumed_[id], len};
+        if (c.buffer_more()) {
+            d.more = true;
+            consumed_[id] += static_cast<std::uint32_t>(len);
+        } else {
+            taken_[id / 64] |= std::uint64_t{1} << (id % 64);
+            d.has_buffer = true;
+        }
+    }
+    return d;
 }
 
 BufferRing::Delivery BufferRing::take_id(std::uint16_t id, std::size_t len) noexcept {
@@ -103,7 +148,9 @@ BufferRing::BufferRing(BufferRing&& o) noexcept
       data_size_(o.data_size_),
       tail_(o.tail_),
       taken_(std::move(o.taken_)),
-      slot_(std::move(o.slot_)) {}
+      slot_(std::move(o.slot_)),
+      consumed_(std::move(o.consumed_)),
+      incremental_(o.incremental_) {}
 
 BufferRing::~BufferRing() {
     if (!entries_) return;
@@ -124,6 +171,7 @@ void BufferRing::stage(std::uint16_t id) noexcept {
     if (id < count_) {
         taken_[id / 64] &= ~(std::uint64_t{1} << (id % 64));
         slot_[id] = static_cast<std::uint16_t>(tail_ & (count_ - 1));
+        if (incremental_) consumed_[id] = 0;
     }
     io_uring_buf& b = reinterpret_cast<io_uring_buf*>(entries_)[tail_ & (count_ - 1)];
     b.addr = reinterpret_cast<std::uintptr_t>(data_ + static_cast<std::size_t>(id) * buffer_size_);

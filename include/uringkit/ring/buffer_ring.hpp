@@ -3,6 +3,12 @@
 // multishot recv).  The completion names the buffer it used; the application
 // hands it back with recycle() once it is done with the data.  When the ring
 // runs dry, multishot recv ends with -ENOBUFS and must be re-armed.
+//
+// Registered incremental (Linux 6.12), the kernel consumes a buffer a piece at
+// a time: a completion fills only what arrived, flagged IORING_CQE_F_BUF_MORE
+// while the rest of the buffer is still the kernel's, and the next
+// completion naming that buffer continues where the last one ended.  Large
+// buffers then cost no memory for small messages.
 #pragma once
 
 #include "uringkit/ring/ring.hpp"
@@ -22,7 +28,10 @@ public:
     // RingError.  It keeps a descriptor of its own for the ring (a dup), not
     // the Ring object: the Ring may be moved, or destroyed first (the kernel
     // then keeps the ring until this object unregisters the group).
-    BufferRing(Ring& ring, std::uint16_t group, unsigned count, std::uint32_t buffer_size);
+    // `incremental`: IOU_PBUF_RING_INC (6.12); older kernels refuse it with
+    // EINVAL.
+    BufferRing(Ring& ring, std::uint16_t group, unsigned count, std::uint32_t buffer_size,
+               bool incremental = false);
     BufferRing(BufferRing&& other) noexcept;
     BufferRing& operator=(BufferRing&&) = delete;
     BufferRing(const BufferRing&) = delete;
@@ -31,6 +40,7 @@ public:
     std::uint16_t group() const noexcept { return group_; }
     unsigned count() const noexcept { return count_; }
     std::uint32_t buffer_size() const noexcept { return buffer_size_; }
+    bool incremental() const noexcept { return incremental_; }
 
     // The bytes of buffer `id`.
     std::span<std::byte> buffer(std::uint16_t id) const noexcept {
@@ -51,11 +61,18 @@ public:
         //   -EALREADY   a buffer taken earlier and not recycled since.
         int error = 0;
         bool has_buffer = false;  // the buffer is the caller's now: recycle(id) when done
+        // Incremental rings: the bytes are the caller's to read now, but the
+        // rest of the buffer is still the kernel's (IORING_CQE_F_BUF_MORE):
+        // has_buffer is false and nothing is to be recycled.
+        bool more = false;
         std::uint16_t id = 0;
         std::span<const std::byte> bytes;  // what arrived (empty without data)
     };
     // Takes the buffer a completion names.  A completion without a buffer
     // and without data (EOF, -ENOBUFS, an error) gives an empty Delivery.
+    // On an incremental ring the bytes start where the buffer's previous
+    // completion ended, and the buffer is handed over only with the
+    // completion that does not set IORING_CQE_F_BUF_MORE.
     // Rejects what the kernel never sends (a stale or forged CQE, a
     // completion routed to the wrong group) instead of reading outside the
     // group or handing one buffer out twice.
@@ -68,9 +85,10 @@ public:
     // from take(), and may be staged back from inside `each`.  Returns 0, or
     // the error of the first buffer that fails take()'s checks (that buffer
     // and the rest are not taken).  A completion without a buffer is 0 (or
-    // -EPROTO with data), as for take().
+    // -EPROTO with data), as for take().  Not for incremental rings (-EINVAL).
     template <class F>
     int take_bundle(const Completion& c, F&& each) noexcept {
+        if (incremental_) return -EINVAL;  // bundles of partly consumed buffers: not supported here
         const auto first = c.buffer_id();
         if (!first) return c.res > 0 ? -EPROTO : 0;
         std::size_t left = c.res > 0 ? static_cast<std::size_t>(c.res) : 0;
@@ -101,6 +119,7 @@ public:
 
 private:
     Delivery take_id(std::uint16_t id, std::size_t len) noexcept;
+    Delivery take_piece(const Completion& c, std::uint16_t id) noexcept;  // incremental rings
     // The buffer published right after `id` (taken and not staged since).
     std::uint16_t following(std::uint16_t id) const noexcept;
 
@@ -115,6 +134,8 @@ private:
     std::uint16_t tail_ = 0;  // our tail, ahead of the published one while staging
     std::vector<std::uint64_t> taken_;  // one bit per buffer: take()n and not staged since
     std::vector<std::uint16_t> slot_;   // per buffer: its entry in the ring when last staged
+    std::vector<std::uint32_t> consumed_;  // incremental: per buffer, bytes delivered since staged
+    bool incremental_ = false;
 };
 
 }  // namespace uringkit

@@ -103,6 +103,9 @@ struct Completion {
         return static_cast<std::uint16_t>(flags >> IORING_CQE_BUFFER_SHIFT);
     }
     bool sock_nonempty() const noexcept { return (flags & IORING_CQE_F_SOCK_NONEMPTY) != 0; }
+    // An incrementally consumed buffer (6.12) that stays the kernel's: more
+    // data will follow this completion's in the same buffer.
+    bool buffer_more() const noexcept { return (flags & IORING_CQE_F_BUF_MORE) != 0; }
 };
 
 }  // namespace uringkit

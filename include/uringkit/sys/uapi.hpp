@@ -45,6 +45,11 @@
 #ifndef IORING_FEAT_NO_IOWAIT
 #define IORING_FEAT_NO_IOWAIT (1U << 17)  // 6.15
 #endif
+// cqe->flags: the provided buffer named will get more completions (a ring
+// registered with IOU_PBUF_RING_INC consumes a buffer a piece at a time).
+#ifndef IORING_CQE_F_BUF_MORE
+#define IORING_CQE_F_BUF_MORE (1U << 4)  // 6.12
+#endif
 // sqe->ioprio of a recv or send: one CQE covers several provided buffers.
 #ifndef IORING_RECVSEND_BUNDLE
 #define IORING_RECVSEND_BUNDLE (1U << 4)  // 6.10, with IORING_FEAT_RECVSEND_BUNDLE
