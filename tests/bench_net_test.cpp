@@ -172,7 +172,7 @@ TEST(BenchNetRun, UnknownEngineIsRefused) {
 // the requests the client counted, and CPU and system calls were measured.
 TEST(BenchNetRun, EveryEngineIsMeasuredOnLoopback) {
     netbench::Config c;
-    c.engines = {"uring", "uring-coro", "uring-bundle", "epoll"};
+    c.engines = {"uring", "uring-coro", "uring-bundle", "uring-inc", "epoll"};
     c.workloads = {parse("echo:4:64"), parse("echo:2:20k"), parse("http:4:4")};
     c.rounds = 2;
     c.duration = 150ms;

@@ -224,6 +224,35 @@ TEST(ServeCli, RecvBundleIsAnOptionOfTheUringEngine) {
     EXPECT_EQ(c->wait_exit(), 0) << c->err_text;
 }
 
+TEST(ServeCli, RecvIncrementalIsAnOptionOfTheUringEngine) {
+    for (std::vector<std::string> extra : std::vector<std::vector<std::string>>{
+             {"--engine", "epoll"}, {"--engine", "uring-coro"}, {"--engine", "uring", "--recv-bundle"}}) {
+        std::vector<std::string> args{URINGKIT_CLI, "serve", "--port", "0", "--recv-incremental"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        auto c = spawn(args);
+        EXPECT_EQ(c->wait_exit(), 2) << extra[1] << ": " << c->err_text;
+        EXPECT_EQ(std::count(c->err_text.begin(), c->err_text.end(), '\n'), 1) << c->err_text;
+        EXPECT_NE(c->err_text.find("--recv-incremental: an option of the uring engine"), std::string::npos)
+            << c->err_text;
+    }
+    auto c = spawn({URINGKIT_CLI, "serve", "--port", "0", "--engine", "uring", "--mode", "echo", "--recv-incremental"});
+    const std::string why = net::recv_incremental_unavailable_reason();
+    if (!why.empty()) {
+        EXPECT_EQ(c->wait_exit(), 3) << c->err_text;
+        EXPECT_NE(c->err_text.find(why), std::string::npos) << c->err_text;
+        return;
+    }
+    const auto m = c->wait_for(kListening);
+    ASSERT_FALSE(m.empty()) << c->out_text << c->err_text;
+    Socket s(static_cast<std::uint16_t>(std::stoi(m[1])));
+    const std::string msg(200000, 'i');
+    s.send(msg);
+    ::shutdown(s.fd, SHUT_WR);
+    EXPECT_EQ(s.read_all(), msg);
+    ::kill(c->pid, SIGTERM);
+    EXPECT_EQ(c->wait_exit(), 0) << c->err_text;
+}
+
 TEST(ServeCli, BusyPortExit1NamingTheAddress) {
     // A listener without SO_REUSEPORT holds the port, so ours cannot share it.
     const int holder = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -26,7 +26,7 @@ std::string default_workloads() {
 }
 
 struct Options {
-    std::string engines = "uring,uring-coro,uring-bundle,epoll", workloads = default_workloads();
+    std::string engines = "uring,uring-coro,uring-bundle,uring-inc,epoll", workloads = default_workloads();
     std::string duration = "500ms", json;
     unsigned rounds = 0;
     double confidence = 0.95;
@@ -120,9 +120,9 @@ int run(const Options& o) {
 std::function<int()> setup_bench_net(CLI::App& app) {
     auto o = std::make_shared<Options>();
     app.add_option("--engines", o->engines,
-                   "Engines to compare: serve's uring, uring-coro and epoll, and uring-bundle (the uring engine with recv "
-                   "bundles, Linux 6.10; listed as unsupported with the reason where the kernel has none).  One "
-                   "listed twice (epoll,epoll) "
+                   "Engines to compare: serve's uring, uring-coro and epoll; uring-bundle (the uring engine with recv "
+                   "bundles, Linux 6.10) and uring-inc (an incremental ring of 64 KiB buffers, Linux 6.12), each "
+                   "listed as unsupported with the reason where the kernel lacks it.  One listed twice (epoll,epoll) "
                    "is compared with itself: an A/A run that shows what \"the same\" looks like here")
         ->capture_default_str();
     app.add_option("--workloads", o->workloads,

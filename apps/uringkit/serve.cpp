@@ -34,6 +34,7 @@ struct Args {
     std::string max_body = "1m";
     unsigned batch_wait = 20;
     bool recv_bundle = false;
+    bool recv_incremental = false;
 };
 
 int serve(const Args& a, bool batch_wait_given) {
@@ -100,6 +101,22 @@ int serve(const Args& a, bool batch_wait_given) {
             return kNoUring;
         }
         cfg.recv_bundle = true;
+    }
+    if (a.recv_incremental) {
+        if (cfg.engine != net::EngineKind::Uring || a.recv_bundle) {
+            fmt::print(stderr, "uringkit serve: --recv-incremental: an option of the uring engine{}\n",
+                       a.recv_bundle ? ", not combined with --recv-bundle" : "");
+            return engine == "auto" && !a.recv_bundle ? kNoUring : kUsage;
+        }
+        const std::string why = net::recv_incremental_unavailable_reason();
+        if (!why.empty()) {
+            fmt::print(stderr, "uringkit serve: --recv-incremental: {}\n", why);
+            return kNoUring;
+        }
+        cfg.recv_incremental = true;
+        // Same memory as the default 2048 x 4 KiB, in buffers a 64 KiB message fits.
+        cfg.buffer_count = 128;
+        cfg.buffer_size = 64 * 1024;
     }
     if (batch_wait_given && batch_wait_us > 0 && cfg.engine != net::EngineKind::Epoll && !net::batch_wait_available())
         fmt::print(stderr, "uringkit serve: --batch-wait: this kernel has no batching wait "
@@ -181,11 +198,15 @@ Register serve_command{Command{
         app.add_flag("--recv-bundle", a->recv_bundle, "uring engine: recv bundles (Linux 6.10): one completion "
                      "may fill several provided buffers, so a burst costs one CQE; exit status 3 where the kernel "
                      "has none");
+        app.add_flag("--recv-incremental", a->recv_incremental,
+                     "uring engine: an incremental buffer ring (Linux 6.12) of 128 buffers of 64 KiB, each taking "
+                     "arrivals until full, so a large message fills one buffer instead of sixteen 4 KiB ones; exit "
+                     "status 3 where the kernel has none");
         app.footer("Prints 'listening on ADDR:PORT' once ready.  SIGINT/SIGTERM: stop accepting, finish the "
                    "responses being sent (5 s at most), close everything, exit 0.\n"
                    "Exit status: 0 stopped by a signal; 1 the server failed (bind, an engine error); "
-                   "2 bad option; 3 --engine uring(-coro) where io_uring is not usable, or --recv-bundle where the "
-                   "kernel has no recv bundles.");
+                   "2 bad option; 3 --engine uring(-coro) where io_uring is not usable, or --recv-bundle or "
+                   "--recv-incremental where the kernel lacks them.");
         CLI::Option* batch_wait = app.get_option("--batch-wait");
         return [a, batch_wait]() -> int {
             return serve(*a, batch_wait->count() > 0);

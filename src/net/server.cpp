@@ -85,6 +85,20 @@ std::string recv_bundle_unavailable_reason() {
     }
 }
 
+std::string recv_incremental_unavailable_reason() {
+    std::string why = uring_unavailable_reason();
+    if (!why.empty()) return why;
+    try {
+        Ring ring(2);
+        const BufferRing group(ring, 0, 2, 64, true);
+        return {};
+    } catch (const RingError& e) {
+        if (e.code().value() == EINVAL)
+            return "this kernel has no incremental buffer rings (IOU_PBUF_RING_INC, Linux 6.12)";
+        return e.what();
+    }
+}
+
 bool batch_wait_available() {
     try {
         const Ring ring(2);
@@ -161,6 +175,12 @@ Server::Server(ServerConfig config) : config_(std::move(config)) {
     if (config_.threads == 0) config_.threads = 1;
     if (config_.recv_bundle && config_.engine != EngineKind::Uring)
         throw std::system_error(EINVAL, std::system_category(), "recv bundles are an option of the uring engine");
+    if (config_.recv_incremental && config_.engine != EngineKind::Uring)
+        throw std::system_error(EINVAL, std::system_category(),
+                                "incremental buffer rings are an option of the uring engine");
+    if (config_.recv_incremental && config_.recv_bundle)
+        throw std::system_error(EINVAL, std::system_category(),
+                                "recv bundles and incremental buffer rings are not combined here");
     stats_ = std::make_unique<std::vector<ServerStats>>(config_.threads);
     listener_ = make_listener(config_, config_.port);
     try {

@@ -63,7 +63,7 @@ public:
           cfg_(*ctx.config),
           stats_(*ctx.stats),
           ring_(Ring::create(cfg_.ring_entries, ring_options(cfg_))),
-          bufs_(ring_, kGroup, cfg_.buffer_count, cfg_.buffer_size),
+          bufs_(ring_, kGroup, cfg_.buffer_count, cfg_.buffer_size, cfg_.recv_incremental),
           wait_(ring_, batch_wait_options(cfg_)) {
         tick_.tv_sec = static_cast<long long>(tick_ms(cfg_) / 1000);
         tick_.tv_nsec = static_cast<long long>(tick_ms(cfg_) % 1000) * 1000000;
@@ -239,6 +239,19 @@ private:
             });
             bufs_.publish();  // one release store for the whole bundle
             if (err != 0) throw RingError("a recv bundle's buffers do not add up", -err);
+        } else if (cqe.res > 0 && cfg_.recv_incremental) {
+            wait_.request(c->window);
+            const BufferRing::Delivery d = bufs_.take(cqe);
+            if (d.error != 0) throw RingError("a recv's piece of an incremental buffer does not fit it", -d.error);
+            if (!c->closing) {
+                stats_.bytes_in.add(static_cast<std::uint64_t>(cqe.res));
+                feed(c, d.bytes);
+            }
+            // The buffer goes back only once the kernel has filled it.
+            if (d.has_buffer) {
+                stats_.recv_buffers.add();
+                bufs_.recycle(d.id);
+            }
         } else if (cqe.res > 0) {
             wait_.request(c->window);
             const std::uint16_t id = *cqe.buffer_id();

@@ -208,6 +208,13 @@ std::optional<net::ServerConfig> server_config(std::string_view name) {
         c.recv_bundle = true;
         return c;
     }
+    if (name == "uring-inc") {  // as serve --recv-incremental
+        c.engine = net::EngineKind::Uring;
+        c.recv_incremental = true;
+        c.buffer_count = 128;
+        c.buffer_size = 64 * 1024;
+        return c;
+    }
     const auto kind = net::parse_engine(name);
     if (!kind) return std::nullopt;
     c.engine = *kind;
@@ -326,7 +333,7 @@ double Run::server_syscalls_per_request() const noexcept {
     return server_requests > 0 ? static_cast<double>(server_syscalls) / static_cast<double>(server_requests) : 0;
 }
 
-bool known_engine(std::string_view name) noexcept { return name == "uring-bundle" || net::parse_engine(name); }
+bool known_engine(std::string_view name) noexcept { return server_config(name).has_value(); }
 
 unsigned rounds_of(const Config& config) {
     if (config.rounds > 0) return config.rounds;
@@ -350,9 +357,11 @@ Result run(const Config& config, const std::atomic<bool>* stop, const ProgressFn
     }
     const std::string uring_why = net::uring_unavailable_reason();
     const std::string bundle_why = net::recv_bundle_unavailable_reason();
+    const std::string inc_why = net::recv_incremental_unavailable_reason();
     std::vector<std::pair<std::string, net::ServerConfig>> runnable;
     for (const auto& e : engines) {
-        const std::string& why = e.second.recv_bundle ? bundle_why
+        const std::string& why = e.second.recv_bundle        ? bundle_why
+                                 : e.second.recv_incremental ? inc_why
                                  : e.second.engine != net::EngineKind::Epoll ? uring_why
                                                                              : std::string();
         if (!why.empty())

@@ -49,6 +49,10 @@ struct ServerConfig {
     // uring engine only: recv bundles (Linux 6.10): one completion may fill
     // several provided buffers.  Check recv_bundle_unavailable_reason() first.
     bool recv_bundle = false;
+    // uring engine only: an incremental buffer ring (Linux 6.12): a buffer
+    // takes arrivals until it is full, so large buffers (buffer_size) cost
+    // no memory for small messages.  Check recv_incremental_unavailable_reason().
+    bool recv_incremental = false;
     // While many clients each already wait long for their turn, let
     // completions gather for up to this long per io_uring_enter
     // (ring/batch_wait.hpp decides when; Linux 6.12).  0: never.
@@ -66,6 +70,8 @@ std::string uring_unavailable_reason();
 // Why ServerConfig::recv_bundle cannot be used here (no io_uring for the
 // uring engine, or a kernel without IORING_FEAT_RECVSEND_BUNDLE), or empty.
 std::string recv_bundle_unavailable_reason();
+// Why ServerConfig::recv_incremental cannot be used here, or empty.
+std::string recv_incremental_unavailable_reason();
 // Whether this kernel has the batching wait that ServerConfig::batch_wait uses.
 bool batch_wait_available();
 

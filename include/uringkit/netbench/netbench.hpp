@@ -52,15 +52,16 @@ std::optional<Workload> parse_workload(std::string_view text, std::string& why);
 // and large messages, which fill many provided buffers each.
 std::vector<Workload> default_workloads();
 
-// The engines bench net can run: serve's three, and uring-bundle (the uring
-// engine with recv bundles, Linux 6.10).
-inline constexpr std::string_view kEngineNames = "uring, uring-coro, uring-bundle, epoll";
+// The engines bench net can run: serve's three, uring-bundle (the uring
+// engine with recv bundles, Linux 6.10) and uring-inc (with an incremental
+// ring of 64 KiB buffers, Linux 6.12: serve --recv-incremental).
+inline constexpr std::string_view kEngineNames = "uring, uring-coro, uring-bundle, uring-inc, epoll";
 bool known_engine(std::string_view name) noexcept;
 
 struct Config {
-    // kEngineNames; one listed twice: A/A.  uring-bundle is listed as
-    // unsupported (with the reason) on kernels before 6.10.
-    std::vector<std::string> engines{"uring", "uring-coro", "uring-bundle", "epoll"};
+    // kEngineNames; one listed twice: A/A.  uring-bundle and uring-inc are
+    // listed as unsupported (with the reason) on kernels before 6.10, 6.12.
+    std::vector<std::string> engines{"uring", "uring-coro", "uring-bundle", "uring-inc", "epoll"};
     std::vector<Workload> workloads = default_workloads();
     unsigned rounds = 0;  // 0: as many as the verdict needs at `confidence`
     std::chrono::nanoseconds duration = std::chrono::milliseconds(500);  // per run
