@@ -415,17 +415,4 @@ Task<Result> Loop::sleep(std::chrono::nanoseconds d) {
     co_return r;
 }
 
-Task<Result> Loop::send_all(File f, const void* buf, std::size_t len) {
-    const auto* p = static_cast<const char*>(buf);
-    std::size_t done = 0;
-    while (done < len) {
-        const std::size_t chunk = len - done > 0x7fffffffu ? 0x7fffffffu : len - done;
-        const Result n = co_await send(f, p + done, static_cast<std::uint32_t>(chunk));
-        if (n.res < 0) co_return n;
-        if (n.res == 0) co_return Result{-EPIPE, 0};
-        done += static_cast<std::size_t>(n.res);
-    }
-    co_return Result{static_cast<std::int32_t>(len), 0};
-}
-
 }  // namespace uringkit::async

@@ -5,6 +5,7 @@
 
 #include "uringkit/async/loop.hpp"
 
+#include <cerrno>
 #include <optional>
 #include <stop_token>
 
@@ -57,6 +58,67 @@ struct OpAwaiter : Pending {
         if (c.more()) return;
         a->ud = 0;
         if (a->refused) a->result = {a->refused, 0};
+        a->loop->resume(a->handle);
+    }
+};
+
+// Loop::send_all: a short send issues the rest from the completion handler
+// (the slot is released before the handler runs), so the caller resumes once,
+// with every byte sent or the first error.  The bytes between `p` and the end
+// are the kernel's until then, as for every awaiter: the caller's frame holds
+// this awaiter and the caller keeps the buffer.
+struct SendAllAwaiter : Pending {
+    Loop* loop;
+    File f;
+    const char* p;
+    std::size_t left;
+    std::size_t total;
+    std::coroutine_handle<> handle;
+    Result result;
+    std::uint64_t ud = 0;  // while in flight
+
+    SendAllAwaiter(Loop* l, File file, const void* buf, std::size_t len) noexcept
+        : loop(l), f(file), p(static_cast<const char*>(buf)), left(len), total(len) {
+        complete = &on_cqe;
+        fill = &on_fill;
+    }
+    SendAllAwaiter(const SendAllAwaiter&) = delete;
+    SendAllAwaiter& operator=(const SendAllAwaiter&) = delete;
+    ~SendAllAwaiter() {
+        if (deferred) loop->withdraw(*this);
+        else if (ud) loop->abandon(ud, nullptr);
+    }
+
+    bool await_ready() const noexcept { return left == 0; }
+    bool await_suspend(std::coroutine_handle<> h) noexcept {
+        handle = h;
+        return loop->issue(*this);
+    }
+    Result await_resume() const noexcept {
+        return left == 0 ? Result{static_cast<std::int32_t>(total), 0} : result;
+    }
+
+    static void on_fill(Pending* self, io_uring_sqe* const* sqes) noexcept {
+        auto* a = static_cast<SendAllAwaiter*>(self);
+        const std::size_t chunk = a->left > 0x7fffffffu ? 0x7fffffffu : a->left;
+        op::Send(a->f, a->p, static_cast<std::uint32_t>(chunk), MSG_NOSIGNAL).prepare(*sqes[0]);
+        a->ud = a->loop->track(a);
+        sqes[0]->user_data = a->ud;
+    }
+    static void on_cqe(Pending* self, const Completion& c) noexcept {
+        auto* a = static_cast<SendAllAwaiter*>(self);
+        if (c.more()) return;
+        a->ud = 0;
+        if (c.res > 0) {
+            a->p += c.res;
+            a->left -= static_cast<std::size_t>(c.res);
+            if (a->left > 0) {
+                a->loop->issue(*a);  // the rest; resumed when it is all out
+                return;
+            }
+        } else {
+            a->result = {c.res == 0 ? -EPIPE : c.res, 0};
+        }
         a->loop->resume(a->handle);
     }
 };
@@ -213,6 +275,9 @@ inline detail::OpAwaiter<op::Recv> Loop::recv(File f, void* buf, std::uint32_t l
 }
 inline detail::OpAwaiter<op::Send> Loop::send(File f, const void* buf, std::uint32_t len, int flags) noexcept {
     return {this, op::Send(f, buf, len, flags)};
+}
+inline detail::SendAllAwaiter Loop::send_all(File f, const void* buf, std::size_t len) noexcept {
+    return {this, f, buf, len};
 }
 inline detail::OpAwaiter<op::Accept> Loop::accept(File listener, int flags) noexcept {
     return {this, op::Accept(listener).flags(flags)};

@@ -108,6 +108,7 @@ template <class Op>
 struct StoppableAwaiter;
 template <bool Write>
 struct FixedAwaiter;
+struct SendAllAwaiter;
 
 }  // namespace detail
 
@@ -226,8 +227,10 @@ public:
     detail::OpAwaiter<op::AsyncCancel> cancel_fd(File f) noexcept;
     // Suspends for `d` (res 0 on time; -ECANCELED if cancelled).
     Task<Result> sleep(std::chrono::nanoseconds d);
-    // Sends all `len` bytes, continuing after short sends: res len, or the first error.
-    Task<Result> send_all(File f, const void* buf, std::size_t len);
+    // Sends all `len` bytes, continuing after short sends: res len, or the
+    // first error (-EPIPE for a send of 0 bytes).  One awaiter in the caller's
+    // frame, re-issued from its completion: no Task of its own per send.
+    detail::SendAllAwaiter send_all(File f, const void* buf, std::size_t len) noexcept;
 
     // Hands provided buffer `id` back to the kernel and re-arms the streams
     // that were waiting for one of `pool`'s buffers.
