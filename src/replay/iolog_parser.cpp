@@ -21,6 +21,17 @@ std::uint64_t parse_u64(std::string_view s, const char* what) {
     return v;
 }
 
+std::optional<Op> action_op(std::string_view action) {
+    static constexpr std::pair<std::string_view, Op> actions[] = {
+        {"read", Op::read},   {"write", Op::write},        {"trim", Op::trim},
+        {"sync", Op::fsync},  {"datasync", Op::fdatasync}, {"open", Op::open},
+        {"close", Op::close},
+    };
+    for (const auto& [name, op] : actions)
+        if (name == action) return op;
+    return std::nullopt;
+}
+
 class IologSource final : public TraceReader::Source {
 public:
     IologSource(std::istream& in, Options options, Format format)
@@ -57,42 +68,27 @@ private:
         Event e;
         e.time_ns = time_ns;
         e.line = line_number();
-        if (n - k == 2) {
-            if (action == "add") {
-                files_added_.try_emplace(name, file_index(name));
-                return;
-            }
-            if (action == "open")
-                e.op = Op::open;
-            else if (action == "close")
-                e.op = Op::close;
-            else if (action == "sync")
-                e.op = Op::fsync;
-            else if (action == "datasync")
-                e.op = Op::fdatasync;
-            else
-                throw LineError(fmt::format("unknown file action '{}'", action));
-        } else {
+        if (n - k == 2 && action == "add") {
+            files_added_.try_emplace(name, file_index(name));
+            return;
+        }
+        if (n - k == 4 && action == "wait") {
+            // A pause between I/Os, not I/O (version 3 replaced it by timestamps).
+            skip(SkipReason::iolog_wait);
+            return;
+        }
+        const auto op = action_op(action);
+        // open and close take no offset; read, write and trim need one; sync
+        // and datasync come either way.
+        const bool ranged = op == Op::read || op == Op::write || op == Op::trim;
+        const bool unranged = op == Op::open || op == Op::close;
+        if (!op || (n - k == 2 && ranged) || (n - k == 4 && unranged))
+            throw LineError(
+                fmt::format("'{}' is not an iolog action with {} fields", action, n - k));
+        e.op = *op;
+        if (n - k == 4) {
             const std::uint64_t offset = parse_u64(f[k + 2], "the offset");
             const std::uint64_t length = parse_u64(f[k + 3], "the length");
-            if (action == "wait") {
-                // Version 3 forbids wait (fio ignores it there); v2's wait is a
-                // pause, not I/O.
-                skip(SkipReason::iolog_wait);
-                return;
-            }
-            if (action == "read")
-                e.op = Op::read;
-            else if (action == "write")
-                e.op = Op::write;
-            else if (action == "trim")
-                e.op = Op::trim;
-            else if (action == "sync")
-                e.op = Op::fsync;
-            else if (action == "datasync")
-                e.op = Op::fdatasync;
-            else
-                throw LineError(fmt::format("unknown I/O action '{}'", action));
             if (e.op != Op::fsync && e.op != Op::fdatasync) {
                 e.offset = offset;
                 e.length = length;
