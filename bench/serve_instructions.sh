@@ -52,7 +52,8 @@ count() {
   valgrind --tool=callgrind --callgrind-out-file="$T/cg.%p" "$BIN" serve --engine "$engine" --port "$port" \
     --idle-timeout 0 >"$T/out" 2>"$T/err" &
   local vp=$!
-  for _ in $(seq 1 150); do grep -q listening "$T/out" && break; sleep 0.2; done
+  # valgrind starts slowly on a loaded machine: up to 180 s (the count does not depend on it)
+  for _ in $(seq 1 900); do grep -q listening "$T/out" && break; sleep 0.2; done
   grep -q listening "$T/out" || { cat "$T/err" >&2; exit 1; }
   python3 "$T/client.py" "$port" "$C" "$rounds" "$pipeline"
   callgrind_control -d "$vp" >/dev/null  # counts so far, without waiting for the exit
