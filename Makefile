@@ -9,7 +9,7 @@ BUILD   ?= build
 JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
 # Seconds each fuzz target runs in `make test` (longer by hand: make fuzz FUZZ_SECONDS=600).
-FUZZ_SECONDS ?= 10
+FUZZ_SECONDS ?= 5
 FUZZ_CC ?= clang-14
 FUZZ_CXX ?= clang++-14
 # clang-14 and libclang-rt-14-dev (libFuzzer and the sanitizer runtimes) build the fuzzers;
