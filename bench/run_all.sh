@@ -178,7 +178,7 @@ else
     # A/A: each engine against itself, to show what "the same" looks like here.
     wanted bench_net_aa && clear_out bench_net_aa.md
     job bench_net_aa bench_net_aa.md -- "$BIN" bench net --engines epoll,epoll,uring,uring \
-        --workloads echo:64:64,http:64:16
+        --workloads echo:1:64,echo:64:64,echo:16:64k,http:64:16
     if [ "$OUT" = "$ROOT/bench/results" ]; then
         job serve_wrk serve_wrk.md -- bench/serve_bench.sh "${BUILD#$ROOT/}" 5
         job serve_instructions serve_instructions.md -- bench/serve_instructions.sh "${BUILD#$ROOT/}"
