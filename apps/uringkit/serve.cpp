@@ -113,10 +113,7 @@ int serve(const Args& a, bool batch_wait_given) {
             fmt::print(stderr, "uringkit serve: --recv-incremental: {}\n", why);
             return kNoUring;
         }
-        cfg.recv_incremental = true;
-        // Same memory as the default 2048 x 4 KiB, in buffers a 64 KiB message fits.
-        cfg.buffer_count = 128;
-        cfg.buffer_size = 64 * 1024;
+        net::use_recv_incremental(cfg);
     }
     if (batch_wait_given && batch_wait_us > 0 && cfg.engine != net::EngineKind::Epoll && !net::batch_wait_available())
         fmt::print(stderr, "uringkit serve: --batch-wait: this kernel has no batching wait "

@@ -239,30 +239,24 @@ private:
             });
             bufs_.publish();  // one release store for the whole bundle
             if (err != 0) throw RingError("a recv bundle's buffers do not add up", -err);
-        } else if (cqe.res > 0 && cfg_.recv_incremental) {
+        } else if (cqe.res > 0) {
             wait_.request(c->window);
+            // take() checks the completion against the group (a forged or
+            // stale buffer id is an error, never a read outside it) and, on
+            // an incremental ring, points at this piece of the buffer.
             const BufferRing::Delivery d = bufs_.take(cqe);
-            if (d.error != 0) throw RingError("a recv's piece of an incremental buffer does not fit it", -d.error);
+            if (d.error != 0) throw RingError("a recv completion that does not fit its buffer group", -d.error);
             if (!c->closing) {
                 stats_.bytes_in.add(static_cast<std::uint64_t>(cqe.res));
                 feed(c, d.bytes);
             }
-            // The buffer goes back only once the kernel has filled it.
+            // The bytes are parsed (or copied into the session): the buffer
+            // goes straight back, so the group only runs dry under a burst;
+            // an incremental one only once the kernel has filled it.
             if (d.has_buffer) {
                 stats_.recv_buffers.add();
                 bufs_.recycle(d.id);
             }
-        } else if (cqe.res > 0) {
-            wait_.request(c->window);
-            const std::uint16_t id = *cqe.buffer_id();
-            stats_.recv_buffers.add();
-            if (!c->closing) {
-                stats_.bytes_in.add(static_cast<std::uint64_t>(cqe.res));
-                feed(c, bufs_.data(id, static_cast<std::size_t>(cqe.res)));
-            }
-            // The bytes are parsed (or copied into the session): the buffer
-            // goes straight back, so the group only runs dry under a burst.
-            bufs_.recycle(id);
         } else if (cqe.res == -ENOBUFS) {
             stats_.enobufs.add();
         }

@@ -210,9 +210,7 @@ std::optional<net::ServerConfig> server_config(std::string_view name) {
     }
     if (name == "uring-inc") {  // as serve --recv-incremental
         c.engine = net::EngineKind::Uring;
-        c.recv_incremental = true;
-        c.buffer_count = 128;
-        c.buffer_size = 64 * 1024;
+        net::use_recv_incremental(c);
         return c;
     }
     const auto kind = net::parse_engine(name);
