@@ -2,6 +2,7 @@
 // This file parses options, calls the engines layer and prints; measuring,
 // engines and formatting live in include/uringkit/engines/.
 #include "bench_net.hpp"
+#include "bench_replay.hpp"
 #include "command.hpp"
 #include "interrupt.hpp"
 
@@ -320,6 +321,7 @@ const Register reg{Command{
     "bench", "Benchmark pread, threads, libaio and io_uring engines side by side on one file", 20,
     [](CLI::App& app) -> std::function<int()> {
         auto o = std::make_shared<Options>();
+        auto replay = std::make_shared<ReplayOptions>();
         app.add_option(
             "--filename", o->filename,
             "File or block device to read (default: a temporary file of --size in $TMPDIR, removed "
@@ -400,11 +402,21 @@ const Register reg{Command{
             "output whose directory does not exist, a --compare file that is not a --json file of "
             "bench); 5 no room for the temporary file; 130 "
             "interrupted by SIGINT/SIGTERM: what was measured is printed, the temporary file removed, "
-            "then bench ends by the signal (a shell shows 130 or 143).");
+            "then bench ends by the signal (a shell shows 130 or 143).\n\n" +
+            std::string(kReplayHelp));
+        add_replay_options(app, *replay);
         CLI::App* net = app.add_subcommand(
             "net", "serve's socket engines side by side on loopback (uring, uring-coro, epoll), with a verdict");
         auto net_action = setup_bench_net(*net);
-        return [o, net, net_action] { return net->parsed() ? net_action() : run(*o); };
+        CLI::App* const bench = &app;
+        return [o, net, net_action, replay, bench] {
+            if (net->parsed()) return net_action();
+            if (replay->trace.empty()) return run(*o);
+            const SharedBenchOptions shared{o->engines,    o->iodepth, o->cache, o->json,
+                                            bench->count("--rounds") ? o->rounds : 0u,
+                                            o->confidence, o->allow_write, o->verify};
+            return run_replay(*bench, *replay, shared);
+        };
     }}};
 
 }  // namespace

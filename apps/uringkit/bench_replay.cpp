@@ -1,0 +1,189 @@
+// `uringkit bench --replay TRACE`: a program's own recorded I/O replayed
+// through pread and the ring engines (src/replaybench), with the verdict.
+#include "bench_replay.hpp"
+#include "command.hpp"
+#include "interrupt.hpp"
+
+#include "uringkit/replay/bench.hpp"
+#include "uringkit/util/output_file.hpp"
+
+#include <unistd.h>
+
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <system_error>
+
+namespace uringkit::cli {
+
+const char* const kReplayHelp =
+    "Replay (--replay TRACE): record your program with\n"
+    "  strace -f -ttt -T -y --seccomp-bpf -o trace.txt -e trace=openat,open,creat,close,close_range,dup,dup2,"
+    "dup3,fcntl,clone,clone3,fork,vfork,read,write,pread64,pwrite64,readv,writev,preadv,pwritev,preadv2,"
+    "pwritev2,lseek,fsync,fdatasync,sync_file_range,fallocate,ftruncate PROGRAM ARGS\n"
+    "or with fio's write_iolog (versions 2 and 3), then run `uringkit bench --replay trace.txt`.  Each "
+    "thread's reads, writes and syncs are replayed on a thread of their own through each engine (pread, "
+    "uring, uring-sqpoll): as recorded (one at a time, the program's own shape), batched (up to --iodepth "
+    "in flight per thread, a step waiting for earlier overlapping writes and syncs of its file: an upper "
+    "bound), timed (each at its recorded time).  Files are read where the trace names them, read-only; a "
+    "trace that writes needs --allow-write (those files are written) or --scratch DIR (copies of the "
+    "recorded sizes are made there and removed).  Time the program spent computing is not replayed; the "
+    "header states it.  Exit status: 0 replayed; 1 a run failed or no engine could run; 2 bad option, or "
+    "a write not allowed; 4 the trace or a file it names is unusable (the message names the line or "
+    "file); 130 interrupted.";
+
+void add_replay_options(CLI::App& app, ReplayOptions& o) {
+    app.add_option("--replay", o.trace,
+                   "Replay a recorded trace (strace -f -ttt -T output, or a fio iolog) through the engines "
+                   "instead of the synthetic workload; see the end of this help for the strace command");
+    app.add_option("--mode", o.modes,
+                   "Replay modes: as-recorded, batched, timed (a list runs each); timed needs timestamps")
+        ->capture_default_str();
+    app.add_option("--scratch", o.scratch,
+                   "Replay into copies of the trace's files made in this directory (and removed "
+                   "afterwards) instead of the files themselves");
+    app.add_option("--loops", o.loops, "Passes over the trace per run (a short trace needs several for a verdict)")
+        ->capture_default_str();
+    app.add_flag("--lenient", o.lenient, "Count and skip trace lines that cannot be parsed instead of stopping");
+}
+
+namespace {
+
+// bench's options with no meaning for a replay: the trace decides them.
+constexpr const char* kNotForReplay[] = {"--filename", "--size",  "--rw",     "--rwmixread", "--bs",
+                                         "--batch",    "--numjobs", "--direct", "--runtime", "--ios",
+                                         "--ramp",     "--csv",   "--plot",   "--compare",   "--seed",
+                                         "--threads",  "--order", "--order-seed"};
+
+replay::Config make_config(const CLI::App& app, const ReplayOptions& o, const SharedBenchOptions& s) {
+    for (const char* opt : kNotForReplay)
+        if (app.count(opt))
+            throw UsageError{fmt::format("{} does not apply to --replay: the trace gives the I/O", opt)};
+    replay::Config c;
+    if (!s.engines.empty()) {
+        c.engines = split_option("--engines", s.engines, "pread,uring");
+        for (const std::string& e : c.engines)
+            if (!replay::replay_engine_known(e))
+                throw UsageError{fmt::format("--engines: '{}' does not replay traces; replay engines: {}", e,
+                                             replay::kReplayEngines)};
+    }
+    c.modes.clear();
+    for (const std::string& m : split_option("--mode", o.modes, "as-recorded,batched")) {
+        const auto mode = replay::parse_mode(m);
+        if (!mode) throw UsageError{fmt::format("--mode {}: use as-recorded, batched or timed", m)};
+        c.modes.push_back(*mode);
+    }
+    if (app.count("--iodepth")) {
+        c.depths.clear();
+        for (const std::string& d : split_option("--iodepth", s.iodepth, "1,32")) {
+            char* end = nullptr;
+            const long v = std::strtol(d.c_str(), &end, 10);
+            if (end == d.c_str() || *end || v < 1 || v > 4096)
+                throw UsageError{fmt::format("--iodepth {}: give whole numbers from 1 to 4096, like 1,32", d)};
+            c.depths.push_back(static_cast<unsigned>(v));
+        }
+    }
+    if (o.loops < 1 || o.loops > 100000) throw UsageError{fmt::format("--loops {}: give 1 to 100000", o.loops)};
+    c.loops = o.loops;
+    if (s.rounds > 1000) throw UsageError{fmt::format("--rounds {}: give 1 to 1000", s.rounds)};
+    c.rounds = s.rounds;
+    if (!(s.confidence >= 0.5 && s.confidence < 1))
+        throw UsageError{fmt::format("--confidence {}: give a probability from 0.5 to below 1", s.confidence)};
+    c.confidence = s.confidence;
+    if (s.cache == "cold")
+        c.cache = replay::Cache::cold;
+    else if (s.cache != "warm")
+        throw UsageError{fmt::format("--cache {}: use warm or cold", s.cache)};
+    c.allow_write = s.allow_write;
+    c.scratch = o.scratch;
+    c.verify = s.verify;
+    return c;
+}
+
+int exit_for(replay::ReplayError::Kind k) {
+    switch (k) {
+        case replay::ReplayError::usage:
+            return kUsage;
+        case replay::ReplayError::bad_input:
+            return kBadInput;
+        case replay::ReplayError::failure:
+            break;
+    }
+    return kFailure;
+}
+
+}  // namespace
+
+int run_replay(const CLI::App& app, const ReplayOptions& o, const SharedBenchOptions& s) {
+    replay::Config config;
+    try {
+        config = make_config(app, o, s);
+    } catch (const UsageError& e) {
+        fmt::print(stderr, "uringkit bench: {}\n", e.message);
+        return kUsage;
+    }
+    const bool json_to_stdout = util::is_standard_output(s.json);
+    if (!s.json.empty() && !json_to_stdout) {
+        try {
+            util::check_output_path(s.json);
+        } catch (const util::OutputError& e) {
+            fmt::print(stderr, "uringkit bench: {}\n", e.what());
+            return e.permission_refused() ? kFailure : kBadInput;
+        }
+    }
+    std::FILE* const human = json_to_stdout ? stderr : stdout;
+    InterruptScope interrupt;
+    replay::Program program;
+    try {
+        auto reader = replay::TraceReader::open(o.trace, replay::Options{o.lenient});
+        program = replay::compile(reader);
+    } catch (const replay::TraceError& e) {
+        fmt::print(stderr, "uringkit bench: --replay {}: {}\n", o.trace, e.what());
+        return kBadInput;
+    } catch (const std::system_error& e) {
+        fmt::print(stderr, "uringkit bench: --replay {}: {}\n", o.trace, e.code().message());
+        return kBadInput;
+    }
+    const bool live = ::isatty(STDERR_FILENO);
+    replay::ProgressFn progress;
+    if (live)
+        progress = [](const replay::Progress& p) {
+            fmt::print(stderr, "\r\033[Kreplay: run {}/{}: {} {} depth {}", p.done, p.total, p.engine,
+                       replay::mode_name(p.mode), p.depth);
+            std::fflush(stderr);
+        };
+    replay::Result result;
+    try {
+        result = replay::run(program, config, interrupt.flag(), progress);
+    } catch (const replay::ReplayError& e) {
+        if (live) fmt::print(stderr, "\r\033[K");
+        fmt::print(stderr, "uringkit bench: --replay {}: {}\n", o.trace, e.what());
+        return interrupt.exit_status(exit_for(e.kind()));
+    } catch (const std::exception& e) {
+        if (live) fmt::print(stderr, "\r\033[K");
+        fmt::print(stderr, "uringkit bench: --replay {}: {}\n", o.trace, e.what());
+        return interrupt.exit_status(kFailure);
+    }
+    if (live) fmt::print(stderr, "\r\033[K");
+    const auto comparisons = replay::compare(result);
+    fmt::print(human, "uringkit bench --replay {}\n{}", o.trace, replay::format_report(program, result, comparisons));
+    std::fflush(human);
+    bool any_ok = false, any_failed = false;
+    for (const replay::Run& r : result.runs) {
+        any_ok = any_ok || r.error.empty();
+        any_failed = any_failed || !r.error.empty();
+    }
+    int status = any_ok && !any_failed ? kOk : kFailure;
+    if (!s.json.empty()) {
+        try {
+            util::write_output(s.json, replay::to_json(program, result, comparisons));
+        } catch (const util::OutputError& e) {
+            fmt::print(stderr, "uringkit bench: {}\n", e.what());
+            status = e.permission_refused() ? kFailure : kBadInput;
+        }
+    }
+    if (result.interrupted) return interrupt.exit_status(kInterrupted);
+    return interrupt.exit_status(status);
+}
+
+}  // namespace uringkit::cli

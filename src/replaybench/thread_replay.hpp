@@ -1,0 +1,78 @@
+// One trace thread's replay on one engine (not installed): what a replay
+// thread is given and what it hands back.  replay_sync.cpp and
+// replay_uring.cpp each implement replay_thread_* below.
+#pragma once
+
+#include "uringkit/engines/histogram.hpp"
+#include "uringkit/replay/bench.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace uringkit::replay::detail {
+
+// Every replay thread sets up (its ring, its buffers), then waits here; the
+// run's clock starts when the last one arrives, so set-up is not measured.
+class StartGate {
+public:
+    explicit StartGate(std::size_t threads) : waiting_(threads) {}
+    // Called once by each thread after its set-up (or its failure): returns
+    // the common start, CLOCK_MONOTONIC.
+    std::uint64_t arrive_and_wait() noexcept;
+
+private:
+    std::atomic<std::size_t> waiting_;
+    std::atomic<std::uint64_t> start_{0};
+};
+
+struct ThreadJob {
+    const Program* program = nullptr;
+    std::size_t thread = 0;
+    Mode mode = Mode::as_recorded;
+    unsigned depth = 1;  // steps in flight at most (1 for as_recorded)
+    unsigned loops = 1;
+    const std::vector<int>* fds = nullptr;  // per file
+    StartGate* gate = nullptr;
+    std::int64_t loop_span_ns = 0;          // timed: how far each loop's times are shifted
+    std::uint64_t max_io_bytes = 0;         // longest read/write replayed (longer ones are clamped)
+    bool verify = false;
+    bool sqpoll = false;  // uring engine: with a submission poll thread
+    const std::atomic<bool>* stop = nullptr;
+    std::vector<OrderLog::Entry>* order = nullptr;  // tests: per step index
+};
+
+struct ThreadResult {
+    std::uint64_t ios = 0, bytes = 0, syscalls = 0;
+    std::uint64_t short_ios = 0, verify_failures = 0;
+    std::uint64_t start_ns = 0;  // the gate's start
+    std::uint64_t end_ns = 0;    // when its last step completed
+    engines::LatencyHistogram latency;
+    std::string error;       // the first failed step
+    std::string unavailable;  // the engine cannot run here (ring setup refused)
+};
+
+ThreadResult replay_thread_sync(const ThreadJob& job);
+ThreadResult replay_thread_uring(const ThreadJob& job);
+
+// Helpers both executors share (replay_sync.cpp).
+std::uint64_t monotonic_ns() noexcept;
+void sleep_until_ns(std::uint64_t t) noexcept;
+// "read of /data/x at 4096 (65536 bytes): Input/output error"
+std::string step_error(const Program& p, const Step& s, long long res);
+// Compares `got` (a replayed read) with a pread of the same bytes; true when equal.
+bool verify_read(int fd, const Step& s, const unsigned char* got, std::size_t n,
+                 std::vector<unsigned char>& scratch) noexcept;
+// When a timed step is due, counting the loop it belongs to.
+inline std::uint64_t due_ns(const ThreadJob& j, std::uint64_t start, const Step& s,
+                            unsigned loop) noexcept {
+    return start + static_cast<std::uint64_t>(s.at_ns) +
+           static_cast<std::uint64_t>(j.loop_span_ns) * loop;
+}
+// Bytes one step moves, clamped to the buffer.
+inline std::uint32_t io_len(const ThreadJob& j, const Step& s) noexcept {
+    return static_cast<std::uint32_t>(s.length < j.max_io_bytes ? s.length : j.max_io_bytes);
+}
+
+}  // namespace uringkit::replay::detail
