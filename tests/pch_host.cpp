@@ -1,0 +1,1 @@
+// Anchors the precompiled header every test reuses (tests/CMakeLists.txt).
