@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -20,9 +21,15 @@ namespace uringkit::replay::detail {
 
 std::uint64_t monotonic_ns() noexcept { return engines::now_ns(); }
 
-void sleep_until_ns(std::uint64_t t) noexcept {
-    timespec ts{static_cast<time_t>(t / 1000000000u), static_cast<long>(t % 1000000000u)};
-    while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+void sleep_until_ns(std::uint64_t t, const std::atomic<bool>* stop) noexcept {
+    // In slices, so a stop (SIGINT, delivered to whichever thread) ends a
+    // long wait for a step recorded seconds later.
+    for (;;) {
+        const std::uint64_t now = monotonic_ns();
+        if (now >= t || (stop && stop->load(std::memory_order_relaxed))) return;
+        const std::uint64_t until = std::min(t, now + kStopSliceNs);
+        const timespec ts{static_cast<time_t>(until / 1000000000u), static_cast<long>(until % 1000000000u)};
+        ::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
     }
 }
 
@@ -130,7 +137,8 @@ ThreadResult replay_thread_sync(const ThreadJob& job) {
             std::uint64_t t0;
             if (job.mode == Mode::timed && s.at_ns >= 0) {
                 t0 = due_ns(job, start, s, loop);
-                if (monotonic_ns() < t0) sleep_until_ns(t0);
+                if (monotonic_ns() < t0) sleep_until_ns(t0, job.stop);
+                if (job.stop && job.stop->load(std::memory_order_relaxed)) break;
             } else {
                 t0 = monotonic_ns();
             }

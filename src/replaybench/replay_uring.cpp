@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -194,14 +195,15 @@ ThreadResult replay_thread_uring(const ThreadJob& job) {
         }
         if (live.empty()) {
             if (failed || !out.error.empty() || stopped() || !next_step()) break;
-            if (wait_until) sleep_until_ns(wait_until);
+            if (wait_until) sleep_until_ns(wait_until, job.stop);
             continue;  // a step ran synchronously, or its time has come
         }
         int ret;
         if (wait_until) {
             const std::uint64_t now = monotonic_ns();
-            ret = ring->submit_and_wait_for(
-                1, std::chrono::nanoseconds(wait_until > now ? wait_until - now : 0));
+            // At most a slice, so a stop is seen while the next step is far off.
+            const std::uint64_t wait = wait_until > now ? std::min(wait_until - now, kStopSliceNs) : 0;
+            ret = ring->submit_and_wait_for(1, std::chrono::nanoseconds(wait));
             if (ret == -EOPNOTSUPP) ret = ring->submit_and_wait(1);  // before 5.11: wait for one
         } else {
             ret = ring->submit_and_wait(1);

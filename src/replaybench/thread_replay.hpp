@@ -58,7 +58,9 @@ ThreadResult replay_thread_uring(const ThreadJob& job);
 
 // Helpers both executors share (replay_sync.cpp).
 std::uint64_t monotonic_ns() noexcept;
-void sleep_until_ns(std::uint64_t t) noexcept;
+// Sleeps until `t` (CLOCK_MONOTONIC) or until `stop` is set, checked every kStopSliceNs.
+inline constexpr std::uint64_t kStopSliceNs = 50'000'000;
+void sleep_until_ns(std::uint64_t t, const std::atomic<bool>* stop) noexcept;
 // "read of /data/x at 4096 (65536 bytes): Input/output error"
 std::string step_error(const Program& p, const Step& s, long long res);
 // Compares `got` (a replayed read) with a pread of the same bytes; true when equal.
