@@ -72,8 +72,8 @@ std::string step_text(const Program& p, const Step& s) {
 // taken from depends(), so a wrong depends() cannot hide from the test.
 bool must_wait(const Step& a, const Step& b) {
     if (a.file != b.file) return false;
-    const bool a_sync = a.op == Op::fsync || a.op == Op::fdatasync;
-    const bool b_sync = b.op == Op::fsync || b.op == Op::fdatasync;
+    const auto sync = [](Op op) { return op == Op::fsync || op == Op::fdatasync || op == Op::sync_range; };
+    const bool a_sync = sync(a.op), b_sync = sync(b.op);
     if (a_sync || b_sync) return true;
     const bool overlap = a.offset < b.offset + b.length && b.offset < a.offset + a.length;
     return overlap && (a.op == Op::write || b.op == Op::write);
@@ -94,6 +94,7 @@ TEST_F(ReplayBench, CompilesEachThreadsStepsInOrderWithMarksAndTruncation) {
     t += line(11, 1.004, fmt::format("openat(AT_FDCWD, \"{}\", O_WRONLY|O_CREAT|O_TRUNC, 0644) = 4 <0.000010>", b));
     t += line(11, 1.005, "write(4, \"xy\", 2) = 2 <0.000005>");
     t += line(11, 1.006, "fdatasync(4) = 0 <0.000100>");
+    t += line(11, 1.0065, "sync_file_range(4, 0, 2, SYNC_FILE_RANGE_WAIT_BEFORE|SYNC_FILE_RANGE_WRITE) = 0 <0.00001>");
     t += line(10, 1.007, "close(3) = 0 <0.000001>");
     const Program p = compile_text(t);
     ASSERT_EQ(p.threads(), 2u);
@@ -104,10 +105,11 @@ TEST_F(ReplayBench, CompilesEachThreadsStepsInOrderWithMarksAndTruncation) {
                                                "read a.bin 100 100", "close a.bin 0 0"}));
     // O_TRUNC on a descriptor opened for writing empties the file: a truncation to 0.
     EXPECT_EQ(got1, (std::vector<std::string>{"open b.bin 0 0", "ftruncate b.bin 0 0", "write b.bin 0 2",
-                                               "fdatasync b.bin 0 0"}));
+                                               "fdatasync b.bin 0 0", "sync_file_range b.bin 0 2"}));
+    EXPECT_EQ(steps_of(p, 1).back().pad[0], SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE);
     EXPECT_EQ(p.shape().reads, 3u);
     EXPECT_EQ(p.shape().writes, 2u);  // the write and the truncation
-    EXPECT_EQ(p.shape().syncs, 1u);
+    EXPECT_EQ(p.shape().syncs, 2u);
     EXPECT_EQ(p.shape().sequential, 1u);  // the second read(2) starts where the first ended
     EXPECT_TRUE(p.shape().timed);
     EXPECT_EQ(steps_of(p, 0)[1].at_ns, 1000000);
@@ -156,7 +158,10 @@ TEST_F(ReplayBench, NoStepStartsBeforeWhatItDependsOnInEveryEngineAndDepth) {
                 t += line(pid, now, fmt::format("pwrite64({}, \"\"..., 8192, {}) = 8192 <0.00001>", fd, off));
                 break;
             case 1:
-                t += line(pid, now, fmt::format("fsync({}) = 0 <0.00001>", fd));
+                t += line(pid, now,
+                          i % 4 == 1 ? fmt::format("fsync({}) = 0 <0.00001>", fd)
+                                     : fmt::format("sync_file_range({}, {}, 4096, SYNC_FILE_RANGE_WRITE) = 0 <0.00001>",
+                                                   fd, off));
                 break;
             default:
                 t += line(pid, now, fmt::format("pread64({}, \"\"..., 4096, {}) = 4096 <0.00001>", fd, off));

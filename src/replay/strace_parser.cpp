@@ -49,6 +49,7 @@ enum class Sys {
     fdatasync,
     ftruncate,
     fallocate,
+    sync_file_range,
 };
 
 std::optional<Sys> lookup(std::string_view name) {
@@ -83,6 +84,7 @@ std::optional<Sys> lookup(std::string_view name) {
         {"fdatasync", Sys::fdatasync},
         {"ftruncate", Sys::ftruncate},
         {"fallocate", Sys::fallocate},
+        {"sync_file_range", Sys::sync_file_range},
     };
     const auto it = names.find(name);
     if (it == names.end()) return std::nullopt;
@@ -116,6 +118,11 @@ constexpr FlagName clone_flags[] = {{"CLONE_FILES", CLONE_FILES}};
 constexpr std::uint32_t close_range_unshare = 1U << 1, close_range_cloexec = 1U << 2;
 constexpr FlagName close_range_flags[] = {{"CLOSE_RANGE_UNSHARE", close_range_unshare},
                                           {"CLOSE_RANGE_CLOEXEC", close_range_cloexec}};
+constexpr FlagName sync_range_flags[] = {
+    {"SYNC_FILE_RANGE_WAIT_BEFORE", SYNC_FILE_RANGE_WAIT_BEFORE},
+    {"SYNC_FILE_RANGE_WRITE", SYNC_FILE_RANGE_WRITE},
+    {"SYNC_FILE_RANGE_WAIT_AFTER", SYNC_FILE_RANGE_WAIT_AFTER},
+};
 constexpr FlagName falloc_modes[] = {
     {"FALLOC_FL_KEEP_SIZE", FALLOC_FL_KEEP_SIZE},
     {"FALLOC_FL_PUNCH_HOLE", FALLOC_FL_PUNCH_HOLE},
@@ -360,6 +367,9 @@ private:
             case Sys::fallocate:
                 return simple(pid, timing, Op::fallocate, as_size(number_arg(2)),
                               as_size(number_arg(3)), flags_arg(arg(1), falloc_modes));
+            case Sys::sync_file_range:
+                return simple(pid, timing, Op::sync_range, as_size(number_arg(1)),
+                              as_size(number_arg(2)), flags_arg(arg(3), sync_range_flags));
         }
     }
 

@@ -160,7 +160,7 @@ const Step* Program::Cursor::peek() {
 bool depends(const Step& a, const Step& b) noexcept {
     if (a.file != b.file) return false;
     const auto barrier = [](Op op) {
-        return op == Op::fsync || op == Op::fdatasync || op == Op::ftruncate ||
+        return op == Op::fsync || op == Op::fdatasync || op == Op::sync_range || op == Op::ftruncate ||
                op == Op::fallocate || op == Op::open || op == Op::close;
     };
     if (barrier(a.op) || barrier(b.op)) return true;
@@ -232,6 +232,12 @@ Program compile(TraceReader& reader, std::size_t spill_steps) {
             case Op::fdatasync:
                 ++sh.syncs;
                 break;
+            case Op::sync_range:
+                s.offset = e->offset;
+                s.length = e->length;
+                s.pad[0] = static_cast<std::uint8_t>(e->flags);
+                ++sh.syncs;
+                break;
             case Op::ftruncate:
                 s.offset = e->length;  // the new size
                 f.extent = std::max(f.extent, e->length);
@@ -258,7 +264,8 @@ Program compile(TraceReader& reader, std::size_t spill_steps) {
         if (is_io(s.op)) {
             ++sh.steps;
             if (s.at_ns < 0) all_timed = false;
-            if (s.op != Op::read && s.op != Op::write && s.op != Op::fsync && s.op != Op::fdatasync)
+            if (s.op != Op::read && s.op != Op::write && s.op != Op::fsync && s.op != Op::fdatasync &&
+                s.op != Op::sync_range)
                 ++sh.other;
         }
         im.add(t, s, spill_steps);

@@ -56,6 +56,7 @@ std::string step_error(const Program& p, const Step& s, long long res) {
             break;
         case Op::fallocate:
         case Op::trim:
+        case Op::sync_range:
             what = fmt::format("{} of {} at {} ({} bytes)", op_name(s.op), path, s.offset, s.length);
             break;
         default:
@@ -97,6 +98,9 @@ long long run_step(int fd, const Step& s, unsigned char* buf, std::uint32_t len)
             break;
         case Op::ftruncate:
             r = ::ftruncate(fd, static_cast<off_t>(s.offset));
+            break;
+        case Op::sync_range:
+            r = ::sync_file_range(fd, static_cast<off_t>(s.offset), static_cast<off_t>(s.length), s.pad[0]);
             break;
         case Op::fallocate:
             r = ::fallocate(fd, s.pad[0], static_cast<off_t>(s.offset), static_cast<off_t>(s.length));

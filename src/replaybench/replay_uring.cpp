@@ -180,6 +180,11 @@ ThreadResult replay_thread_uring(const ThreadJob& job) {
                 case Op::ftruncate:
                     op::Ftruncate(f, s.offset).prepare(*sqe);
                     break;
+                case Op::sync_range:
+                    op::SyncFileRange(f, s.offset, static_cast<std::uint32_t>(std::min<std::uint64_t>(s.length, UINT32_MAX)),
+                                      s.pad[0])
+                        .prepare(*sqe);
+                    break;
                 case Op::fallocate:
                     op::Fallocate(f, s.pad[0], s.offset, s.length).prepare(*sqe);
                     break;

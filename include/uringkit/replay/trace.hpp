@@ -41,9 +41,10 @@ enum class Op : std::uint8_t {
     fallocate,
     trim,
     open,
-    close
+    close,
+    sync_range  // sync_file_range(2): offset, length, its SYNC_FILE_RANGE_* flags
 };
-inline constexpr std::size_t op_count = 9;
+inline constexpr std::size_t op_count = 10;
 const char* op_name(Op op);
 
 // An offset the trace does not determine: a read(2) or write(2) after a
@@ -61,7 +62,7 @@ struct Event {
     // What the call returned: bytes for read/write (an iolog records requests,
     // so there it is the length), the descriptor for open, 0 otherwise.
     std::int64_t result = 0;
-    // open: the O_* flags (<fcntl.h> values); fallocate: the mode.
+    // open: the O_* flags (<fcntl.h> values); fallocate: the mode; sync_range: its flags.
     std::uint32_t flags = 0;
     std::optional<std::int64_t>
         time_ns;  // when the call started: -ttt (epoch), -tt (since midnight), iolog v3
