@@ -15,11 +15,12 @@ FUZZ_CXX ?= clang++-14
 # clang-14 and libclang-rt-14-dev (libFuzzer and the sanitizer runtimes) build the fuzzers;
 # python3-fusepy runs the FUSE file system of cp_faults_test (a close that fails);
 # xfsprogs and btrfs-progs make the file systems cp's tests copy on.
+# sqlite3 is the real program bench/replay_sqlite.sh records and replays.
 DEB_PACKAGES := build-essential cmake pkg-config googletest libgtest-dev libgmock-dev \
 	libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev liburing-dev libaio-dev \
 	libxxhash-dev xxhash strace fio wrk nginx-light nodejs curl clang-14 libclang-rt-14-dev \
 	qemu-system-x86 busybox-static cpio e2fsprogs xz-utils zstd python3 help2man \
-	python3-fusepy xfsprogs btrfs-progs
+	python3-fusepy xfsprogs btrfs-progs sqlite3
 # setfacl/getfacl: cp's tests copy ACLs with -a.
 DEB_PACKAGES += acl
 # The kernels `make test-kernels` boots (tests/kernels/run.sh: 6.1 and/or 6.12).

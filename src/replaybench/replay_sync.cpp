@@ -7,6 +7,7 @@
 #include "uringkit/engines/engine.hpp"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,8 +34,23 @@ void sleep_until_ns(std::uint64_t t, const std::atomic<bool>* stop) noexcept {
     }
 }
 
+namespace {
+double process_cpu_seconds() noexcept {
+    rusage ru{};
+    ::getrusage(RUSAGE_SELF, &ru);
+    return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+}  // namespace
+
+void StartGate::finish() noexcept {
+    // The last thread out: every other one has stored its figures (acq_rel).
+    if (running_.fetch_sub(1, std::memory_order_acq_rel) == 1) cpu_end_ = process_cpu_seconds();
+}
+
 std::uint64_t StartGate::arrive_and_wait() noexcept {
     if (waiting_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        cpu_start_ = process_cpu_seconds();
         start_.store(monotonic_ns(), std::memory_order_release);
         start_.notify_all();
     } else {
@@ -169,6 +185,7 @@ ThreadResult replay_thread_sync(const ThreadJob& job) {
             out.end_ns = t1;
         }
     }
+    job.gate->finish();
     return out;
 }
 

@@ -64,6 +64,7 @@ ThreadResult replay_thread_uring(const ThreadJob& job) {
     } catch (const RingError& e) {
         out.unavailable = e.what();
         job.gate->arrive_and_wait();
+        job.gate->finish();
         return out;
     }
     bool ftruncate_op = false;
@@ -254,6 +255,7 @@ ThreadResult replay_thread_uring(const ThreadJob& job) {
         });
     }
     out.syscalls = ring->enter_calls() - enters_before + sync_calls;
+    job.gate->finish();
     return out;
 }
 

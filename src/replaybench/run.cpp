@@ -6,8 +6,6 @@
 
 #include "uringkit/engines/stats.hpp"
 
-#include <sys/resource.h>
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -72,13 +70,6 @@ std::size_t comparison_count(const Config& c) {
     return l.size() > 1 ? cells(c).size() * (l.size() - 1) * 2 : 0;
 }
 
-double cpu_seconds() {
-    rusage ru{};
-    ::getrusage(RUSAGE_SELF, &ru);
-    return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-           static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
 Run run_once(const Program& p, const Config& config, const detail::ReplayFiles& files,
              const std::string& label, Cell cell, const std::atomic<bool>* stop, OrderLog* order_log,
              std::string& unavailable) {
@@ -96,7 +87,6 @@ Run run_once(const Program& p, const Config& config, const detail::ReplayFiles& 
         for (std::size_t t = 0; t < n; ++t) order_log->threads[t].assign(p.steps_of(t), {});
     }
     const std::uint64_t max_io = std::min<std::uint64_t>(p.shape().max_length, kMaxIoBytes);
-    const double cpu_before = cpu_seconds();
     {
         std::vector<std::jthread> threads;
         threads.reserve(n);
@@ -120,7 +110,7 @@ Run run_once(const Program& p, const Config& config, const detail::ReplayFiles& 
             });
         }
     }
-    run.cpu_s = cpu_seconds() - cpu_before;
+    run.cpu_s = gate.cpu_seconds();
     engines::LatencyHistogram lat;
     std::uint64_t start = UINT64_MAX, end = 0;
     for (const detail::ThreadResult& r : results) {

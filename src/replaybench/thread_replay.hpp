@@ -14,17 +14,26 @@
 namespace uringkit::replay::detail {
 
 // Every replay thread sets up (its ring, its buffers), then waits here; the
-// run's clock starts when the last one arrives, so set-up is not measured.
+// run's clock and its CPU count start when the last one arrives and the CPU
+// count ends when the last one finishes, so neither set-up nor tear-down
+// (ring creation, buffer fill, unmapping) is measured.
 class StartGate {
 public:
-    explicit StartGate(std::size_t threads) : waiting_(threads) {}
+    explicit StartGate(std::size_t threads) : waiting_(threads), running_(threads) {}
     // Called once by each thread after its set-up (or its failure): returns
     // the common start, CLOCK_MONOTONIC.
     std::uint64_t arrive_and_wait() noexcept;
+    // Called once by each thread when its last step has completed, before
+    // its tear-down.
+    void finish() noexcept;
+    // The process's user + system CPU between the start and the last finish
+    // (the poll threads of uring-sqpoll included).
+    double cpu_seconds() const noexcept { return cpu_end_ - cpu_start_; }
 
 private:
-    std::atomic<std::size_t> waiting_;
+    std::atomic<std::size_t> waiting_, running_;
     std::atomic<std::uint64_t> start_{0};
+    double cpu_start_ = 0, cpu_end_ = 0;
 };
 
 struct ThreadJob {
