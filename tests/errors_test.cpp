@@ -9,7 +9,6 @@
 #include "uringkit/sys/error.hpp"
 
 
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -32,10 +31,9 @@ constexpr const char* kChildEnv = "URINGKIT_ERRORS_TEST_CHILD";
 // Re-executes this test binary under no_uring with io_uring failing with
 // `err`, runs only the child test and returns what it printed.
 std::string setup_under_no_uring(int err) {
-    // fmt rather than string + string: GCC 12's -Warray-bounds misreads the
-    // inlined concatenation of a literal this long (a known false positive).
-    const std::string cmd = fmt::format("{}=1 {} --errno {} /proc/{}/exe --gtest_filter=ErrorsChild.* 2>&1",
-                                        kChildEnv, NO_URING, err, ::getpid());
+    const std::string cmd = std::string(kChildEnv) + "=1 " NO_URING " --errno " + std::to_string(err) +
+                            " /proc/" + std::to_string(::getpid()) +
+                            "/exe --gtest_filter=ErrorsChild.* 2>&1";
     std::string out;
     if (FILE* p = ::popen(cmd.c_str(), "r")) {
         char buf[512];

@@ -1,1 +1,0 @@
-// Anchors the precompiled header every test reuses (tests/CMakeLists.txt).
