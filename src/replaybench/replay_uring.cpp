@@ -9,6 +9,7 @@
 #include "uringkit/engines/engine.hpp"
 #include "uringkit/ops/files.hpp"
 #include "uringkit/ops/ops.hpp"
+#include "uringkit/ring/kernel_owned.hpp"
 #include "uringkit/ring/ring.hpp"
 #include "uringkit/sys/error.hpp"
 
@@ -21,6 +22,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <optional>
 
 namespace uringkit::replay::detail {
@@ -56,7 +58,11 @@ ThreadResult replay_thread_uring(const ThreadJob& job) {
     // The buffers are made before the ring, so they outlive it on every path.
     const std::uint64_t len = job.max_io_bytes ? job.max_io_bytes : 1;
     const bool per_slot = job.verify || len * job.depth <= kSlotBufferBudget;
-    engines::BufferArena buffers(per_slot ? job.depth : 1, static_cast<std::uint32_t>(len), 4096);
+    // Held by pointer so that a ring that fails with reads in flight can hand
+    // it to keep_for_kernel() instead of unmapping it under the kernel.
+    auto arena = std::make_unique<engines::BufferArena>(per_slot ? job.depth : 1,
+                                                        static_cast<std::uint32_t>(len), 4096);
+    engines::BufferArena& buffers = *arena;
     std::memset(buffers.data(), 0xa5, buffers.bytes());
     std::optional<Ring> ring;
     try {
@@ -242,7 +248,12 @@ ThreadResult replay_thread_uring(const ThreadJob& job) {
     // Drain: the ring is destroyed only with nothing in flight.
     while (!live.empty()) {
         const int ret = ring->submit_and_wait(1);
-        if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) break;
+        if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
+            // The ring failed for good: its last CQEs will never come, and
+            // closing it does not wait for the requests.
+            keep_for_kernel(arena.release());
+            break;
+        }
         ring->for_each_completion([&](const Completion& c) {
             const auto slot = static_cast<unsigned>(c.user_data);
             record(slots[slot], c.res, monotonic_ns());
