@@ -5,6 +5,7 @@
 // pace (timed).
 #include "uringkit/replay/bench.hpp"
 
+#include "uringkit/engines/runner.hpp"
 #include "uringkit/engines/stats.hpp"
 
 #include <fmt/format.h>
@@ -26,10 +27,7 @@ bool in_cell(const Run& r, const Cell& c) { return r.mode == c.mode && r.depth =
 
 std::vector<std::string> labels_in(const Result& res, const Cell& c) {
     std::vector<std::string> out;
-    std::map<std::string, unsigned> seen;
-    for (const std::string& e : res.config.engines) {
-        const unsigned k = ++seen[e];
-        const std::string l = k == 1 ? e : fmt::format("{}#{}", e, k);
+    for (const std::string& l : engines::engine_labels(res.config.engines)) {
         if (std::any_of(res.runs.begin(), res.runs.end(),
                         [&](const Run& r) { return in_cell(r, c) && r.engine == l && usable(r); }))
             out.push_back(l);

@@ -4,6 +4,7 @@
 #include "files.hpp"
 #include "thread_replay.hpp"
 
+#include "uringkit/engines/runner.hpp"
 #include "uringkit/engines/stats.hpp"
 
 #include <fmt/format.h>
@@ -50,23 +51,12 @@ std::vector<Cell> cells(const Config& config) {
 
 namespace {
 
-// "uring", "uring#2" for the second listing.
-std::vector<std::string> labels(const std::vector<std::string>& engines) {
-    std::vector<std::string> out;
-    std::map<std::string, unsigned> seen;
-    for (const std::string& e : engines) {
-        const unsigned k = ++seen[e];
-        out.push_back(k == 1 ? e : fmt::format("{}#{}", e, k));
-    }
-    return out;
-}
-
-std::string base_of(const std::string& label) { return label.substr(0, label.find('#')); }
+using engines::engine_labels;
 
 // Comparisons a run makes: per cell, each engine against the baseline and
 // each twin against its first listing, on two metrics.
 std::size_t comparison_count(const Config& c) {
-    const std::vector<std::string> l = labels(c.engines);
+    const std::vector<std::string> l = engine_labels(c.engines);
     return l.size() > 1 ? cells(c).size() * (l.size() - 1) * 2 : 0;
 }
 
@@ -77,7 +67,7 @@ Run run_once(const Program& p, const Config& config, const detail::ReplayFiles& 
     run.engine = label;
     run.mode = cell.mode;
     run.depth = cell.depth;
-    const std::string engine = base_of(label);
+    const std::string engine(engines::engine_base(label));
     if (config.cache == Cache::cold) files.drop();
     const std::size_t n = p.threads();
     detail::StartGate gate(n);
@@ -169,7 +159,7 @@ Result run(const Program& p, const Config& config, const std::atomic<bool>* stop
                                         kMaxIoBytes >> 20, kMaxIoBytes >> 20));
     if (config.cache == Cache::warm) files.warm();
 
-    const std::vector<std::string> all = labels(config.engines);
+    const std::vector<std::string> all = engine_labels(config.engines);
     const std::vector<Cell> cs = cells(config);
     std::vector<std::string> skip;  // labels found unavailable
     const unsigned total = static_cast<unsigned>(res.rounds * cs.size() * all.size());
