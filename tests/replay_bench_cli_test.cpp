@@ -15,6 +15,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "files_test_support.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -29,10 +31,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-    int status = -1;
-    std::string out, err;
-};
+using files_test::Child;
 
 class ReplayCli : public ::testing::Test {
 protected:
@@ -43,51 +42,13 @@ protected:
     }
     void TearDown() override { fs::remove_all(dir_); }
 
-    // Runs `argv` (argv[0] a path); `in_child` after fork, `on_start` with the pid.
-    static Result run(std::vector<std::string> args, const std::function<void()>& in_child = {},
-                      const std::function<void(pid_t)>& on_start = {}) {
-        int out[2], err[2];
-        EXPECT_EQ(::pipe(out), 0);
-        EXPECT_EQ(::pipe(err), 0);
-        const pid_t pid = ::fork();
-        if (pid == 0) {
-            ::dup2(out[1], 1);
-            ::dup2(err[1], 2);
-            ::close(out[0]);
-            ::close(err[0]);
-            if (in_child) in_child();
-            std::vector<char*> argv;
-            for (std::string& a : args) argv.push_back(a.data());
-            argv.push_back(nullptr);
-            ::execvp(argv[0], argv.data());
-            ::_exit(127);
-        }
-        ::close(out[1]);
-        ::close(err[1]);
-        if (on_start) on_start(pid);
-        Result r;
-        pollfd p[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
-        int open = 2;
-        char buf[4096];
-        while (open > 0 && ::poll(p, 2, -1) > 0) {
-            for (int i = 0; i < 2; ++i) {
-                if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP))) continue;
-                const ssize_t n = ::read(p[i].fd, buf, sizeof buf);
-                if (n <= 0) {
-                    ::close(p[i].fd);
-                    p[i].fd = -1;
-                    --open;
-                } else {
-                    (i == 0 ? r.out : r.err).append(buf, static_cast<std::size_t>(n));
-                }
-            }
-        }
-        int st = 0;
-        ::waitpid(pid, &st, 0);
-        r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        return r;
+    // Runs `args` (argv[0] found on PATH or a path); `in_child` after fork,
+    // `on_start` with the pid.
+    static Child run(std::vector<std::string> args, const std::function<void()>& in_child = {},
+                     const std::function<void(pid_t)>& on_start = {}) {
+        return files_test::run(std::move(args), {}, in_child, on_start);
     }
-    static Result bench(std::vector<std::string> args, const std::function<void()>& in_child = {},
+    static Child bench(std::vector<std::string> args, const std::function<void()>& in_child = {},
                         const std::function<void(pid_t)>& on_start = {}) {
         args.insert(args.begin(), {URINGKIT_CLI, "bench"});
         return run(std::move(args), in_child, on_start);
@@ -136,13 +97,13 @@ TEST_F(ReplayCli, AnXxhsumRunRecordedWithStraceReplaysThroughEveryEngine) {
                                     "pwritev2,lseek,fsync,fdatasync,sync_file_range,fallocate,ftruncate",
                                     "xxhsum", "-H2"};
     for (int i = 0; i < 24; ++i) cmd.push_back((dir_ / "tree" / fmt::format("f{}", i)).string());
-    const Result traced = run(cmd);
+    const Child traced = run(cmd);
     if (traced.status == 127) GTEST_SKIP() << "strace is not installed (Debian: strace)";
     if (traced.err.find("ptrace") != std::string::npos || traced.err.find("not permitted") != std::string::npos)
         GTEST_SKIP() << "strace cannot trace here: " << traced.err;
     ASSERT_EQ(traced.status, 0) << traced.err;
     const std::string json = path("out.json");
-    const Result r = bench({"--replay", trace, "--engines", "pread,uring,uring-sqpoll", "--iodepth", "1,16",
+    const Child r = bench({"--replay", trace, "--engines", "pread,uring,uring-sqpoll", "--iodepth", "1,16",
                             "--rounds", "3", "--loops", "4", "--json", json});
     ASSERT_EQ(r.status, 0) << r.err << r.out;
     EXPECT_NE(r.out.find("As your program issues it (one at a time per thread)"), std::string::npos) << r.out;
@@ -198,14 +159,14 @@ TEST_F(ReplayCli, BadInputGetsOneLineAndItsStatus) {
          "no time"},
     };
     for (const Case& c : cases) {
-        const Result r = bench(c.args);
+        const Child r = bench(c.args);
         EXPECT_EQ(r.status, c.status) << c.args[1] << " " << r.err;
         EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
         EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
         EXPECT_TRUE(r.out.empty()) << r.out;
     }
     // --lenient counts the bad line and replays the rest.
-    const Result lenient = bench({"--replay", bad, "--lenient", "--rounds", "1", "--engines", "pread"});
+    const Child lenient = bench({"--replay", bad, "--lenient", "--rounds", "1", "--engines", "pread"});
     EXPECT_EQ(lenient.status, 0) << lenient.err;
     EXPECT_NE(lenient.out.find("could not be parsed"), std::string::npos) << lenient.out;
 }
@@ -216,14 +177,14 @@ TEST_F(ReplayCli, AWriteNotAllowedIsRefusedAndNothingIsTouched) {
         "w.strace", fmt::format("openat(AT_FDCWD, \"{}\", O_WRONLY|O_TRUNC) = 3\npwrite64(3, \"ab\", 2, 0) = 2\n"
                                 "fsync(3) = 0\n",
                                 data));
-    const Result r = bench({"--replay", trace, "--rounds", "1"});
+    const Child r = bench({"--replay", trace, "--rounds", "1"});
     EXPECT_EQ(r.status, 2) << r.err;
     EXPECT_NE(r.err.find(data), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("--allow-write"), std::string::npos) << r.err;
     EXPECT_EQ(read_all(data), std::string(8192, 'q'));
     // Into --scratch: the copies take the writes and go; the file stays.
     fs::create_directory(dir_ / "scratch");
-    const Result s = bench({"--replay", trace, "--rounds", "1", "--scratch", path("scratch")});
+    const Child s = bench({"--replay", trace, "--rounds", "1", "--scratch", path("scratch")});
     EXPECT_EQ(s.status, 0) << s.err;
     EXPECT_EQ(read_all(data), std::string(8192, 'q'));
     EXPECT_TRUE(fs::is_empty(dir_ / "scratch"));
@@ -232,7 +193,7 @@ TEST_F(ReplayCli, AWriteNotAllowedIsRefusedAndNothingIsTouched) {
     if (::geteuid() == 0) {
         ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0);
         ASSERT_EQ(::chmod(trace.c_str(), 0644), 0);
-        const Result n = bench({"--replay", trace, "--rounds", "1", "--allow-write"}, [] {
+        const Child n = bench({"--replay", trace, "--rounds", "1", "--allow-write"}, [] {
             if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(126);
         });
         EXPECT_EQ(n.status, 4) << n.err;
@@ -240,7 +201,7 @@ TEST_F(ReplayCli, AWriteNotAllowedIsRefusedAndNothingIsTouched) {
         EXPECT_EQ(read_all(data), std::string(8192, 'q'));
     }
     // Allowed: the file itself is truncated and written.
-    const Result w = bench({"--replay", trace, "--rounds", "1", "--allow-write", "--engines", "uring"});
+    const Child w = bench({"--replay", trace, "--rounds", "1", "--allow-write", "--engines", "uring"});
     EXPECT_EQ(w.status, 0) << w.err;
     EXPECT_EQ(read_all(data).size(), 2u);
 }
@@ -250,7 +211,7 @@ TEST_F(ReplayCli, SigintEndsALongTimedReplayWith130AndRemovesTheCopies) {
     const std::string trace = read_trace(data, 40, 0.5);  // 20 s at the recorded pace
     fs::create_directory(dir_ / "scratch");
     const auto t0 = std::chrono::steady_clock::now();
-    const Result r = bench({"--replay", trace, "--mode", "timed", "--rounds", "1", "--scratch", path("scratch")}, {},
+    const Child r = bench({"--replay", trace, "--mode", "timed", "--rounds", "1", "--scratch", path("scratch")}, {},
                            [](pid_t pid) {
                                std::this_thread::sleep_for(std::chrono::milliseconds(800));
                                ::kill(pid, SIGINT);
