@@ -14,8 +14,7 @@
 #include <cerrno>
 #include <string>
 
-namespace uringkit::engines::detail {
-namespace {
+namespace uringkit::engines {
 
 // Registered buffers stay pinned while registered, and the kernel charges
 // them to RLIMIT_MEMLOCK unless the process has CAP_IPC_LOCK (every kernel
@@ -33,6 +32,11 @@ std::string memlock_refusal(std::size_t bytes) {
         "-l`, or lower --iodepth or --bs",
         util::format_bytes(bytes), limit);
 }
+
+}  // namespace uringkit::engines
+
+namespace uringkit::engines::detail {
+namespace {
 
 class UringRegJob final : public UringJobBase {
 public:

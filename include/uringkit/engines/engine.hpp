@@ -87,6 +87,10 @@ const EngineInfo* find_engine(std::string_view name) noexcept;
 // The default set: everything except uring-iopoll (O_DIRECT only).
 std::span<const std::string_view> default_engines() noexcept;
 
+// Why registering `bytes` of buffers failed with ENOMEM: RLIMIT_MEMLOCK,
+// what it allows, and how to raise it (uring-reg, here and in the replay).
+std::string memlock_refusal(std::size_t bytes);
+
 // Monotonic nanoseconds (CLOCK_MONOTONIC through the vDSO: no system call).
 std::uint64_t now_ns() noexcept;
 
