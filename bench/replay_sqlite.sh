@@ -5,6 +5,7 @@
 # `uringkit bench --help`, then replayed through pread and uring.
 #
 #   bench/replay_sqlite.sh [BUILD_DIR] [LOOKUPS] [-- extra bench options]
+#   ENGINES=pread,uring,uring (the default: uring twice, an A/A check) picks the engines.
 #
 # Writes bench/results/replay_sqlite.md: the recording command, what
 # sqlite3's own run took, and bench --replay's report.  Needs sqlite3 and
@@ -45,7 +46,8 @@ start=$(date +%s.%N)
 "${RECORD[@]}" sqlite3 "$DB" < "$WORK/lookups.sql" > /dev/null
 traced=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.3f", e - s }')
 
-REPLAY=("$BIN" bench --replay "$WORK/trace.txt" --engines pread,uring,uring --iodepth 1,32 "$@")
+ENGINES=${ENGINES:-pread,uring,uring}
+REPLAY=("$BIN" bench --replay "$WORK/trace.txt" --engines "$ENGINES" --iodepth 1,32 "$@")
 OUT=$ROOT/bench/results/replay_sqlite.md
 {
     echo "# sqlite3 point lookups, replayed"
@@ -58,7 +60,7 @@ OUT=$ROOT/bench/results/replay_sqlite.md
     echo
     echo '```'
     echo "strace -f -ttt -T -y --seccomp-bpf -o trace.txt -e trace=... sqlite3 lookup.db < lookups.sql"
-    echo "uringkit bench --replay trace.txt --engines pread,uring,uring --iodepth 1,32 $*"
+    echo "uringkit bench --replay trace.txt --engines $ENGINES --iodepth 1,32 $*"
     echo
     "${REPLAY[@]}" 2>&1 | sed "s|$WORK/||g"
     echo '```'

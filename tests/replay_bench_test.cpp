@@ -80,6 +80,19 @@ bool must_wait(const Step& a, const Step& b) {
     return overlap && (a.op == Op::write || b.op == Op::write);
 }
 
+// Every engine a trace replays through (bench's names, iopoll aside).
+const char* const kAllEngines[] = {"pread",        "threadpool", "libaio", "uring", "uring-reg",
+                                   "uring-sqpoll", "liburing",   "auto"};
+
+// An engine may be unavailable here only for a reason outside the replay:
+// the kernel refusing SQPOLL, a peer library missing from the build.
+void expect_allowed_unavailable(const Result& r, const char* engine) {
+    for (const Unavailable& u : r.unavailable) {
+        const bool not_built = u.why.find("was not found when uringkit was built") != std::string::npos;
+        EXPECT_TRUE(std::string(engine) == "uring-sqpoll" || not_built) << engine << ": " << u.why;
+    }
+}
+
 // A strace line: pid, time, call.
 std::string line(int pid, double t, const std::string& call) { return fmt::format("{} {:.6f} {}\n", pid, t, call); }
 
@@ -171,7 +184,7 @@ TEST_F(ReplayBench, NoStepStartsBeforeWhatItDependsOnInEveryEngineAndDepth) {
     const Program p = compile_text(t);
     ASSERT_EQ(p.threads(), 2u);
     const std::string before = read_all(f);
-    for (const char* engine : {"pread", "uring", "uring-sqpoll"}) {
+    for (const char* engine : kAllEngines) {
         for (unsigned depth : {1u, 4u, 32u}) {
             Config c;
             c.engines = {engine};
@@ -182,11 +195,11 @@ TEST_F(ReplayBench, NoStepStartsBeforeWhatItDependsOnInEveryEngineAndDepth) {
             OrderLog log;
             const Result r = run(p, c, nullptr, {}, &log);
             if (!r.unavailable.empty()) {
-                EXPECT_STREQ(engine, "uring-sqpoll") << r.unavailable[0].why;
+                expect_allowed_unavailable(r, engine);
                 continue;
             }
             ASSERT_EQ(r.runs.size(), 1u);
-            EXPECT_EQ(r.runs[0].error, "");
+            EXPECT_EQ(r.runs[0].error, "") << engine << " depth " << depth;
             ASSERT_EQ(log.threads.size(), 2u);
             unsigned checked = 0;
             for (std::size_t th = 0; th < 2; ++th) {
@@ -206,7 +219,7 @@ TEST_F(ReplayBench, NoStepStartsBeforeWhatItDependsOnInEveryEngineAndDepth) {
             }
             EXPECT_GT(checked, 100u);
             // Batched at depth > 1 really overlaps reads (else the check above says nothing).
-            if (std::string(engine) != "pread" && depth > 1) {
+            if (std::string(engine) != "pread" && depth > 1) {  // auto: the ring once depth > 1
                 bool overlapped = false;
                 const auto& e = log.threads[0];
                 for (std::size_t j = 1; j < e.size() && !overlapped; ++j)
@@ -230,7 +243,7 @@ TEST_F(ReplayBench, ReplayedReadsCarryTheFilesBytes) {
                   fmt::format("pread64(3, \"\"..., {}, {}) = {} <0.00001>", 1000 + rng() % 70000,
                               rng() % (3 << 20), 1));
     const Program p = compile_text(t);
-    for (const char* engine : {"pread", "uring"}) {
+    for (const char* engine : kAllEngines) {
         Config c;
         c.engines = {engine};
         c.modes = {Mode::as_recorded, Mode::batched};
@@ -238,7 +251,9 @@ TEST_F(ReplayBench, ReplayedReadsCarryTheFilesBytes) {
         c.rounds = 1;
         c.verify = true;
         const Result r = run(p, c);
-        ASSERT_EQ(r.runs.size(), 2u);
+        expect_allowed_unavailable(r, engine);
+        if (!r.unavailable.empty()) continue;
+        ASSERT_EQ(r.runs.size(), 2u) << engine;
         for (const uringkit::replay::Run& run : r.runs) {
             EXPECT_EQ(run.error, "");
             EXPECT_EQ(run.ios, 301u - 1);  // every pread (the open is a mark)
@@ -314,15 +329,17 @@ TEST_F(ReplayBench, TimedModeKeepsTheRecordedPace) {
     t += line(1, 2.0, fmt::format("openat(AT_FDCWD, \"{}\", O_RDONLY) = 3 <0.00001>", f));
     for (int i = 0; i < 11; ++i) t += line(1, 2.0 + i * 0.02, "pread64(3, \"\"..., 4096, 0) = 4096 <0.00001>");
     const Program p = compile_text(t);
-    for (const char* engine : {"pread", "uring"}) {
+    for (const char* engine : kAllEngines) {
         Config c;
         c.engines = {engine};
         c.modes = {Mode::timed};
         c.depths = {8};
         c.rounds = 1;
         const Result r = run(p, c);
-        ASSERT_EQ(r.runs.size(), 1u);
-        EXPECT_EQ(r.runs[0].ios, 11u);
+        expect_allowed_unavailable(r, engine);
+        if (!r.unavailable.empty()) continue;
+        ASSERT_EQ(r.runs.size(), 1u) << engine;
+        EXPECT_EQ(r.runs[0].ios, 11u) << engine;
         // The last read is due 0.2 s after the first.
         EXPECT_GE(r.runs[0].seconds, 0.199) << engine;
         EXPECT_LT(r.runs[0].seconds, 2.0) << engine;
@@ -381,4 +398,72 @@ TEST_F(ReplayBench, FioIologReplaysWithItsSyncs) {
     const std::string report = format_report(p, r, comparisons);
     EXPECT_NE(report.find("As your program issues it"), std::string::npos) << report;
     EXPECT_NE(report.find("With up to 32 in flight per thread"), std::string::npos) << report;
+}
+
+// Each engine counts its own system calls: one per step for pread, one
+// io_uring_enter per batch for the rings, io_submit + io_getevents per batch
+// for libaio, and at least the workers' one call per step for the pool.
+TEST_F(ReplayBench, EachEngineCountsItsSystemCalls) {
+    const std::string f = make_file("calls.bin", 4 << 20);
+    std::string t = fmt::format("fio version 2 iolog\n{0} add\n{0} open\n", f);
+    for (int i = 0; i < 4000; ++i) t += fmt::format("{} read {} 4096\n", f, (i * 7919 % 1024) * 4096);
+    const Program p = compile_text(t);
+    for (const char* engine : kAllEngines) {
+        Config c;
+        c.engines = {engine};
+        c.modes = {Mode::as_recorded, Mode::batched};
+        c.depths = {32};
+        c.rounds = 1;
+        const Result r = run(p, c);
+        expect_allowed_unavailable(r, engine);
+        if (!r.unavailable.empty()) continue;
+        ASSERT_EQ(r.runs.size(), 2u) << engine;
+        const std::string e = engine;
+        for (const uringkit::replay::Run& run : r.runs) {
+            ASSERT_EQ(run.error, "") << engine;
+            ASSERT_EQ(run.ios, 4000u) << engine;
+            EXPECT_EQ(run.bytes, 4000u * 4096) << engine;
+            const double per_io = run.syscalls_per_io();
+            const bool one_at_a_time = run.mode == Mode::as_recorded;
+            if (e == "pread" || (e == "auto" && one_at_a_time)) {
+                EXPECT_EQ(run.syscalls, run.ios) << engine;
+            } else if (e == "threadpool") {
+                EXPECT_GE(run.syscalls, run.ios) << engine << ": every step is a worker's pread";
+            } else if (e == "libaio") {
+                if (one_at_a_time)
+                    EXPECT_NEAR(per_io, 2.0, 0.01) << engine;
+                else
+                    EXPECT_LT(per_io, 0.2) << engine;
+            } else if (e != "uring-sqpoll") {  // SQPOLL enters only to wait, and its thread may sleep
+                if (one_at_a_time)
+                    EXPECT_NEAR(per_io, 1.0, 0.01) << engine;
+                else
+                    EXPECT_LT(per_io, 0.1) << engine;
+            }
+        }
+    }
+}
+
+TEST_F(ReplayBench, IopollIsNamedUnavailableWithTheReasonAndUnknownEnginesAreRefused) {
+    const std::string f = make_file("io.bin", 65536);
+    const Program p = compile_text(fmt::format("fio version 2 iolog\n{0} add\n{0} open\n{0} read 0 4096\n", f));
+    Config c;
+    c.engines = {"pread", "uring-iopoll"};
+    c.modes = {Mode::as_recorded};
+    c.rounds = 1;
+    const Result r = run(p, c);
+    ASSERT_EQ(r.unavailable.size(), 1u);
+    EXPECT_EQ(r.unavailable[0].engine, "uring-iopoll");
+    EXPECT_NE(r.unavailable[0].why.find("O_DIRECT"), std::string::npos) << r.unavailable[0].why;
+    ASSERT_EQ(r.runs.size(), 1u);
+    EXPECT_EQ(r.runs[0].engine, "pread");
+    c.engines = {"pread", "uring-fast"};
+    try {
+        (void)run(p, c);
+        FAIL() << "an unknown engine was accepted";
+    } catch (const ReplayError& e) {
+        EXPECT_EQ(e.kind(), ReplayError::usage);
+        EXPECT_NE(std::string(e.what()).find("uring-fast"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("liburing"), std::string::npos) << e.what();
+    }
 }

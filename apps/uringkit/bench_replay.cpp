@@ -23,7 +23,7 @@ const char* const kReplayHelp =
     "pwritev2,lseek,fsync,fdatasync,sync_file_range,fallocate,ftruncate PROGRAM ARGS\n"
     "or with fio's write_iolog (versions 2 and 3), then run `uringkit bench --replay trace.txt`.  Each "
     "thread's reads, writes and syncs are replayed on a thread of their own through each engine (pread, "
-    "uring, uring-sqpoll): as recorded (one at a time, the program's own shape), batched (up to --iodepth "
+    "threadpool, libaio, uring, uring-reg, uring-sqpoll, liburing, auto; default pread,uring): as recorded (one at a time, the program's own shape), batched (up to --iodepth "
     "in flight per thread, a step waiting for earlier overlapping writes and syncs of its file: an upper "
     "bound), timed (each at its recorded time).  Files are read where the trace names them, read-only; a "
     "trace that writes needs --allow-write (those files are written) or --scratch DIR (copies of the "

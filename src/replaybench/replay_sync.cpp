@@ -95,9 +95,7 @@ bool verify_read(int fd, const Step& s, const unsigned char* got, std::size_t n,
     return std::memcmp(scratch.data(), got, n) == 0;
 }
 
-namespace {
-
-long long run_step(int fd, const Step& s, unsigned char* buf, std::uint32_t len) noexcept {
+long long run_step_sync(int fd, const Step& s, unsigned char* buf, std::uint32_t len) noexcept {
     ssize_t r = 0;
     switch (s.op) {
         case Op::read:
@@ -132,8 +130,6 @@ long long run_step(int fd, const Step& s, unsigned char* buf, std::uint32_t len)
     return r < 0 ? -errno : r;
 }
 
-}  // namespace
-
 ThreadResult replay_thread_sync(const ThreadJob& job) {
     ThreadResult out;
     const Program& p = *job.program;
@@ -165,7 +161,7 @@ ThreadResult replay_thread_sync(const ThreadJob& job) {
             if (job.order && loop == 0) (*job.order)[i].issued = ++tick;
             const std::uint32_t len = io_len(job, s);
             const int fd = (*job.fds)[s.file];
-            const long long res = run_step(fd, s, buffer.slot(0), len);
+            const long long res = run_step_sync(fd, s, buffer.slot(0), len);
             const std::uint64_t t1 = monotonic_ns();
             if (job.order && loop == 0) (*job.order)[i].completed = ++tick;
             ++out.syscalls;

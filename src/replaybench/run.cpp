@@ -33,9 +33,42 @@ std::optional<Mode> parse_mode(std::string_view text) {
     return std::nullopt;
 }
 
-bool replay_engine_known(std::string_view name) noexcept {
-    return name == "pread" || name == "uring" || name == "uring-sqpoll";
+namespace {
+
+// How each engine replays one trace thread.
+struct ReplayEngine {
+    std::string_view name;
+    detail::ThreadResult (*replay)(const detail::ThreadJob&);
+    bool sqpoll = false, registered = false;
+};
+constexpr ReplayEngine kEngines[] = {
+    {"pread", detail::replay_thread_sync},
+    {"threadpool", detail::replay_thread_threadpool},
+    {"libaio", detail::replay_thread_libaio},
+    {"uring", detail::replay_thread_uring},
+    {"uring-reg", detail::replay_thread_uring, false, true},
+    {"uring-sqpoll", detail::replay_thread_uring, true, false},
+    {"liburing", detail::replay_thread_liburing},
+    // pread for one step at a time, the ring once several may be in flight:
+    // bench's auto, decided per run by the depth.
+    {"auto", nullptr},
+};
+
+// bench's engine that a replay does not run, and why.
+constexpr std::string_view kIopoll = "uring-iopoll";
+constexpr std::string_view kIopollWhy =
+    "not replayed: an IOPOLL ring takes only O_DIRECT reads and writes from a device with poll "
+    "queues, and a trace's syncs cannot be polled; `bench --direct --engines uring-iopoll` measures it";
+
+const ReplayEngine* find_engine(std::string_view name) noexcept {
+    for (const ReplayEngine& e : kEngines)
+        if (e.name == name) return &e;
+    return nullptr;
 }
+
+}  // namespace
+
+bool replay_engine_known(std::string_view name) noexcept { return find_engine(name) || name == kIopoll; }
 
 std::vector<Cell> cells(const Config& config) {
     std::vector<Cell> out;
@@ -68,6 +101,12 @@ Run run_once(const Program& p, const Config& config, const detail::ReplayFiles& 
     run.mode = cell.mode;
     run.depth = cell.depth;
     const std::string engine(engines::engine_base(label));
+    if (engine == kIopoll) {
+        unavailable = kIopollWhy;
+        return run;
+    }
+    const ReplayEngine* e = find_engine(engine);
+    if (!e->replay) e = find_engine(cell.depth > 1 ? "uring" : "pread");  // auto
     if (config.cache == Cache::cold) files.drop();
     const std::size_t n = p.threads();
     detail::StartGate gate(n);
@@ -85,19 +124,18 @@ Run run_once(const Program& p, const Config& config, const detail::ReplayFiles& 
             job.program = &p;
             job.thread = t;
             job.mode = cell.mode;
-            job.depth = engine == "pread" ? 1 : cell.depth;
+            job.depth = e->replay == detail::replay_thread_sync ? 1 : cell.depth;
             job.loops = config.loops;
             job.fds = &files.fds();
             job.gate = &gate;
             job.loop_span_ns = p.shape().span_ns + 1000000;
             job.max_io_bytes = max_io;
             job.verify = config.verify;
-            job.sqpoll = engine == "uring-sqpoll";
+            job.sqpoll = e->sqpoll;
+            job.registered = e->registered;
             job.stop = stop;
             job.order = order_log ? &order_log->threads[t] : nullptr;
-            threads.emplace_back([job, &results, t, engine] {
-                results[t] = engine == "pread" ? detail::replay_thread_sync(job) : detail::replay_thread_uring(job);
-            });
+            threads.emplace_back([job, &results, t, e] { results[t] = e->replay(job); });
         }
     }
     run.cpu_s = gate.cpu_seconds();

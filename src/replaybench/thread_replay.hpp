@@ -47,7 +47,8 @@ struct ThreadJob {
     std::int64_t loop_span_ns = 0;          // timed: how far each loop's times are shifted
     std::uint64_t max_io_bytes = 0;         // longest read/write replayed (longer ones are clamped)
     bool verify = false;
-    bool sqpoll = false;  // uring engine: with a submission poll thread
+    bool sqpoll = false;      // uring engine: with a submission poll thread
+    bool registered = false;  // uring engine: registered files and buffers
     const std::atomic<bool>* stop = nullptr;
     std::vector<OrderLog::Entry>* order = nullptr;  // tests: per step index
 };
@@ -62,8 +63,17 @@ struct ThreadResult {
     std::string unavailable;  // the engine cannot run here (ring setup refused)
 };
 
+// pread (and auto at depth 1): one system call at a time.
 ThreadResult replay_thread_sync(const ThreadJob& job);
+// uring, uring-sqpoll, uring-reg (job.sqpoll, job.registered).
 ThreadResult replay_thread_uring(const ThreadJob& job);
+// The peers, scheduled as the ring engines are (replay_peers.cpp).
+ThreadResult replay_thread_liburing(const ThreadJob& job);
+ThreadResult replay_thread_libaio(const ThreadJob& job);
+ThreadResult replay_thread_threadpool(const ThreadJob& job);
+
+// One step as its own system call (pread64, pwrite64, fsync, ...): -errno or the result.
+long long run_step_sync(int fd, const Step& s, unsigned char* buf, std::uint32_t len) noexcept;
 
 // Helpers both executors share (replay_sync.cpp).
 std::uint64_t monotonic_ns() noexcept;

@@ -39,10 +39,15 @@ enum class Mode : std::uint8_t { as_recorded, batched, timed };
 const char* mode_name(Mode m);  // "as-recorded", "batched", "timed"
 std::optional<Mode> parse_mode(std::string_view text);
 
-// The engines a trace replays through: pread (the program's own system
-// calls, one at a time per thread), uring (one ring per thread) and
-// uring-sqpoll (the same with a submission poll thread per ring).
-inline constexpr std::string_view kReplayEngines = "pread, uring, uring-sqpoll";
+// The engines a trace replays through, bench's names: pread (the program's
+// own system calls, one at a time per thread), threadpool (those calls on a
+// pool of workers per thread), libaio, uring (one ring per thread),
+// uring-reg (its files and buffers registered), uring-sqpoll (a submission
+// poll thread per ring), liburing (the uring loop on liburing) and auto
+// (pread one at a time, uring with more in flight).  uring-iopoll is named
+// and reported unavailable with the reason.
+inline constexpr std::string_view kReplayEngines =
+    "pread, threadpool, libaio, uring, uring-reg, uring-sqpoll, liburing, auto";
 bool replay_engine_known(std::string_view name) noexcept;
 // Reads and writes longer than this are replayed at this length.
 inline constexpr std::uint64_t kMaxIoBytes = std::uint64_t{64} << 20;
