@@ -43,7 +43,7 @@ LOAD1=$(cat /proc/loadavg)
   echo "Command: \`bench/load_profile.sh $BUILD $SECONDS_RUN\` — commit $(git -C "$ROOT" rev-parse --short HEAD), Linux $(uname -r)."
   echo "Both clients: one thread pinned to CPU 0, 64 connections, no pipelining, against nginx (one worker, CPU 1,"
   echo "the 128-byte body), ${SECONDS_RUN} s each, \`perf record -F 4999\` of the client process."
-  echo "Load average before: \`$LOAD0\`, after: \`$LOAD1\` (a shared 2-core VM)."
+  echo "Load average before: \`$LOAD0\`, after: \`$LOAD1\` ($(nproc) CPUs)."
   for tool in load wrk; do
     echo
     echo "## $tool"

@@ -187,8 +187,9 @@ out = ["# `uringkit load` against wrk: client CPU per request and headroom\n",
        "Clients pinned to CPU 0 with one thread (`wrk -t1`, `uringkit load -t1`), servers to CPU 1 with one "
        "thread.  Client CPU: the client process's user+system time (wait4) over the requests it counted.  "
        "Median (min–max) over the rounds.\n",
-       f"Load average before: `{load0}`, after: `{load1}`.  This is a 2-core VM shared with other work (builds): "
-       "figures move between runs; compare the two tools within a row, and treat a ratio whose ranges "
+       f"Load average before: `{load0}`, after: `{load1}` on {os.cpu_count()} CPUs "
+       f"({'busy: other work ran, ' if float(load0.split()[0]) > 0.5 * (os.cpu_count() or 1) else ''}"
+       "figures move between runs): compare the two tools within a row, and treat a ratio whose ranges "
        "overlap as the same within the noise.\n"]
 out.append("| server | conns | pipelined | wrk req/s | load req/s | wrk CPU µs/req | load CPU µs/req | load ÷ wrk CPU/req | load syscalls/req |")
 out.append("|---|---|---|---|---|---|---|---|---|")
