@@ -21,19 +21,10 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <thread>
 
 namespace uringkit::replay::detail {
 
 namespace {
-
-ThreadResult unavailable(const ThreadJob& job, std::string why) {
-    ThreadResult out;
-    out.unavailable = std::move(why);
-    job.gate->arrive_and_wait();
-    job.gate->finish();
-    return out;
-}
 
 timespec relative_to(std::uint64_t deadline_ns) noexcept {
     const std::uint64_t now = monotonic_ns();
@@ -222,69 +213,47 @@ private:
 };
 #endif
 
-// Workers doing each step's own system call, handed over through lock-free
-// queues and futex semaphores (engines/handoff.hpp), at most one worker per
-// slot and kMaxWorkers in all.
+// Workers doing each step's own system call (engines::WorkerPool: lock-free
+// queues and futex semaphores, each futex call counted), one per slot up to
+// kMaxWorkers.
 class ThreadpoolBackend {
 public:
     static constexpr unsigned kMaxWorkers = 64;
 
     explicit ThreadpoolBackend(unsigned depth)
-        : work_(depth),
-          res_(depth),
-          to_workers_(2 * depth + kMaxWorkers),
-          to_submitter_(2 * depth),
-          counters_(std::clamp(depth, 1u, kMaxWorkers)) {
-        workers_.reserve(counters_.size());
-        try {
-            for (engines::WorkerCounter& c : counters_)
-                workers_.emplace_back([this, &c] { work(c); });
-        } catch (...) {
-            stop_workers();
-            throw;
-        }
-    }
-    ~ThreadpoolBackend() { stop_workers(); }
-    ThreadpoolBackend(const ThreadpoolBackend&) = delete;
-    ThreadpoolBackend& operator=(const ThreadpoolBackend&) = delete;
+        : work_(depth), res_(depth), pool_(depth, std::clamp(depth, 1u, kMaxWorkers), &run, this) {}
 
     bool queues(Op) const noexcept { return true; }
     const char* name() const noexcept { return "threadpool"; }
     // The workers are joined before the buffers go: nothing writes after.
     bool kernel_may_write() const noexcept { return false; }
-    std::uint64_t syscalls() const noexcept {
-        std::uint64_t sum = own_calls_;
-        for (const engines::WorkerCounter& c : counters_)
-            sum += c.syscalls.load(std::memory_order_relaxed);
-        return sum;
-    }
+    std::uint64_t syscalls() const noexcept { return own_calls_ + pool_.worker_syscalls(); }
 
     bool prepare(unsigned slot, const Step& s, int fd, unsigned char* buf,
                  std::uint32_t n) noexcept {
         work_[slot] = Work{s, fd, buf, n};
-        if (!to_workers_.push(slot)) return false;  // holds twice the depth: never
+        if (!pool_.hand(slot)) return false;  // at most depth out: never
         ++handed_;
         return true;
     }
     int wait(std::uint64_t deadline_ns) noexcept {
-        if (handed_) own_calls_ += to_workers_sem_.post(handed_);
+        own_calls_ += pool_.wake(handed_);
         handed_ = 0;
         bool taken = true;
         if (deadline_ns)
-            own_calls_ += done_sem_.wait_until(deadline_ns, taken);
+            own_calls_ += pool_.wait_until(deadline_ns, taken);
         else
-            own_calls_ += done_sem_.wait();
-        ready_ = taken ? 1 : 0;
+            own_calls_ += pool_.wait();
+        ready_ = taken;
         return 0;
     }
     template <class F>
     void reap(F&& f) {
         // The one wait() took, then whatever else is ready.
-        while (ready_ || done_sem_.try_wait()) {
-            ready_ = 0;
+        while (ready_ || pool_.try_wait()) {
+            ready_ = false;
             std::uint32_t s;
-            while (!to_submitter_.pop(s))
-                own_calls_ += engines::yield_counted();  // posted after the push: rare
+            own_calls_ += pool_.take(s);
             f(s, res_[s]);
         }
     }
@@ -296,45 +265,25 @@ private:
         unsigned char* buf = nullptr;
         std::uint32_t len = 0;
     };
-    void work(engines::WorkerCounter& counter) noexcept {
+    static std::uint64_t run(void* ctx, std::uint32_t s) noexcept {
+        auto& self = *static_cast<ThreadpoolBackend*>(ctx);
+        const Work& w = self.work_[s];
         std::uint64_t calls = 0;
-        for (;;) {
-            calls += to_workers_sem_.wait();
-            std::uint32_t s;
-            while (!to_workers_.pop(s)) calls += engines::yield_counted();
-            if (s == engines::kQuitSlot) break;
-            const Work& w = work_[s];
-            long long r;
-            do {
-                ++calls;
-                r = run_step_sync(w.fd, w.step, w.buf, w.len);
-            } while (r == -EINTR);
-            res_[s] = r;
-            // Published before the completion is: the submitter reads it after popping.
-            counter.syscalls.store(calls, std::memory_order_relaxed);
-            to_submitter_.push(s);
-            calls += done_sem_.post(1);
-            counter.syscalls.store(calls, std::memory_order_relaxed);
-        }
-        counter.syscalls.store(calls, std::memory_order_relaxed);
-    }
-    void stop_workers() noexcept {
-        for (std::size_t i = 0; i < workers_.size(); ++i)
-            while (!to_workers_.push(engines::kQuitSlot)) std::this_thread::yield();
-        to_workers_sem_.post(static_cast<std::uint32_t>(workers_.size()));
-        for (std::thread& t : workers_) t.join();
-        workers_.clear();
+        long long r;
+        do {
+            ++calls;
+            r = run_step_sync(w.fd, w.step, w.buf, w.len);
+        } while (r == -EINTR);
+        self.res_[s] = r;
+        return calls;
     }
 
     std::vector<Work> work_;      // by slot: written before the slot is handed over
     std::vector<long long> res_;  // by slot: written by the worker before it hands the slot back
-    engines::SlotQueue to_workers_, to_submitter_;
-    engines::Semaphore to_workers_sem_, done_sem_;
-    std::vector<engines::WorkerCounter> counters_;
-    std::vector<std::thread> workers_;
     std::uint32_t handed_ = 0;
-    unsigned ready_ = 0;
+    bool ready_ = false;
     std::uint64_t own_calls_ = 0;
+    engines::WorkerPool pool_;  // last: its workers stop before the members they use go
 };
 
 }  // namespace
@@ -352,8 +301,8 @@ ThreadResult replay_thread_liburing(const ThreadJob& job) {
         r = io_uring_queue_init_params(job.depth, &ring, &params);
     }
     if (r < 0)
-        return unavailable(job,
-                           std::string("io_uring_queue_init (liburing): ") + std::strerror(-r));
+        return replay_unavailable(
+            job, std::string("io_uring_queue_init (liburing): ") + std::strerror(-r));
     io_uring_register_ring_fd(&ring);  // best effort, as the uring engine
     ThreadResult out;
     {
@@ -363,8 +312,8 @@ ThreadResult replay_thread_liburing(const ThreadJob& job) {
     io_uring_queue_exit(&ring);
     return out;
 #else
-    return unavailable(job,
-                       "liburing was not found when uringkit was built (Debian: liburing-dev)");
+    return replay_unavailable(
+        job, "liburing was not found when uringkit was built (Debian: liburing-dev)");
 #endif
 }
 
@@ -374,8 +323,9 @@ ThreadResult replay_thread_libaio(const ThreadJob& job) {
     io_context_t ctx{};
     const int r = io_setup(static_cast<int>(job.depth), &ctx);
     if (r < 0)
-        return unavailable(job, std::string("io_setup: ") + std::strerror(-r) +
-                                    (r == -EAGAIN ? " (depth above /proc/sys/fs/aio-max-nr)" : ""));
+        return replay_unavailable(
+            job, std::string("io_setup: ") + std::strerror(-r) +
+                     (r == -EAGAIN ? " (depth above /proc/sys/fs/aio-max-nr)" : ""));
     ThreadResult out;
     {
         LibaioBackend backend(ctx, job.depth);
@@ -384,7 +334,8 @@ ThreadResult replay_thread_libaio(const ThreadJob& job) {
     io_destroy(ctx);
     return out;
 #else
-    return unavailable(job, "libaio was not found when uringkit was built (Debian: libaio-dev)");
+    return replay_unavailable(job,
+                              "libaio was not found when uringkit was built (Debian: libaio-dev)");
 #endif
 }
 
@@ -394,7 +345,7 @@ ThreadResult replay_thread_threadpool(const ThreadJob& job) {
         ThreadpoolBackend backend(job.depth);
         return replay_queued(job, backend, arena);
     } catch (const std::system_error& e) {
-        return unavailable(job, std::string("starting the pool's threads: ") + e.what());
+        return replay_unavailable(job, std::string("starting the pool's threads: ") + e.what());
     }
 }
 

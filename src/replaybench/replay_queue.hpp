@@ -61,6 +61,17 @@ inline std::unique_ptr<engines::BufferArena> make_replay_buffers(const ThreadJob
     return arena;
 }
 
+// What a thread returns when its engine cannot start here (the ring or a
+// registration refused, a library not built in): it still passes the gate,
+// so the other threads are not left waiting for it.
+inline ThreadResult replay_unavailable(const ThreadJob& job, std::string why) {
+    ThreadResult out;
+    out.unavailable = std::move(why);
+    job.gate->arrive_and_wait();
+    job.gate->finish();
+    return out;
+}
+
 // Replays job's thread through `backend`; `arena` holds the buffers the
 // backend was given (handed to keep_for_kernel() if the backend fails with
 // steps in flight that the kernel may still write into).

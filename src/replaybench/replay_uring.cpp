@@ -124,16 +124,6 @@ private:
     bool ftruncate_op_ = false;
 };
 
-// What stops the thread before its first step: the ring or a registration
-// refused here.
-ThreadResult unavailable(const ThreadJob& job, std::string why) {
-    ThreadResult out;
-    out.unavailable = std::move(why);
-    job.gate->arrive_and_wait();
-    job.gate->finish();
-    return out;
-}
-
 }  // namespace
 
 ThreadResult replay_thread_uring(const ThreadJob& job) {
@@ -149,12 +139,12 @@ ThreadResult replay_thread_uring(const ThreadJob& job) {
                 ring->register_buffers({&iov, 1});
             } catch (const RingError& e) {
                 if (e.code().value() == ENOMEM)
-                    return unavailable(job, engines::memlock_refusal(iov.iov_len));
+                    return replay_unavailable(job, engines::memlock_refusal(iov.iov_len));
                 throw;
             }
         }
     } catch (const RingError& e) {
-        return unavailable(job, e.what());
+        return replay_unavailable(job, e.what());
     }
     RingBackend backend(*ring, job.registered);
     return replay_queued(job, backend, arena);

@@ -1,8 +1,8 @@
 // The hand-over between one submitting thread and its pool of workers, as
 // the threadpool engines use it (bench's threadpool, replay's threadpool):
-// a counting semaphore on a futex word and a bounded lock-free queue of slot
-// numbers.  The futex calls are made here directly (not through std::mutex
-// or std::counting_semaphore) so that each one is counted as a system call.
+// a counting semaphore on a futex word, a bounded lock-free queue of slot
+// numbers, and the pool that joins them.  The futex calls are made here directly (not through
+// std::mutex or std::counting_semaphore) so that each one is counted as a system call.
 #pragma once
 
 #include <linux/futex.h>
@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <thread>
@@ -154,6 +155,95 @@ inline unsigned yield_counted() noexcept {
 // A worker's system calls, on a cache line of its own.
 struct alignas(64) WorkerCounter {
     std::atomic<std::uint64_t> syscalls{0};
+};
+
+// Workers doing blocking work for one submitting thread, slot by slot.  The
+// submitter hands slots over (hand, then wake), waits for one back (wait or
+// wait_until, then take), and reads each slot's result, which the worker
+// wrote before handing the slot back.  `work(ctx, slot)` does the slot's
+// work and returns the system calls it made.  Nothing here allocates or
+// locks after construction.
+class WorkerPool {
+public:
+    using Work = std::uint64_t (*)(void* ctx, std::uint32_t slot) noexcept;
+
+    // At most `slots` slots out at once, served by `workers` threads.
+    // Throws std::system_error when no thread can be started.
+    WorkerPool(unsigned slots, unsigned workers, Work work, void* ctx)
+        : work_(work),
+          ctx_(ctx),
+          to_workers_(2 * slots + workers),
+          to_submitter_(2 * slots),
+          counters_(std::max(1u, workers)) {
+        threads_.reserve(counters_.size());
+        try {
+            for (WorkerCounter& c : counters_) threads_.emplace_back([this, &c] { serve(c); });
+        } catch (...) {
+            stop();
+            throw;
+        }
+    }
+    ~WorkerPool() { stop(); }
+    WorkerPool(const WorkerPool&) = delete;
+    WorkerPool& operator=(const WorkerPool&) = delete;
+
+    // Queues a slot; the workers see it after wake().  False: the queue is
+    // full, which a caller with at most `slots` out never sees.
+    bool hand(std::uint32_t slot) noexcept { return to_workers_.push(slot); }
+    // Wakes workers for `n` slots handed.  Returns the system calls made.
+    unsigned wake(std::uint32_t n) noexcept { return n ? to_workers_sem_.post(n) : 0; }
+    // One slot done: blocks for it, or gives up at deadline_ns (taken false).
+    // Returns the system calls made.
+    unsigned wait() noexcept { return done_sem_.wait(); }
+    unsigned wait_until(std::uint64_t deadline_ns, bool& taken) noexcept {
+        return done_sem_.wait_until(deadline_ns, taken);
+    }
+    bool try_wait() noexcept { return done_sem_.try_wait(); }
+    // After a successful wait: the slot that is done.  Returns the system
+    // calls made (a yield in the rare case that its push is not visible yet).
+    unsigned take(std::uint32_t& slot) noexcept {
+        unsigned calls = 0;
+        while (!to_submitter_.pop(slot)) calls += yield_counted();
+        return calls;
+    }
+    // System calls the workers have made so far.
+    std::uint64_t worker_syscalls() const noexcept {
+        std::uint64_t sum = 0;
+        for (const WorkerCounter& c : counters_) sum += c.syscalls.load(std::memory_order_relaxed);
+        return sum;
+    }
+
+private:
+    void serve(WorkerCounter& counter) noexcept {
+        std::uint64_t calls = 0;
+        for (;;) {
+            calls += to_workers_sem_.wait();
+            std::uint32_t s;
+            while (!to_workers_.pop(s)) calls += yield_counted();
+            if (s == kQuitSlot) break;
+            calls += work_(ctx_, s);
+            // Published before the slot is: the submitter reads it after taking it.
+            counter.syscalls.store(calls, std::memory_order_relaxed);
+            to_submitter_.push(s);
+            calls += done_sem_.post(1);
+            counter.syscalls.store(calls, std::memory_order_relaxed);
+        }
+        counter.syscalls.store(calls, std::memory_order_relaxed);
+    }
+    void stop() noexcept {
+        for (std::size_t i = 0; i < threads_.size(); ++i)
+            while (!to_workers_.push(kQuitSlot)) std::this_thread::yield();
+        to_workers_sem_.post(static_cast<std::uint32_t>(threads_.size()));
+        for (std::thread& t : threads_) t.join();
+        threads_.clear();
+    }
+
+    Work work_;
+    void* ctx_;
+    SlotQueue to_workers_, to_submitter_;
+    Semaphore to_workers_sem_, done_sem_;
+    std::vector<WorkerCounter> counters_;
+    std::vector<std::thread> threads_;
 };
 
 }  // namespace uringkit::engines
