@@ -15,6 +15,7 @@
 #include "uringkit/async/loop.hpp"
 #include "uringkit/async/fixed_buffers.hpp"
 #include "uringkit/async/streams.hpp"
+#include "uringkit/ops/msg_ring.hpp"
 #include "uringkit/ops/zerocopy.hpp"
 
 #include <gtest/gtest.h>
@@ -149,6 +150,51 @@ TEST(AsyncLifetime, RecvStreamDestroyedWhileArmedIsDrainedByTheLoop) {
     };
     const std::string s = loop.block_on(again());
     EXPECT_TRUE(s == "two" || s == "losttwo") << s;  // "lost" may or may not have been taken
+    settle(loop);
+}
+
+// A completion the kernel never sends, forged with MSG_RING (as another
+// thread's ring could): data in buffer 9999 of a 2-buffer group.  The stream
+// must end with an error, not hand out a span outside the group.
+TEST(AsyncLifetime, AForgedRecvCompletionEndsTheStreamInsteadOfPointingOutsideTheGroup) {
+    Ring ring(64);
+    {  // IORING_MSG_RING_FLAGS_PASS is 6.3
+        ring.prepare(op::MsgRing(ring.fd(), 0, 1).pass_flags(0)).user_data(2);
+        ASSERT_GE(ring.submit_and_wait(2), 0);
+        int sender = 1;
+        ring.for_each_completion([&](const Completion& c) {
+            if (c.user_data == 2) sender = c.res;
+        });
+        if (sender == -EINVAL) GTEST_SKIP() << "IORING_MSG_RING_FLAGS_PASS needs Linux 6.3";
+        ASSERT_EQ(sender, 0);
+    }
+    BufferRing buffers(ring, 3, 2, 64);
+    async::Loop loop(ring);
+    SocketPair sp;
+    auto t = [&]() -> async::Task<std::vector<async::RecvStream::Chunk>> {
+        async::RecvStream in(loop, Fd{sp.fd[0]}, buffers);
+        send_text(sp.fd[1], "real");
+        std::vector<async::RecvStream::Chunk> got;
+        auto first = co_await in.next();
+        got.push_back(first);
+        in.recycle(first);
+        // The stream's recv is armed in one of the loop's first slots: forge
+        // a completion for each (the others are not live, so only routed).
+        for (std::uint64_t gen = 0; gen < 4; ++gen)
+            for (std::uint64_t slot = 0; slot < 4; ++slot)
+                ring.prepare(op::MsgRing(ring.fd(), 100, 0x554bULL << 48 | gen << 32 | slot)
+                                 .pass_flags(IORING_CQE_F_BUFFER | 9999u << IORING_CQE_BUFFER_SHIFT |
+                                             IORING_CQE_F_MORE))
+                    .user_data(7);
+        got.push_back(co_await in.next());
+        co_await in.stop();
+        co_return got;
+    };
+    const std::vector<async::RecvStream::Chunk> got = loop.block_on(t());
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0].text(), "real");
+    EXPECT_EQ(got[1].res, -ERANGE) << "a buffer id outside the group ends the stream";
+    EXPECT_TRUE(got[1].data.empty());
     settle(loop);
 }
 

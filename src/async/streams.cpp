@@ -53,7 +53,7 @@ RecvStream::Chunk RecvStream::pop() noexcept {
             queue_.clear();  // keeps capacity
             head_ = 0;
         }
-        const std::uint16_t id = *c.buffer_id();
+        const std::uint16_t id = *c.buffer_id();  // taken at its CQE: in the group, whole, ours
         return {c.res, id, buffers_->data(id, static_cast<std::size_t>(c.res))};
     }
     return {final_res_, 0, {}};
@@ -73,9 +73,27 @@ void RecvStream::on_cqe(Pending* self, const Completion& c) noexcept {
         s->ud_ = 0;
     }
     if (c.res > 0) {
-        s->queue_.push_back(c);
-        // The kernel may end a multishot with data (e.g. on a full CQ): go on.
-        if (!c.more() && !s->stopping_) s->rearm_ = true;
+        // Checked against the group before the consumer sees it: a buffer
+        // id outside it, more bytes than a buffer holds, data without a
+        // buffer, or a buffer already out is what the kernel never sends
+        // (a foreign MSG_RING can): the stream ends with that error instead
+        // of handing out memory outside the group or one buffer twice.  A
+        // piece of an incremental ring (IORING_CQE_F_BUF_MORE) is not a
+        // whole buffer to recycle: RecvStream takes plain rings only.
+        const BufferRing::Delivery d = s->buffers_->take(c);
+        if (d.error == 0 && d.has_buffer) {
+            if (s->ended_) {
+                s->loop_->recycle(*s->buffers_, d.id);  // after the end: nobody will take it
+            } else {
+                s->queue_.push_back(c);
+                // The kernel may end a multishot with data (e.g. on a full CQ): go on.
+                if (!c.more() && !s->stopping_) s->rearm_ = true;
+            }
+        } else if (!s->ended_) {
+            s->ended_ = true;
+            s->final_res_ = d.error ? d.error : -EINVAL;
+            if (c.more() && s->ud_) s->loop_->cancel(s->ud_);  // no more from a recv that cannot be trusted
+        }
     } else if (c.res == -ENOBUFS) {
         ++s->enobufs_;
         if (!c.more() && !s->stopping_) s->rearm_ = true;

@@ -50,6 +50,11 @@
 #ifndef IORING_CQE_F_BUF_MORE
 #define IORING_CQE_F_BUF_MORE (1U << 4)  // 6.12
 #endif
+// sqe->msg_ring_flags of IORING_OP_MSG_RING: the target's CQE takes its
+// flags from sqe->file_index.
+#ifndef IORING_MSG_RING_FLAGS_PASS
+#define IORING_MSG_RING_FLAGS_PASS (1U << 1)  // 6.3
+#endif
 // sqe->ioprio of a recv or send: one CQE covers several provided buffers.
 #ifndef IORING_RECVSEND_BUNDLE
 #define IORING_RECVSEND_BUNDLE (1U << 4)  // 6.10, with IORING_FEAT_RECVSEND_BUNDLE
