@@ -97,3 +97,27 @@ TEST(MultishotRecv, OneShotRecvWithBufferSelect) {
     EXPECT_EQ(std::string(reinterpret_cast<const char*>(d.data()), 8), "provided");
     EXPECT_FALSE(c.more());
 }
+
+// A buffer id outside the group (what a forged or stale CQE names) is never
+// staged: its ring entry would hand the kernel memory past the group, and the
+// next recv would land there and report that id.
+TEST(MultishotRecv, RecyclingAnIdOutsideTheGroupStagesNothing) {
+    Ring ring(8);
+    auto buffers = make_buffers(ring);
+    if (!buffers) GTEST_SKIP() << "no provided buffer rings (5.19)";
+    TcpPair pair;
+    // Take every buffer out of the ring, then give back only ids it does not have.
+    for (unsigned i = 0; i < kBufs; ++i) {
+        ASSERT_EQ(::send(pair.client.get(), "x", 1, 0), 1);
+        ring.prepare(op::Recv::provided(Fd{pair.server.get()}, kGroup)).user_data(i);
+        const auto c = reap_one(ring);
+        ASSERT_EQ(c.res, 1);
+    }
+    buffers->recycle(kBufs);
+    buffers->recycle(9999);
+    ASSERT_EQ(::send(pair.client.get(), "y", 1, 0), 1);
+    ring.prepare(op::Recv::provided(Fd{pair.server.get()}, kGroup)).user_data(9);
+    const auto c = reap_one(ring);
+    EXPECT_EQ(c.res, -ENOBUFS) << "the ring holds no buffer; a recv that got one was given id "
+                               << (c.buffer_id() ? *c.buffer_id() : 0);
+}

@@ -197,9 +197,11 @@ void Loop::dispatch(const Completion& c) noexcept {
         s.target->complete(s.target, c);
         return;
     }
-    // Nobody waits: give back what the completion carries.
+    // Nobody waits: give back what the completion carries, once take() has
+    // checked it is a whole buffer of the group (not a piece the kernel is
+    // still filling, not a forged id, not one already given back).
     if (s.pool)
-        if (auto id = c.buffer_id()) recycle(*s.pool, *id);
+        if (const BufferRing::Delivery d = s.pool->take(c); d.has_buffer) recycle(*s.pool, d.id);
     if (s.close_results && c.res >= 0 && !(c.flags & IORING_CQE_F_NOTIF)) ::close(c.res);
     // The kernel is done with the registered buffer only now.
     if (s.lent_fixed >= 0 && !c.more()) fixed_->give_back(static_cast<std::uint16_t>(s.lent_fixed));

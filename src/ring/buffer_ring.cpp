@@ -168,11 +168,12 @@ void BufferRing::stage(std::uint16_t id) noexcept {
     // uapi header declares bufs with __DECLARE_FLEX_ARRAY, whose empty struct
     // has size 1 in C++, which moves `bufs` to offset 8 while the kernel reads
     // entry 0 at offset 0 (every entry would be written 8 bytes off).
-    if (id < count_) {
-        taken_[id / 64] &= ~(std::uint64_t{1} << (id % 64));
-        slot_[id] = static_cast<std::uint16_t>(tail_ & (count_ - 1));
-        if (incremental_) consumed_[id] = 0;
-    }
+    // An id outside the group (a forged or stale CQE's) is never staged:
+    // its entry would give the kernel an address past the group's memory.
+    if (id >= count_) return;
+    taken_[id / 64] &= ~(std::uint64_t{1} << (id % 64));
+    slot_[id] = static_cast<std::uint16_t>(tail_ & (count_ - 1));
+    if (incremental_) consumed_[id] = 0;
     io_uring_buf& b = reinterpret_cast<io_uring_buf*>(entries_)[tail_ & (count_ - 1)];
     b.addr = reinterpret_cast<std::uintptr_t>(data_ + static_cast<std::size_t>(id) * buffer_size_);
     b.len = buffer_size_;

@@ -109,7 +109,8 @@ public:
     }
 
     // Stages buffer `id` to go back to the kernel; publish() makes staged
-    // buffers visible with one release store.  recycle() does both.
+    // buffers visible with one release store.  recycle() does both.  An id
+    // outside the group is ignored.
     void stage(std::uint16_t id) noexcept;
     void publish() noexcept;
     void recycle(std::uint16_t id) noexcept {
