@@ -163,7 +163,9 @@ public:
             if (n > 0) {
                 done += static_cast<unsigned>(n);
                 inflight_ += static_cast<unsigned>(n);
-            } else if (n == -EAGAIN || n == -EINTR || n == 0) {
+            } else if (n == -EINTR) {
+                continue;  // a signal before anything was taken: offer the same again
+            } else if (n == -EAGAIN || n == 0) {
                 if (inflight_ == 0) return n ? n : -EAGAIN;  // nothing will complete to make room
                 break;                                       // offered again after a completion
             } else {
