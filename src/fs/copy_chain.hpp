@@ -3,6 +3,7 @@
 
 #include "copy_internal.hpp"
 #include "uringkit/fs/path_list.hpp"
+#include "uringkit/fs/walk.hpp"
 
 #include <linux/stat.h>
 
@@ -11,18 +12,28 @@
 
 namespace uringkit::fs::detail {
 
+// st_res[i] of a regular file (by the walk's d_type) whose statx is left to
+// the clone pool's worker, which takes it from the descriptor it opens.
+constexpr int kStatDeferred = 1;
+// What cp -r needs of each entry.
+constexpr unsigned kTreeStatMask = STATX_TYPE | STATX_MODE | STATX_SIZE | STATX_BLOCKS | STATX_ATIME | STATX_MTIME |
+                                   STATX_UID | STATX_GID | STATX_INO | STATX_NLINK;
+
 struct Tree {
     PathList src, dst;                // dst: where each entry is written
     std::vector<std::size_t> parent;  // index of the entry's directory; the root's is itself
+    std::vector<EntryType> type;      // from the walk (the directory's d_type)
     std::vector<struct statx> st;
-    std::vector<int> st_res;
+    std::vector<int> st_res;          // 0, -errno or kStatDeferred
 };
 
 // Clones `files` (regular files in directories this copy created) on up to
 // CopyOptions::clone_threads threads (copy_clone_pool.cpp); on return `files`
 // holds those to copy another way (the file system declined the clone).
 // Failures are reported; files not started because of a stop request are dropped.
-void clone_in_pool(Ctx& c, const Tree& t, FsPair& pair, std::vector<std::size_t>& files);
+// A file whose stat is deferred gets it from the worker (t.st, t.st_res); one
+// that turns out not to be a regular file goes back with its stat still deferred.
+void clone_in_pool(Ctx& c, Tree& t, FsPair& pair, std::vector<std::size_t>& files);
 
 class ChainCopier {
 public:

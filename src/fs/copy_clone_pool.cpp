@@ -6,7 +6,8 @@
 // on a 2-CPU machine at load 11: 1 thread 2.2-3.2 s, 2 threads 1.5-2.0 s,
 // 4 threads 1.2-1.4 s; hence 4 by default (CopyOptions::clone_threads).
 //
-// Each worker takes the next file: open the source, create the destination
+// Each worker takes the next file: open the source (and, for a new tree, take
+// its statx there: bench/clone_pool.c does the same), create the destination
 // (O_CREAT | O_EXCL | O_NOFOLLOW: its directory is one this copy created),
 // FICLONE, fsync with --sync, close both; on any failure the destination is
 // removed.  Workers touch nothing shared but an atomic index, their own
@@ -17,7 +18,9 @@
 // the caller for the chains.
 #include "copy_chain.hpp"
 
+#include <fcntl.h>
 #include <linux/fs.h>
+#include <sys/stat.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -30,7 +33,9 @@
 namespace uringkit::fs::detail {
 namespace {
 
-enum class Step : std::uint8_t { not_taken, done, open_src, create, clone, fsync, close };
+// not_regular: a file whose stat was deferred turned out to be something
+// else (replaced since the walk): handed back to be stat'd and copied as what it is.
+enum class Step : std::uint8_t { not_taken, done, not_regular, open_src, create, clone, fsync, close };
 
 struct Outcome {
     Step step = Step::not_taken;
@@ -41,7 +46,7 @@ bool declined(int err) noexcept { return err == EOPNOTSUPP || err == ENOTTY || e
 
 class ClonePool {
 public:
-    ClonePool(Ctx& c, const Tree& t, std::span<const std::size_t> files)
+    ClonePool(Ctx& c, Tree& t, std::span<const std::size_t> files)
         : c_(c), t_(t), files_(files), out_(files.size()) {}
 
     void run(unsigned threads) {
@@ -68,6 +73,9 @@ public:
             switch (o.step) {
             case Step::not_taken:
                 if (!c_.stop_requested()) rest.push_back(e);
+                break;
+            case Step::not_regular:
+                rest.push_back(e);
                 break;
             case Step::done:
                 ++c_.result.files;
@@ -120,11 +128,32 @@ private:
         }
     }
 
-    Outcome clone_one(std::size_t e, std::uint64_t& syscalls) const {
+    Outcome clone_one(std::size_t e, std::uint64_t& syscalls) {
         const char* dst = t_.dst.c_str(e);
+        const bool deferred = t_.st_res[e] == kStatDeferred;
+        // O_NOFOLLOW and O_NONBLOCK: what the walk saw as a file may since
+        // have become a link or a FIFO, which this open must neither follow
+        // nor wait on.
         ++syscalls;
-        const int s = ::open(t_.src.c_str(e), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (s < 0) return {Step::open_src, errno};
+        const int s = ::open(t_.src.c_str(e), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
+        if (s < 0) return {deferred && errno == ELOOP ? Step::not_regular : Step::open_src, errno};
+        if (deferred) {
+            struct statx x {};
+            ++syscalls;
+            if (::statx(s, "", AT_EMPTY_PATH, kTreeStatMask, &x) != 0) {
+                const int err = errno;
+                ++syscalls;
+                ::close(s);
+                return {Step::open_src, err};
+            }
+            if (!S_ISREG(x.stx_mode)) {
+                ++syscalls;
+                ::close(s);
+                return {Step::not_regular, 0};
+            }
+            t_.st[e] = x;  // this file's own slots: no other thread touches them
+            t_.st_res[e] = 0;
+        }
         // The source's permission bits less the umask, no set-ID bits: cp's rule.
         ++syscalls;
         const int d = ::open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, t_.st[e].stx_mode & 0777);
@@ -147,7 +176,7 @@ private:
     }
 
     Ctx& c_;
-    const Tree& t_;
+    Tree& t_;
     std::span<const std::size_t> files_;
     std::vector<Outcome> out_;
     std::atomic<std::size_t> next_{0};
@@ -156,7 +185,7 @@ private:
 
 }  // namespace
 
-void clone_in_pool(Ctx& c, const Tree& t, FsPair& pair, std::vector<std::size_t>& files) {
+void clone_in_pool(Ctx& c, Tree& t, FsPair& pair, std::vector<std::size_t>& files) {
     std::vector<std::size_t> rest;
     ClonePool pool(c, t, files);
     pool.run(std::max(1u, std::min<unsigned>(c.o.clone_threads, static_cast<unsigned>(files.size()))));

@@ -52,6 +52,7 @@ void walk(Ctx& c, Tree& t, std::size_t index, std::vector<DirAtime>& atimes) {
         t.src.push(src, e.name);
         t.dst.push(dst, e.name);
         t.parent.push_back(index);
+        t.type.push_back(e.type);
         if (e.type == EntryType::directory) walk(c, t, t.src.size() - 1, atimes);
     }
 }
@@ -91,6 +92,20 @@ struct stat stat_of(const struct statx& x) {
     return st;
 }
 
+// statx of the entries `which` (a tree's indexes), through the ring.
+int stat_entries(Ctx& c, Tree& t, const std::vector<std::size_t>& which) {
+    std::vector<const char*> ptrs(which.size());
+    for (std::size_t k = 0; k < which.size(); ++k) ptrs[k] = t.src.c_str(which[k]);
+    std::vector<struct statx> st(which.size());
+    std::vector<int> res(which.size());
+    const int err = stat_batch(ensure_ring(c), ptrs, AT_SYMLINK_NOFOLLOW, kTreeStatMask, st, res, c.syscalls());
+    for (std::size_t k = 0; k < which.size(); ++k) {
+        t.st[which[k]] = st[k];
+        t.st_res[which[k]] = res[k];
+    }
+    return err;
+}
+
 }  // namespace
 
 void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
@@ -117,23 +132,27 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
     t.src.push(src_root);
     t.dst.push(root);
     t.parent.push_back(kRoot);
+    t.type.push_back(EntryType::directory);
     std::vector<DirAtime> atimes;
     walk(c, t, kRoot, atimes);
+    if (c.o.after_walk) c.o.after_walk();
 
     const std::size_t n = t.src.size();
-    std::vector<const char*> ptrs(n);
-    for (std::size_t i = 0; i < n; ++i) ptrs[i] = t.src.c_str(i);
     t.st.resize(n);
-    t.st_res.resize(n);
-    const int stat_error = stat_batch(
-        ensure_ring(c), ptrs, AT_SYMLINK_NOFOLLOW,
-        STATX_TYPE | STATX_MODE | STATX_SIZE | STATX_BLOCKS | STATX_ATIME | STATX_MTIME | STATX_UID | STATX_GID |
-            STATX_INO | STATX_NLINK,
-        t.st,
-        t.st_res, c.syscalls());
-    if (stat_error < 0) {  // the ring cannot be used any more: one line, not one per file
+    t.st_res.assign(n, kStatDeferred);
+    // A new tree whose files will be cloned, with no attributes to keep and
+    // no totals to show first: the clone pool's workers take each regular
+    // file's statx from the descriptor they open, in parallel, instead of a
+    // serial pass here (on XFS that pass was a tenth of the copy).  The walk's
+    // d_type says which entries those are.
+    const bool defer = !exists && !c.o.preserve.any() && !c.o.on_planned && c.o.clone_threads > 0 &&
+                       tree_clones(c, src_root, staged ? root : dirname_of(target)) != nullptr;
+    std::vector<std::size_t> to_stat;
+    for (std::size_t i = 0; i < n; ++i)
+        if (!defer || t.type[i] != EntryType::regular) to_stat.push_back(i);
+    if (const int err = stat_entries(c, t, to_stat); err < 0) {  // the ring cannot be used any more: one line
         c.ring_failed = true;
-        c.report({CopyStatus::failure, errno_message(src_root, "io_uring_enter", stat_error)});
+        c.report({CopyStatus::failure, errno_message(src_root, "io_uring_enter", err)});
         if (staged && root != target) remove_tree(root, c.syscalls());
         return;
     }
@@ -149,14 +168,47 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
     std::map<std::pair<std::uint64_t, std::uint64_t>, std::size_t> first_here;
     bool chains_allowed = false;  // known once the root directory is there
     FsPair* clones = nullptr;  // small files are cloned (copy_strategy.cpp decides)
+    std::vector<std::size_t> unstated;  // deferred stats the pool did not take
+    // A stat'd entry other than a directory: a link, a special file, or a
+    // regular file for the chains (small) or file by file (large).
+    const auto place = [&](std::size_t i, bool in_new_dir) {
+        const mode_t mode = t.st[i].stx_mode;
+        const std::string dst(t.dst[i]);
+        if (S_ISLNK(mode)) {
+            if (auto f = copy_symlink(c, t.src.c_str(i), dst, in_new_dir)) c.report(*f);
+        } else if (S_ISREG(mode)) {
+            if (c.o.preserve.links && t.st[i].stx_nlink > 1) {
+                const std::pair<std::uint64_t, std::uint64_t> key{makedev(t.st[i].stx_dev_major, t.st[i].stx_dev_minor),
+                                                                  t.st[i].stx_ino};
+                if (c.first_link.count(key) || !first_here.emplace(key, i).second) {
+                    links.push_back(i);
+                    return;
+                }
+            }
+            const bool sparse = t.st[i].stx_blocks * 512 < t.st[i].stx_size;
+            const bool chain =
+                chains_allowed && in_new_dir && !c.o.direct && !sparse && t.st[i].stx_size <= kSmallMax;
+            (chain ? small : large).push_back(i);
+        } else if (S_ISDIR(mode)) {  // a file when the walk listed it
+            c.report({CopyStatus::bad_input, "skipping '" + std::string(t.src[i]) +
+                                                 "': it was replaced by a directory while being copied"});
+        } else {
+            // A FIFO, a device, a socket: made again, not read (cp -R).
+            if (auto f = copy_special(c, dst, stat_of(t.st[i]))) c.report(*f);
+        }
+    };
     for (std::size_t i = 0; i < n && !c.stop_requested(); ++i) {
         const std::size_t parent = t.parent[i];
         if (i != kRoot && !present[parent]) continue;  // its directory failed: reported there
+        const bool in_new_dir = i != kRoot && created[parent];
+        if (t.st_res[i] == kStatDeferred) {  // a regular file by d_type: to the pool, which stats it
+            (in_new_dir ? small : unstated).push_back(i);
+            continue;
+        }
         if (t.st_res[i] < 0) {
             c.report({CopyStatus::bad_input, quoted_message("cannot stat", t.src[i], t.st_res[i])});
             continue;
         }
-        const bool in_new_dir = i != kRoot && created[parent];
         const mode_t mode = t.st[i].stx_mode;
         const std::string dst(t.dst[i]);
         if (S_ISDIR(mode)) {
@@ -189,24 +241,8 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
             }
             dirs.push_back(i);
             ++c.result.dirs;
-        } else if (S_ISLNK(mode)) {
-            if (auto f = copy_symlink(c, t.src.c_str(i), dst, in_new_dir)) c.report(*f);
-        } else if (S_ISREG(mode)) {
-            if (c.o.preserve.links && t.st[i].stx_nlink > 1) {
-                const std::pair<std::uint64_t, std::uint64_t> key{makedev(t.st[i].stx_dev_major, t.st[i].stx_dev_minor),
-                                                                  t.st[i].stx_ino};
-                if (c.first_link.count(key) || !first_here.emplace(key, i).second) {
-                    links.push_back(i);
-                    continue;
-                }
-            }
-            const bool sparse = t.st[i].stx_blocks * 512 < t.st[i].stx_size;
-            const bool chain =
-                chains_allowed && in_new_dir && !c.o.direct && !sparse && t.st[i].stx_size <= kSmallMax;
-            (chain ? small : large).push_back(i);
         } else {
-            // A FIFO, a device, a socket: made again, not read (cp -R).
-            if (auto f = copy_special(c, dst, stat_of(t.st[i]))) c.report(*f);
+            place(i, in_new_dir);
         }
     }
 
@@ -220,6 +256,13 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
     std::vector<char> copied(n, 0);  // regular files copied by this run (not skipped, not failed)
     if (clones && !c.o.preserve.any() && c.o.clone_threads > 0 && !small.empty()) {
         clone_in_pool(c, t, *clones, small);  // what it could not clone stays in `small`
+        if (defer) {  // ... with the files of any size it was given: stat'd now, if it did not, and placed
+            std::vector<std::size_t> back;
+            back.swap(small);
+            for (std::size_t i : back)
+                if (t.st_res[i] == kStatDeferred) unstated.push_back(i);
+                else place(i, true);
+        }
     } else if (clones) {  // with -p, on this thread: until the first refused FICLONE (--reflink=always: all)
         std::size_t k = 0;
         for (; k < small.size() && (clones->reflink != Known::no || c.o.reflink == Reflink::always); ++k) {
@@ -231,6 +274,18 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
                 copied[small[k]] = c.result.skipped == skipped;
         }
         small.erase(small.begin(), small.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+    if (!unstated.empty() && !c.stop_requested()) {
+        std::sort(unstated.begin(), unstated.end());
+        if (const int err = stat_entries(c, t, unstated); err < 0) {
+            c.ring_failed = true;
+            c.report({CopyStatus::failure, errno_message(src_root, "io_uring_enter", err)});
+        } else {
+            for (std::size_t i : unstated) {
+                if (t.st_res[i] < 0) c.report({CopyStatus::bad_input, quoted_message("cannot stat", t.src[i], t.st_res[i])});
+                else place(i, created[t.parent[i]] != 0);
+            }
+        }
     }
     if (!small.empty() && !c.stop_requested() && !ensure_chains(c)) {  // no chains after all: file by file
         large.insert(large.begin(), small.begin(), small.end());

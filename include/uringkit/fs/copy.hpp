@@ -138,6 +138,9 @@ struct CopyOptions {
     // Called between a file's copy and its verification, with the source and
     // destination paths (tests change the copy here to see the check fail).
     std::function<void(std::string_view src, std::string_view dst)> before_verify;
+    // Called once a tree's walk has listed it, before any of its entries is
+    // stat'd or copied (tests replace entries here, as another process could).
+    std::function<void()> after_walk;
     // Called after each completed block of a file with the bytes of that file
     // done so far (tests use it to change the source mid-copy at a known
     // point; `uringkit cp --progress` draws its line from it).  A clone
