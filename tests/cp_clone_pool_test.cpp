@@ -1,4 +1,4 @@
-// cp -r's clone pool (copy_clone_pool.cpp): a tree's small files cloned on
+// cp -r's clone pool (copy_pool.cpp): a tree's small files cloned on
 // several threads.  Without a file system that shares extents the pool
 // still runs with --reflink=always, where every clone fails: each file is
 // one line, nothing is left behind, the status is 1.  On XFS (as root, an

@@ -53,7 +53,7 @@ TEST(CpRingFaults, EnterFailingMidCopyEndsWithoutFreeingWhatTheKernelHolds) {
     };
     const Case cases[] = {
         {{URINGKIT_CLI, "cp", "--engine", "ring", "--qd", "2", s / "big", s / "out"}, "3+", s / "out"},
-        {{URINGKIT_CLI, "cp", "-r", "--inflight", "4", s / "t", s / "copy"}, "4+", s / "copy"},
+        {{URINGKIT_CLI, "cp", "-r", "--copy-threads", "0", "--inflight", "4", s / "t", s / "copy"}, "4+", s / "copy"},
     };
     for (const Case& c : cases) {
         std::vector<std::string> a{"timeout", "-s", "KILL", "60", "strace", "-f", "-qq", "-o", "/dev/null",
@@ -88,7 +88,8 @@ TEST(CpRingFaults, SmallFileThatGrewAfterTheWalkIsReported) {
     write_file(s / "t/sub/grows", random_bytes(3000, 1));
     write_file(s / "t/sub/stays", random_bytes(2000, 2));
     Spawned tracer = spawn({"strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=mkdir", "-e",
-                            "inject=mkdir:signal=SIGSTOP:when=2", URINGKIT_CLI, "cp", "-r", s / "t", s / "copy"});
+                            "inject=mkdir:signal=SIGSTOP:when=2", URINGKIT_CLI, "cp", "-r", "--copy-threads", "0", s / "t",
+                            s / "copy"});
     pid_t cp = -1;
     auto stopped = [&] {
         const std::string stat = read_file("/proc/" + std::to_string(cp) + "/stat");
@@ -172,6 +173,7 @@ TEST(CpRingFaults, RingFailingWithAChainInTheKernelKeepsItsBuffers) {
         sup = &supervisor;
         uringkit::fs::CopyOptions o;
         o.recursive = true;
+        o.copy_threads = 0;  // the chains, not the read -> write pool
         o.inflight = 1;
         uringkit::fs::CopySink sink;
         sink.error = [&](std::string_view m) { errors += std::string(m) + "\n"; };
@@ -252,6 +254,7 @@ TEST(CpRingFaults, FailedChainEmptiesItsFixedSlots) {
         ::setrlimit(RLIMIT_FSIZE, &lim);
         uringkit::fs::CopyOptions o;
         o.recursive = true;
+        o.copy_threads = 0;  // the chains, not the read -> write pool
         o.inflight = 1;  // one chain at a time: at a failure no other holds slots
         std::string seen;
         uringkit::fs::CopySink sink;

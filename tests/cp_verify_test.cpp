@@ -170,8 +170,8 @@ TEST(CpVerify, EmptyFileAndReplacedCopy) {
     EXPECT_EQ(replaced.errors[0], s / "dst" + ": verify: not the file this copy wrote (replaced since); not verified");
 }
 
-// -r: small files go through the chains, the larger one through the range
-// copier; only the changed one fails, the others are verified.
+// -r: small files go through the chains or the pool, the larger one through
+// the range copier; only the changed one fails, the others are verified.
 TEST(CpVerify, TreeNamesTheOneChangedFile) {
     Scratch s;
     stdfs::create_directories(s.dir / "t/sub");
@@ -189,16 +189,23 @@ TEST(CpVerify, TreeNamesTheOneChangedFile) {
     EXPECT_EQ(clean.r.verified_files, 4u);
     EXPECT_EQ(clean.verified.size(), 4u);
 
-    CopyOptions o;
-    o.recursive = true;
-    const Outcome out = copy_verified({s / "t"}, s / "copy", o, [&](const std::string& d) {
-        if (d == s / "copy/sub/b") flip_byte(d, 10);
-    });
-    EXPECT_GE(out.r.ring_files, 2u) << "the small files took the chains";
-    expect_mismatch_reported(out, s / "copy/sub/b", "0-4999", 10);
-    EXPECT_EQ(out.r.verified_files, 3u);
-    EXPECT_EQ(out.r.files, 4u);
-    EXPECT_EQ(read_file(s / "copy/big"), read_file(s / "t/big"));
+    // The small files on the chains, then (cached) on the read -> write pool.
+    for (const unsigned threads : {0u, 4u}) {
+        CopyOptions o;
+        o.recursive = true;
+        o.copy_threads = threads;
+        const std::string copy = s / ("copy" + std::to_string(threads));
+        const Outcome out = copy_verified({s / "t"}, copy, o, [&](const std::string& d) {
+            if (d == copy + "/sub/b") flip_byte(d, 10);
+        });
+        if (threads == 0) {
+            EXPECT_GE(out.r.ring_files, 2u) << "the small files took the chains";
+        }
+        expect_mismatch_reported(out, copy + "/sub/b", "0-4999", 10);
+        EXPECT_EQ(out.r.verified_files, 3u);
+        EXPECT_EQ(out.r.files, 4u);
+        EXPECT_EQ(read_file(copy + "/big"), read_file(s / "t/big"));
+    }
 }
 
 TEST(CpVerify, CleanCopyPassesOnTmpfs) {

@@ -100,7 +100,8 @@ TEST(OlderKernel, ReadfilesWithoutSparseFileTablesReadsWithBlockingCallsSameOutp
 TEST(OlderKernel, CpWithoutSparseFileTablesCopiesWithReadWriteByteIdentical) {
     Scratch s;
     make_tree(s);
-    const Child old = run({NO_URING, "--refuse-register", kSparseFiles, URINGKIT_CLI, "cp", "-r", s / "t", s / "u"});
+    const Child old = run({NO_URING, "--refuse-register", kSparseFiles, URINGKIT_CLI, "cp", "-r", "--copy-threads", "0",
+                           s / "t", s / "u"});
     ASSERT_EQ(old.status, 0) << old.err;
     for (const char* f : {"a", "b", "sub/c", "sub/d"})
         EXPECT_EQ(read_file(s / (std::string("u/") + f)), read_file(s / (std::string("t/") + f))) << f;

@@ -179,6 +179,7 @@ CopyResult copy(std::span<const std::string> sources, const std::string& dest, c
     if (o.inflight == 0 || o.inflight > 1024) return usage("files in flight must be 1..1024");
     if (o.kernel_workers > 1024) return usage("kernel workers must be 0 (one per CPU) to 1024");
     if (o.clone_threads > 64) return usage("clone threads must be 0 to 64");
+    if (o.copy_threads > 64) return usage("copy threads must be 0 to 64");
 
     Ctx c(o, sink, result);
     c.small_slots = o.inflight;

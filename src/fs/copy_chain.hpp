@@ -13,7 +13,7 @@
 namespace uringkit::fs::detail {
 
 // st_res[i] of a regular file (by the walk's d_type) whose statx is left to
-// the clone pool's worker, which takes it from the descriptor it opens.
+// the pool's worker (copy_pool.cpp), which takes it from the descriptor it opens.
 constexpr int kStatDeferred = 1;
 // What cp -r needs of each entry.
 constexpr unsigned kTreeStatMask = STATX_TYPE | STATX_MODE | STATX_SIZE | STATX_BLOCKS | STATX_ATIME | STATX_MTIME |
@@ -27,13 +27,23 @@ struct Tree {
     std::vector<int> st_res;          // 0, -errno or kStatDeferred
 };
 
-// Clones `files` (regular files in directories this copy created) on up to
-// CopyOptions::clone_threads threads (copy_clone_pool.cpp); on return `files`
-// holds those to copy another way (the file system declined the clone).
-// Failures are reported; files not started because of a stop request are dropped.
-// A file whose stat is deferred gets it from the worker (t.st, t.st_res); one
-// that turns out not to be a regular file goes back with its stat still deferred.
+// The thread pool of copy_pool.cpp, for `files`: regular files in
+// directories this copy created.  On return `files` holds those to copy
+// another way.  Failures are reported; files not started because of a stop
+// request are dropped.  A file whose stat is deferred gets it from the worker
+// (t.st, t.st_res); one that turns out not to be a regular file goes back
+// with its stat still deferred.
+//
+// Clones on up to CopyOptions::clone_threads threads; back: what the file
+// system declined to clone.
 void clone_in_pool(Ctx& c, Tree& t, FsPair& pair, std::vector<std::size_t>& files);
+// Copies with read -> write on up to CopyOptions::copy_threads threads; back:
+// deferred files that turn out large or sparse (stat'd), and files that
+// ended before their size.
+void copy_in_pool(Ctx& c, Tree& t, std::vector<std::size_t>& files);
+// Whether the tree's regular files (a sample of them) are in the page cache,
+// so that copy_in_pool would not wait on the device.
+bool tree_is_cached(Ctx& c, const Tree& t);
 
 class ChainCopier {
 public:

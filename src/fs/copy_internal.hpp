@@ -7,7 +7,7 @@
 //   copy_metadata.cpp     -p, -a, --preserve: owner, xattrs and ACLs, mode, times, hard links
 //   copy_strategy.cpp     which path a regular file's bytes take (the one place that decides)
 //   copy_kernel.cpp       the in-kernel paths: FICLONE and copy_file_range
-//   copy_clone_pool.cpp   a tree's small files cloned on a few threads
+//   copy_pool.cpp         a tree's small files on a few threads: cloned, or read -> write when cached
 //   copy_setup.cpp        the ring and its buffers, set up on first need and sized to the work
 //   copy_verify.cpp       --verify: source and copy read again and compared
 //   copy.cpp              copy(): options, each operand

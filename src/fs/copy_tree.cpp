@@ -140,13 +140,20 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
     const std::size_t n = t.src.size();
     t.st.resize(n);
     t.st_res.assign(n, kStatDeferred);
-    // A new tree whose files will be cloned, with no attributes to keep and
-    // no totals to show first: the clone pool's workers take each regular
-    // file's statx from the descriptor they open, in parallel, instead of a
-    // serial pass here (on XFS that pass was a tenth of the copy).  The walk's
-    // d_type says which entries those are.
-    const bool defer = !exists && !c.o.preserve.any() && !c.o.on_planned && c.o.clone_threads > 0 &&
-                       tree_clones(c, src_root, staged ? root : dirname_of(target)) != nullptr;
+    // With no attributes to keep, the small files of the directories this
+    // copy creates go to copy_pool.cpp's threads: cloned where the file
+    // system shares extents, else read -> write when they are in the page cache.
+    const bool plain = !c.o.preserve.any();
+    const bool cloning_fs =
+        plain && tree_clones(c, src_root, exists || staged ? root : dirname_of(target)) != nullptr;
+    const bool pool_clones = cloning_fs && c.o.clone_threads > 0;
+    const bool pool_bytes = plain && !cloning_fs && c.o.copy_threads > 0 && !c.o.direct && !c.o.force_fallback &&
+                            c.o.engine == ByteEngine::automatic && tree_is_cached(c, t);
+    // A new tree with no totals to show first: the pool's workers take each
+    // regular file's statx from the descriptor they open, in parallel,
+    // instead of a serial pass here (on XFS that pass was a tenth of the
+    // copy).  The walk's d_type says which entries those are.
+    const bool defer = !exists && !c.o.on_planned && (pool_clones || pool_bytes);
     std::vector<std::size_t> to_stat;
     for (std::size_t i = 0; i < n; ++i)
         if (!defer || t.type[i] != EntryType::regular) to_stat.push_back(i);
@@ -186,8 +193,8 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
                 }
             }
             const bool sparse = t.st[i].stx_blocks * 512 < t.st[i].stx_size;
-            const bool chain =
-                chains_allowed && in_new_dir && !c.o.direct && !sparse && t.st[i].stx_size <= kSmallMax;
+            const bool chain = (chains_allowed || pool_bytes) && in_new_dir && !c.o.direct && !sparse &&
+                               t.st[i].stx_size <= kSmallMax;
             (chain ? small : large).push_back(i);
         } else if (S_ISDIR(mode)) {  // a file when the walk listed it
             c.report({CopyStatus::bad_input, "skipping '" + std::string(t.src[i]) +
@@ -254,8 +261,10 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
     }
 
     std::vector<char> copied(n, 0);  // regular files copied by this run (not skipped, not failed)
-    if (clones && !c.o.preserve.any() && c.o.clone_threads > 0 && !small.empty()) {
-        clone_in_pool(c, t, *clones, small);  // what it could not clone stays in `small`
+    if ((pool_bytes || (clones && pool_clones)) && !small.empty()) {
+        // What it could not clone or copy stays in `small` ...
+        if (pool_bytes) copy_in_pool(c, t, small);
+        else clone_in_pool(c, t, *clones, small);
         if (defer) {  // ... with the files of any size it was given: stat'd now, if it did not, and placed
             std::vector<std::size_t> back;
             back.swap(small);

@@ -126,6 +126,13 @@ struct CopyOptions {
     // clone the tree's small files (FICLONE blocks; 4 measured fastest on 2
     // CPUs, see copy_clone_pool.cpp); 0: file by file like any other file.
     unsigned clone_threads = 4;
+    // With `recursive` elsewhere (no clones), the same for a new tree whose
+    // files are in the page cache: threads that copy its small files with
+    // read -> write, where the ring's chains would hand each create and
+    // write to a kernel worker (copy_pool.cpp has the figures); a tree not
+    // cached stays on the chains.  0: always the chains.  Not with
+    // `preserve`, `direct` or an `engine` other than automatic.
+    unsigned copy_threads = 4;
     // --verify: once a regular file is copied (and in place under its name),
     // the source and the copy are read again and compared 1 MiB at a time by
     // their XXH3-128 (copy_verify.cpp); the copy is read with O_DIRECT where
@@ -185,8 +192,9 @@ struct CopyResult {
     std::uint64_t xattrs = 0;      // extended attributes (ACLs included) copied
     bool xattrs_on_ring = false;   // with IORING_OP_FGETXATTR/FSETXATTR (else fgetxattr(2)/fsetxattr(2))
     // Regular files by the path their bytes took: cloned (FICLONE), copied in
-    // the kernel (copy_file_range), on the ring, or with read/write (no ring,
-    // or a FIFO or device on either side).
+    // the kernel (copy_file_range), on the ring, or with read/write (a cached
+    // tree's small files on copy_threads threads, no ring, or a FIFO or
+    // device on either side).
     std::uint64_t reflinked_files = 0, kernel_copied_files = 0, ring_files = 0, read_write_files = 0;
     // --verify: files whose copy was read back and matched; bytes read
     // again (source and copy together); of them, copies read with O_DIRECT;

@@ -1,0 +1,216 @@
+// cp -r's read -> write pool (copy_pool.cpp): a new tree whose files are in
+// the page cache has its small files copied on threads with plain read and
+// write instead of the ring's chains.  Every thread count copies every kind
+// of entry as it is (sizes, modes, holes, links, FIFOs); the same tree out of
+// the cache, or --copy-threads 0, stays on the chains; entries replaced after
+// the walk are copied as what they have become; a destination that fills up
+// fails each file that did not fit with one line and leaves no partial copy.
+// Labelled for the TSan build.
+#include "loop_fs.hpp"
+
+#include "uringkit/fs/copy.hpp"
+#include "uringkit/sys/page_cache.hpp"
+
+
+namespace {
+
+using namespace files_test;
+using uringkit::fs::CopyOptions;
+using uringkit::fs::CopyResult;
+using uringkit::fs::CopySink;
+using uringkit::fs::CopyStatus;
+
+// Whether the copier can tell that files under `dir` are cached (cachestat,
+// or mincore on a file system that can map files).
+std::string cannot_tell_cached(const std::string& dir) {
+    const std::string probe = dir + "/.probe";
+    write_file(probe, "x");
+    const int fd = ::open(probe.c_str(), O_RDONLY);
+    uringkit::sys::PageCacheStat pc;
+    const bool ok = fd >= 0 && uringkit::sys::page_cache_stat(fd, 0, 1, pc) == 0 && pc.cached == 1;
+    if (fd >= 0) ::close(fd);
+    ::unlink(probe.c_str());
+    return ok ? std::string{} : "neither cachestat nor mincore says what is cached on " + dir + "'s file system";
+}
+
+struct Copied {
+    CopyResult r;
+    std::vector<std::string> errors;
+};
+
+Copied copy_tree(const std::string& src, const std::string& dst, unsigned threads,
+                 std::function<void()> after_walk = {}) {
+    CopyOptions o;
+    o.recursive = true;
+    o.copy_threads = threads;
+    o.after_walk = std::move(after_walk);
+    Copied out;
+    CopySink sink;
+    sink.error = [&](std::string_view m) { out.errors.emplace_back(m); };
+    const std::vector<std::string> srcs{src};
+    out.r = uringkit::fs::copy(srcs, dst, o, sink);
+    return out;
+}
+
+// 30 small files over three directories, and one of each other kind.
+void make_tree(const std::string& t) {
+    stdfs::create_directories(t + "/sub/deeper");
+    for (int i = 0; i < 30; ++i)
+        write_file(t + (i % 3 == 0 ? "/f" : i % 3 == 1 ? "/sub/f" : "/sub/deeper/f") + std::to_string(i),
+                   random_bytes(1u + 2111u * static_cast<unsigned>(i), static_cast<unsigned>(i)));
+    write_file(t + "/empty", "");
+    write_file(t + "/largest-small", random_bytes(64 << 10, 40));
+    write_file(t + "/large", random_bytes((64 << 10) + 1, 41));  // one byte past the small-file limit
+    write_file(t + "/private", random_bytes(4096, 42));
+    ASSERT_EQ(::chmod((t + "/private").c_str(), 0600), 0);
+    write_file(t + "/tool", random_bytes(4096, 43));
+    ASSERT_EQ(::chmod((t + "/tool").c_str(), 04755), 0);  // set-ID bits are not copied
+    {  // 1 MiB hole, then 4 KiB of data: sparse, so not for the pool
+        const int fd = ::open((t + "/sparse").c_str(), O_WRONLY | O_CREAT, 0644);
+        ASSERT_GE(fd, 0);
+        const std::string data = random_bytes(4096, 44);
+        ASSERT_EQ(::pwrite(fd, data.data(), data.size(), 1 << 20), static_cast<ssize_t>(data.size()));
+        ::close(fd);
+    }
+    ASSERT_EQ(::symlink("../outside", (t + "/link").c_str()), 0);
+    ASSERT_EQ(::mkfifo((t + "/fifo").c_str(), 0640), 0);
+}
+
+constexpr std::uint64_t kSmallFiles = 30 + 4;  // the 30, empty, largest-small, private, tool
+
+void expect_same_tree(const std::string& t, const std::string& dst) {
+    std::size_t files = 0;
+    for (const auto& e : stdfs::recursive_directory_iterator(t)) {
+        const std::string rel = stdfs::relative(e.path(), t).string();
+        const std::string a = e.path().string(), b = dst + "/" + rel;
+        struct stat sa {}, sb {};
+        ASSERT_EQ(::lstat(a.c_str(), &sa), 0) << rel;
+        ASSERT_EQ(::lstat(b.c_str(), &sb), 0) << rel;
+        EXPECT_EQ(sa.st_mode & S_IFMT, sb.st_mode & S_IFMT) << rel;
+        if (!S_ISREG(sa.st_mode)) continue;
+        ++files;
+        ASSERT_EQ(read_file(b), read_file(a)) << rel;
+        EXPECT_EQ(sb.st_mode & 07777, sa.st_mode & 0777 & ~0022u) << rel;
+        EXPECT_LE(sb.st_blocks, sa.st_blocks + 8) << rel << ": holes filled";
+    }
+    EXPECT_EQ(files, kSmallFiles + 2);
+    EXPECT_EQ(stdfs::read_symlink(dst + "/link"), "../outside");
+    EXPECT_TRUE(stdfs::is_fifo(stdfs::symlink_status(dst + "/fifo")));
+}
+
+TEST(CpCopyPool, CachedTreeIsCopiedByEveryThreadCount) {
+    Scratch s;
+    if (const std::string why = cannot_tell_cached(s.dir); !why.empty()) GTEST_SKIP() << why;
+    make_tree(s / "t");
+    for (unsigned threads : {4u, 2u, 1u}) {
+        const std::string dst = s / ("u" + std::to_string(threads));
+        const Copied c = copy_tree(s / "t", dst, threads);
+        ASSERT_EQ(c.r.status, CopyStatus::ok) << c.r.message;
+        EXPECT_TRUE(c.errors.empty()) << c.errors.front();
+        EXPECT_EQ(c.r.read_write_files, kSmallFiles) << "threads " << threads;
+        EXPECT_EQ(c.r.files, kSmallFiles + 2);
+        EXPECT_EQ(c.r.symlinks, 1u);
+        EXPECT_EQ(c.r.specials, 1u);
+        expect_same_tree(s / "t", dst);
+    }
+    EXPECT_TRUE(temporaries(s.dir).empty());
+}
+
+TEST(CpCopyPool, NoThreadsOrAColdTreeStayOnTheChains) {
+    Scratch s;
+    if (const std::string why = cannot_tell_cached(s.dir); !why.empty()) GTEST_SKIP() << why;
+    make_tree(s / "t");
+    const Copied none = copy_tree(s / "t", s / "none", 0);
+    ASSERT_EQ(none.r.status, CopyStatus::ok) << none.r.message;
+    EXPECT_EQ(none.r.read_write_files, 0u);
+    EXPECT_GE(none.r.ring_files, kSmallFiles) << "the small files on the chains";
+    expect_same_tree(s / "t", s / "none");
+
+    for (const auto& e : stdfs::recursive_directory_iterator(s / "t"))
+        if (e.symlink_status().type() == stdfs::file_type::regular && e.file_size() > 0 &&
+            !evict_from_page_cache(e.path().string()))
+            GTEST_SKIP() << "cannot drop " << e.path() << " from the page cache here";
+    const Copied cold = copy_tree(s / "t", s / "cold", 4);
+    ASSERT_EQ(cold.r.status, CopyStatus::ok) << cold.r.message;
+    EXPECT_EQ(cold.r.read_write_files, 0u) << "a cold tree is read with many reads queued on the ring";
+    EXPECT_GE(cold.r.ring_files, kSmallFiles);
+    expect_same_tree(s / "t", s / "cold");
+}
+
+// Between the walk and the copy each of these entries becomes something
+// else, as another process could make it.  A symlink is copied as the link
+// (its target is not read), a FIFO is made again (never opened for reading),
+// a directory is skipped with its own line, a removed file is one line, a
+// file grown past the pool's limit or turned sparse is copied whole by the
+// paths for such files.
+TEST(CpCopyPool, EntriesReplacedAfterTheWalkAreCopiedAsWhatTheyAreNow) {
+    Scratch s;
+    if (const std::string why = cannot_tell_cached(s.dir); !why.empty()) GTEST_SKIP() << why;
+    const std::string t = s / "t";
+    stdfs::create_directories(t);
+    for (const char* name : {"a-link", "b-fifo", "c-gone", "d-dir", "e-kept", "f-grown", "g-holes"})
+        write_file(t + "/" + name, name);
+    write_file(s / "secret", "not to be copied");
+    const std::string grown = random_bytes(300 << 10, 7);
+    const Copied c = copy_tree(t, s / "u", 4, [&] {
+        ASSERT_EQ(::unlink((t + "/a-link").c_str()), 0);
+        ASSERT_EQ(::symlink((s / "secret").c_str(), (t + "/a-link").c_str()), 0);
+        ASSERT_EQ(::unlink((t + "/b-fifo").c_str()), 0);
+        ASSERT_EQ(::mkfifo((t + "/b-fifo").c_str(), 0600), 0);
+        ASSERT_EQ(::unlink((t + "/c-gone").c_str()), 0);
+        ASSERT_EQ(::unlink((t + "/d-dir").c_str()), 0);
+        ASSERT_EQ(::mkdir((t + "/d-dir").c_str(), 0700), 0);
+        write_file(t + "/f-grown", grown);
+        ASSERT_EQ(::truncate((t + "/g-holes").c_str(), 8 << 20), 0);
+    });
+    ASSERT_EQ(c.errors.size(), 2u) << c.r.message;
+    EXPECT_NE(c.errors[0].find("c-gone"), std::string::npos) << c.errors[0];
+    EXPECT_NE(c.errors[0].find("No such file"), std::string::npos) << c.errors[0];
+    EXPECT_NE(c.errors[1].find("d-dir"), std::string::npos) << c.errors[1];
+    EXPECT_NE(c.errors[1].find("replaced by a directory"), std::string::npos) << c.errors[1];
+    const std::string dst = s / "u";
+    EXPECT_EQ(stdfs::read_symlink(dst + "/a-link"), s / "secret");
+    EXPECT_TRUE(stdfs::is_fifo(stdfs::symlink_status(dst + "/b-fifo")));
+    EXPECT_FALSE(stdfs::exists(stdfs::symlink_status(dst + "/c-gone")));
+    EXPECT_FALSE(stdfs::exists(stdfs::symlink_status(dst + "/d-dir")));
+    EXPECT_EQ(read_file(dst + "/e-kept"), "e-kept");
+    EXPECT_EQ(read_file(dst + "/f-grown"), grown);
+    EXPECT_EQ(read_file(dst + "/g-holes"), read_file(t + "/g-holes"));
+    struct stat st {};
+    ASSERT_EQ(::stat((dst + "/g-holes").c_str(), &st), 0);
+    EXPECT_LT(st.st_blocks * 512, st.st_size) << "the holes were filled";
+    EXPECT_EQ(c.r.read_write_files, 1u) << "only e-kept was still a small file";
+    EXPECT_EQ(c.r.files, 3u);
+    EXPECT_EQ(c.r.symlinks, 1u);
+    EXPECT_EQ(c.r.specials, 1u);
+    EXPECT_TRUE(temporaries(s.dir).empty());
+}
+
+// 1 MiB of room for 1.6 MiB of files: those that fit are whole, each of the
+// others is one "No space left" line and is not there at all.
+TEST(CpCopyPool, FullDestinationLeavesOnlyWholeFiles) {
+    Scratch s;
+    if (const std::string why = cannot_tell_cached(s.dir); !why.empty()) GTEST_SKIP() << why;
+    LoopFs small("tmpfs", 1);
+    if (!small.ok()) GTEST_SKIP() << small.why;
+    const std::string t = s / "t";
+    stdfs::create_directories(t);
+    for (int i = 0; i < 100; ++i) write_file(t + "/f" + std::to_string(i), random_bytes(16 << 10, static_cast<unsigned>(i)));
+    const std::string dst = small / "u";
+    const Copied c = copy_tree(t, dst, 4);
+    EXPECT_EQ(c.r.status, CopyStatus::no_space) << c.r.message;
+    ASSERT_FALSE(c.errors.empty());
+    for (const std::string& e : c.errors) EXPECT_NE(e.find("No space left"), std::string::npos) << e;
+    std::size_t whole = 0;
+    for (int i = 0; i < 100; ++i) {
+        const std::string b = dst + "/f" + std::to_string(i);
+        if (!stdfs::exists(b)) continue;
+        ASSERT_EQ(read_file(b), read_file(t + "/f" + std::to_string(i))) << b << " is partial";
+        ++whole;
+    }
+    EXPECT_EQ(whole + c.errors.size(), 100u);
+    EXPECT_EQ(c.r.files, whole);
+    EXPECT_GT(c.r.read_write_files, 0u) << "the pool copied them";
+}
+
+}  // namespace
