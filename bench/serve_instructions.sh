@@ -67,7 +67,7 @@ count() {
   echo
   echo "Command: \`bench/serve_instructions.sh $BUILD\`.  $C connections; per round each sends P requests in one"
   echo "write and reads the answers; (instructions after $HIGH rounds - after $LOW) / requests in between."
-  echo "Deterministic, unlike the wall-clock figures: reruns agree to a few instructions."
+  echo "Steadier than the wall-clock figures: reruns agree within about 20 instructions per request."
   echo
   echo "| engine | P = 1 (one request per write) | P = 16 (pipelined) |"
   echo "|---|---|---|"

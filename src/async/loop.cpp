@@ -191,12 +191,13 @@ void Loop::dispatch(const Completion& c) noexcept {
         if (foreign_handler_) foreign_handler_(foreign_context_, c);
         return;
     }
-    const Slot s = slots_[i];
-    if (!c.more() && !s.persistent) release(i);  // first: the handler may start the next operation
-    if (s.target) {
-        s.target->complete(s.target, c);
+    if (Pending* target = slots_[i].target) {
+        if (!c.more() && !slots_[i].persistent) release(i);  // first: the handler may start the next operation
+        target->complete(target, c);
         return;
     }
+    const Slot s = slots_[i];
+    if (!c.more() && !s.persistent) release(i);
     // Nobody waits: give back what the completion carries, once take() has
     // checked it is a whole buffer of the group (not a piece the kernel is
     // still filling, not a forged id, not one already given back).
@@ -225,7 +226,7 @@ void Loop::place(Pending& p) noexcept {
     p.fill(&p, sqes);
 }
 
-bool Loop::issue(Pending& p) noexcept {
+bool Loop::issue_slow(Pending& p) noexcept {
     if (p.sqes > ring_->sq_entries()) return false;
     // Behind anything already queued, so SQEs reach the kernel in order.
     if (!deferred_head_ && posted_.empty() && room(p.sqes)) {

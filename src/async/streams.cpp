@@ -40,8 +40,7 @@ void RecvStream::on_fill(Pending* self, io_uring_sqe* const* sqes) noexcept {
     sqes[0]->user_data = s->ud_;
 }
 
-bool RecvStream::ready() noexcept {
-    if (head_ < queue_.size() || ended_) return true;
+bool RecvStream::ready_slow() noexcept {
     if (rearm_ && !armed_ && !stopping_ && !BufferWaiter::waiting) arm();
     return false;
 }

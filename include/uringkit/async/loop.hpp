@@ -241,7 +241,16 @@ public:
     // ---- plumbing for awaiters and streams -----------------------------------
     // Places p's SQEs now, or queues p whole until the SQ has room.  False
     // only when p needs more SQEs than the ring has.
-    bool issue(Pending& p) noexcept;
+    bool issue(Pending& p) noexcept {
+        // The common case inline (one SQE, nothing queued ahead, room now):
+        // it is on every request's path.
+        if (p.sqes == 1 && !deferred_head_ && posted_.empty())
+            if (io_uring_sqe* sqe = ring_->get_sqe()) {
+                p.fill(&p, &sqe);
+                return true;
+            }
+        return issue_slow(p);
+    }
     // Takes a queued p back before it reached the kernel.
     void withdraw(Pending& p) noexcept;
     // A user_data routed to `target` (nullptr: the result is dropped) until the
@@ -295,6 +304,7 @@ private:
 
     bool room(unsigned n) noexcept;
     void place(Pending& p) noexcept;
+    bool issue_slow(Pending& p) noexcept;
     void post_sqe(const io_uring_sqe& s) noexcept;
     void flush_deferred();
     void turn();
