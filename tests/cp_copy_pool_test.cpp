@@ -186,6 +186,48 @@ TEST(CpCopyPool, EntriesReplacedAfterTheWalkAreCopiedAsWhatTheyAreNow) {
     EXPECT_TRUE(temporaries(s.dir).empty());
 }
 
+// The progress callback hears of each file as the pool finishes it, not
+// all at once at the end: with one thread (the caller's) the first file is
+// counted before the second is copied.  Each file is counted once, with its size.
+TEST(CpCopyPool, ProgressIsCountedWhileThePoolRuns) {
+    Scratch s;
+    if (const std::string why = cannot_tell_cached(s.dir); !why.empty()) GTEST_SKIP() << why;
+    const std::string t = s / "t";
+    stdfs::create_directories(t);
+    std::uint64_t total = 0;
+    for (int i = 0; i < 30; ++i) {
+        write_file(t + "/f" + std::to_string(i), random_bytes(100u + 10u * static_cast<unsigned>(i), 1));
+        total += 100u + 10u * static_cast<unsigned>(i);
+    }
+    for (const unsigned threads : {1u, 4u}) {
+        const std::string dst = s / ("u" + std::to_string(threads));
+        CopyOptions o;
+        o.recursive = true;
+        o.copy_threads = threads;
+        std::uint64_t planned = 0, files = 0, bytes = 0;
+        std::vector<std::size_t> present_at_call;
+        o.on_planned = [&](std::uint64_t f, std::uint64_t) { planned += f; };
+        o.on_file = [&](std::uint64_t b) {
+            ++files;
+            bytes += b;
+            std::size_t n = 0;
+            for (const auto& e : stdfs::directory_iterator(dst)) n += e.is_regular_file();
+            present_at_call.push_back(n);
+        };
+        const std::vector<std::string> srcs{t};
+        const CopyResult r = uringkit::fs::copy(srcs, dst, o, CopySink{});
+        ASSERT_EQ(r.status, CopyStatus::ok) << r.message;
+        EXPECT_EQ(r.read_write_files, 30u) << "threads " << threads;
+        EXPECT_EQ(planned, 30u);
+        EXPECT_EQ(files, 30u) << "threads " << threads;
+        EXPECT_EQ(bytes, total) << "threads " << threads;
+        if (threads == 1) {
+            ASSERT_FALSE(present_at_call.empty());
+            EXPECT_EQ(present_at_call.front(), 1u) << "counted only once the pool had finished";
+        }
+    }
+}
+
 // 1 MiB of room for 1.6 MiB of files: those that fit are whole, each of the
 // others is one "No space left" line and is not there at all.
 TEST(CpCopyPool, FullDestinationLeavesOnlyWholeFiles) {

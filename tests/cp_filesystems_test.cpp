@@ -277,21 +277,26 @@ TEST(CpFilesystems, XfsTreeIsClonedFileByFile) {
     EXPECT_LT(fs.used_bytes() - before, 2u << 20);
 }
 
-// A tree on ext4: small files through the ring's chains, the large one in the kernel.
-TEST(CpFilesystems, Ext4TreeUsesChainsForSmallFilesAndCopyFileRangeForLarge) {
+// Cached (just written), the small files go to the read/write threads; with
+// --copy-threads 0 to the ring's chains.  The large one: copy_file_range.
+TEST(CpFilesystems, Ext4TreeUsesThreadsOrChainsForSmallFilesAndCopyFileRangeForLarge) {
     MAKE_FS(fs, "ext4", 64);
     stdfs::create_directories(fs.mnt + "/t");
     for (int i = 0; i < 50; ++i) write_file(fs / ("t/f" + std::to_string(i)), random_bytes(3000, static_cast<unsigned>(i)));
     write_file(fs / "t/big", random_bytes(3 << 20, 99));
-    const Child r = cp_summary({"-r", fs / "t", fs / "u"});
-    ASSERT_EQ(r.status, 0) << r.err;
-    const Paths p = paths_of(r.err);
-    EXPECT_EQ(p.ring, 50) << r.err;
-    EXPECT_EQ(p.kernel, 1) << r.err;
-    EXPECT_EQ(p.reflink, 0) << r.err;
-    for (int i = 0; i < 50; ++i)
-        EXPECT_EQ(read_file(fs / ("u/f" + std::to_string(i))), read_file(fs / ("t/f" + std::to_string(i))));
-    EXPECT_EQ(read_file(fs / "u/big"), read_file(fs / "t/big"));
+    for (const bool chains : {false, true}) {
+        const std::string dst = fs / (chains ? "chains" : "threads");
+        const Child r = chains ? cp_summary({"-r", "--copy-threads", "0", fs / "t", dst}) : cp_summary({"-r", fs / "t", dst});
+        ASSERT_EQ(r.status, 0) << r.err;
+        const Paths p = paths_of(r.err);
+        EXPECT_EQ(p.ring, chains ? 50 : 0) << r.err;
+        EXPECT_EQ(p.read_write, chains ? 0 : 50) << r.err;
+        EXPECT_EQ(p.kernel, 1) << r.err;
+        EXPECT_EQ(p.reflink, 0) << r.err;
+        for (int i = 0; i < 50; ++i)
+            EXPECT_EQ(read_file(dst + "/f" + std::to_string(i)), read_file(fs / ("t/f" + std::to_string(i))));
+        EXPECT_EQ(read_file(dst + "/big"), read_file(fs / "t/big"));
+    }
 }
 
 // A lone small file needs no ring: no io_uring_setup at all (a ring and its

@@ -80,19 +80,22 @@ enum class Mode { clone, bytes };
 class FilePool {
 public:
     FilePool(Ctx& c, Tree& t, Mode mode, std::span<const std::size_t> files)
-        : c_(c), t_(t), mode_(mode), files_(files), out_(files.size()) {}
+        : c_(c), t_(t), mode_(mode), files_(files), out_(files.size()),
+          finished_(new std::atomic<bool>[files.size()]), shown_(files.size(), 0) {
+        for (std::size_t k = 0; k < files.size(); ++k) finished_[k].store(false, std::memory_order_relaxed);
+    }
 
     void run(unsigned threads) {
         std::vector<std::thread> pool;
         std::vector<std::uint64_t> syscalls(threads, 0);
         for (unsigned w = 1; w < threads; ++w) {
             try {
-                pool.emplace_back([this, &syscalls, w] { work(syscalls[w]); });
+                pool.emplace_back([this, &syscalls, w] { work(syscalls[w], false); });
             } catch (const std::system_error&) {
                 break;  // no more threads: fewer workers, same work
             }
         }
-        work(syscalls[0]);  // the submitting thread is a worker too
+        work(syscalls[0], true);  // the submitting thread is a worker too
         for (std::thread& th : pool) th.join();
         for (std::uint64_t n : syscalls) c_.syscalls() += n;
     }
@@ -116,6 +119,7 @@ public:
                 ++c_.result.files;
                 ++(mode_ == Mode::clone ? c_.result.reflinked_files : c_.result.read_write_files);
                 c_.result.bytes += t_.st[e].stx_size;
+                if (shown_[k]) break;
                 if (c_.o.verify) {
                     if (auto f = verify_copy(c_, t_.src.c_str(e), dst, nullptr)) {
                         c_.report(*f);
@@ -163,7 +167,9 @@ public:
     }
 
 private:
-    void work(std::uint64_t& syscalls) {
+    // `caller`: the thread that called copy(), which alone may run the
+    // progress callback (file_done) for files finished so far.
+    void work(std::uint64_t& syscalls, bool caller) {
         // read -> write: one file at a time, so one buffer of the largest size a worker copies.
         std::unique_ptr<char[]> buf;
         if (mode_ == Mode::bytes) buf.reset(new char[kSmallMax]);
@@ -174,7 +180,21 @@ private:
             out_[k] = copy_one(files_[k], buf.get(), syscalls);
             if (out_[k].step == Step::clone && declined(out_[k].err) && c_.o.reflink != Reflink::always)
                 stop_.store(true, std::memory_order_relaxed);
+            finished_[k].store(true, std::memory_order_release);
+            if (caller) show_progress();
         }
+    }
+
+    // Progress while the pool runs, not only once it is joined: the files
+    // finished in order so far, each once (settle() skips them).  Verified
+    // files are counted after their check, in settle().
+    void show_progress() {
+        if (!c_.o.on_file || c_.o.verify) return;
+        for (; shown_upto_ < files_.size() && finished_[shown_upto_].load(std::memory_order_acquire); ++shown_upto_)
+            if (out_[shown_upto_].step == Step::done) {
+                shown_[shown_upto_] = 1;
+                file_done(c_, t_.st[files_[shown_upto_]].stx_size);
+            }
     }
 
     Outcome copy_one(std::size_t e, char* buf, std::uint64_t& syscalls) {
@@ -267,6 +287,10 @@ private:
     const Mode mode_;
     std::span<const std::size_t> files_;
     std::vector<Outcome> out_;
+    // finished_[k]: out_[k] (and the file's stat) written, published to the caller.
+    std::unique_ptr<std::atomic<bool>[]> finished_;
+    std::vector<char> shown_;      // caller only: counted by show_progress()
+    std::size_t shown_upto_ = 0;   // caller only
     std::atomic<std::size_t> next_{0};
     std::atomic<bool> stop_{false};
 };
