@@ -324,13 +324,13 @@ bool tree_is_cached(Ctx& c, const Tree& t) {
     // and on a loaded machine that can finish before the read looks: cold
     // files taken for cached.)  A file system that cannot say counts as not
     // cached: the chains are right either way, the pool only when nothing waits.
-    std::vector<std::size_t> regular;
-    for (std::size_t i = 0; i < t.type.size(); ++i)
-        if (t.type[i] == EntryType::regular) regular.push_back(i);
-    const std::size_t samples = std::min<std::size_t>(16, regular.size());
+    const auto regular = static_cast<std::size_t>(std::count(t.type.begin(), t.type.end(), EntryType::regular));
+    const std::size_t samples = std::min<std::size_t>(16, regular);
     unsigned asked = 0;
-    for (std::size_t k = 0; k < samples; ++k) {
-        const std::size_t i = regular[k * regular.size() / samples];
+    std::size_t k = 0, r = 0;  // sample k is regular file number k * regular / samples
+    for (std::size_t i = 0; i < t.type.size() && k < samples; ++i) {
+        if (t.type[i] != EntryType::regular || r++ != k * regular / samples) continue;
+        ++k;
         ++c.syscalls();
         const int fd = ::open(t.src.c_str(i), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
         if (fd < 0) continue;  // gone or unreadable: the copy reports it
