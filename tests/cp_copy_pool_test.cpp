@@ -3,9 +3,10 @@
 // write instead of the ring's chains.  Every thread count copies every kind
 // of entry as it is (sizes, modes, holes, links, FIFOs); the same tree out of
 // the cache, or --copy-threads 0, stays on the chains; entries replaced after
-// the walk are copied as what they have become; a destination that fills up
-// fails each file that did not fit with one line and leaves no partial copy.
-// Labelled for the TSan build.
+// the walk are copied as what they have become; progress is counted as files
+// finish; a failed read, write or fsync (injected with strace) and a
+// destination that fills up fail each file concerned with one line and leave
+// no partial copy.  Labelled for the TSan build.
 #include "loop_fs.hpp"
 
 #include "uringkit/fs/copy.hpp"
@@ -224,6 +225,49 @@ TEST(CpCopyPool, ProgressIsCountedWhileThePoolRuns) {
         if (threads == 1) {
             ASSERT_FALSE(present_at_call.empty());
             EXPECT_EQ(present_at_call.front(), 1u) << "counted only once the pool had finished";
+        }
+    }
+}
+
+// A read of one source, a write or an fsync of one copy fails (strace -P
+// injects the error into that file's system calls only): one line naming
+// the file, the step and the errno, that copy removed, the others whole.
+TEST(CpCopyPool, FailedReadWriteOrFsyncIsOneLineAndLeavesNoCopy) {
+    if (!have_program("strace")) GTEST_SKIP() << "needs strace to inject the failures";
+    no_leak_check_in_traced_children();
+    Scratch s;
+    if (const std::string why = cannot_tell_cached(s.dir); !why.empty()) GTEST_SKIP() << why;
+    const std::string t = s / "t";
+    stdfs::create_directories(t);
+    for (int i = 0; i < 10; ++i) write_file(t + "/f" + std::to_string(i), random_bytes(3000, static_cast<unsigned>(i)));
+    struct Case {
+        const char* name;
+        std::string path, call, expect;
+        std::vector<std::string> extra;
+        int status;
+    };
+    const Case cases[] = {
+        {"read", t + "/f3", "read", t + "/f3: read at offset 0: Input/output error (errno 5)", {}, 1},
+        {"write", s / "write/f3", "write", s / "write/f3" + ": write at offset 0: No space left on device (errno 28)",
+         {}, 5},
+        {"fsync", s / "fsync/f3", "fsync", s / "fsync/f3" + ": fsync: Input/output error (errno 5)", {"--sync"}, 1},
+    };
+    for (const Case& c : cases) {
+        const std::string dst = s / c.name;
+        const char* err = c.call == "write" ? "ENOSPC" : "EIO";
+        std::vector<std::string> a{"strace", "-f", "-qq", "-o", "/dev/null", "-P", c.path, "-e", "trace=" + c.call,
+                                   "-e", "inject=" + c.call + ":error=" + err, URINGKIT_CLI, "cp", "-r", "--summary"};
+        a.insert(a.end(), c.extra.begin(), c.extra.end());
+        a.insert(a.end(), {t, dst});
+        const Child r = run(a);
+        EXPECT_EQ(r.status, c.status) << c.name << ": " << r.err;
+        EXPECT_NE(r.err.find("uringkit cp: " + c.expect + "\n"), std::string::npos) << c.name << ": " << r.err;
+        EXPECT_EQ(count(r.err, "uringkit cp: "), 1u) << c.name << ": " << r.err;
+        EXPECT_NE(r.err.find("9 read/write"), std::string::npos) << c.name << ": the pool copied the others: " << r.err;
+        EXPECT_FALSE(stdfs::exists(dst + "/f3")) << c.name;
+        for (int i = 0; i < 10; ++i) {
+            if (i == 3) continue;
+            EXPECT_EQ(read_file(dst + "/f" + std::to_string(i)), read_file(t + "/f" + std::to_string(i)));
         }
     }
 }
