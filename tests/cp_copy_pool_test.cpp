@@ -6,7 +6,8 @@
 // the walk are copied as what they have become; progress is counted as files
 // finish; a failed read, write or fsync (injected with strace) and a
 // destination that fills up fail each file concerned with one line and leave
-// no partial copy.  Labelled for the TSan build.
+// no partial copy; as nobody, a file only root may read is one line.
+// Labelled for the TSan build.
 #include "loop_fs.hpp"
 
 #include "uringkit/fs/copy.hpp"
@@ -269,6 +270,38 @@ TEST(CpCopyPool, FailedReadWriteOrFsyncIsOneLineAndLeavesNoCopy) {
             if (i == 3) continue;
             EXPECT_EQ(read_file(dst + "/f" + std::to_string(i)), read_file(t + "/f" + std::to_string(i)));
         }
+    }
+}
+
+// As an ordinary user: a source file only root may read is one "Permission
+// denied" line (status 4) and no copy; the rest are copied, owned by the
+// user, with the source's permission bits less the umask.
+TEST(CpCopyPool, UnreadableFileAsNobodyIsOneLineTheRestCopied) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to drop to nobody";
+    Scratch s;
+    if (const std::string why = cannot_tell_cached(s.dir); !why.empty()) GTEST_SKIP() << why;
+    ASSERT_EQ(::chmod(s.dir.c_str(), 0755), 0);
+    const std::string t = s / "t", out = s / "out";
+    stdfs::create_directories(t);
+    stdfs::create_directories(out);
+    ASSERT_EQ(::chown(out.c_str(), kNobody, kNobody), 0);
+    for (int i = 0; i < 10; ++i) write_file(t + "/f" + std::to_string(i), random_bytes(2000, static_cast<unsigned>(i)));
+    write_file(t + "/secret", "root's");
+    ASSERT_EQ(::chmod((t + "/secret").c_str(), 0600), 0);
+    ASSERT_EQ(::chmod((t + "/f1").c_str(), 0604), 0);
+    const Child r = run({URINGKIT_CLI, "cp", "-r", "--summary", t, out + "/u"}, {}, [] { become_nobody(); });
+    EXPECT_EQ(r.status, 4) << r.err;
+    EXPECT_NE(r.err.find("uringkit cp: cannot open '" + t + "/secret': Permission denied\n"), std::string::npos) << r.err;
+    EXPECT_EQ(count(r.err, "uringkit cp: "), 1u) << r.err;
+    EXPECT_NE(r.err.find("10 read/write"), std::string::npos) << r.err;
+    EXPECT_FALSE(stdfs::exists(out + "/u/secret"));
+    for (int i = 0; i < 10; ++i) {
+        const std::string b = out + "/u/f" + std::to_string(i);
+        ASSERT_TRUE(read_file(b) == read_file(t + "/f" + std::to_string(i))) << b << " differs or is missing";
+        struct stat st {};
+        ASSERT_EQ(::stat(b.c_str(), &st), 0);
+        EXPECT_EQ(st.st_uid, kNobody) << b;
+        EXPECT_EQ(st.st_mode & 07777, (i == 1 ? 0604u : 0644u) & ~0022u) << b;
     }
 }
 
