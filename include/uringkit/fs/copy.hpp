@@ -126,9 +126,9 @@ struct CopyOptions {
     // clone the tree's small files (FICLONE blocks; 4 measured fastest on 2
     // CPUs, see copy_clone_pool.cpp); 0: file by file like any other file.
     unsigned clone_threads = 4;
-    // With `recursive` elsewhere (no clones), the same for a new tree whose
-    // files are in the page cache: threads that copy its small files with
-    // read -> write, where the ring's chains would hand each create and
+    // With `recursive` elsewhere (no clones), the same when the tree's files
+    // are in the page cache: threads that copy the small files of the
+    // directories the copy creates with read -> write, where the ring's chains would hand each create and
     // write to a kernel worker (copy_pool.cpp has the figures); a tree not
     // cached stays on the chains.  0: always the chains.  Not with
     // `preserve`, `direct` or an `engine` other than automatic.
