@@ -35,13 +35,6 @@ void make_nop(io_uring_sqe& s) noexcept {
 
 }  // namespace detail
 
-namespace {
-// The top 16 bits of every user_data this loop hands out; the next 16 are the
-// slot's generation, the low 32 its index.  A foreign value that happens to
-// carry the tag still has to name a live slot of the right generation.
-constexpr std::uint64_t kTag = 0x554bULL;
-}  // namespace
-
 // The frame that owns a spawned task: on the loop's list until it finishes
 // (then it destroys itself), so a loop that ends early can destroy it.
 struct Loop::Root {
@@ -91,7 +84,7 @@ Loop::Root Loop::run_root(Loop* loop, Task<void> task) {
 
 Loop::Loop(Ring& ring) : ring_(&ring) {
     slots_.reserve(64);
-    free_slots_.reserve(64);
+    leftovers_.reserve(64);
     try {
         opcodes_ = ring.probe_opcodes();
         probed_ = true;
@@ -122,82 +115,91 @@ void Loop::spawn(Task<void> task) {
 
 // ---- slots ------------------------------------------------------------------------
 
-std::uint64_t Loop::track(Pending* target) noexcept {
-    std::uint32_t i;
-    if (!free_slots_.empty()) {
-        i = free_slots_.back();
-        free_slots_.pop_back();
-    } else {
-        i = static_cast<std::uint32_t>(slots_.size());
-        slots_.emplace_back();
-        // release() must not allocate: it runs on the completion path.
-        free_slots_.reserve(slots_.capacity());
-    }
-    Slot& s = slots_[i];
-    s.target = target;
-    s.pool = nullptr;
-    s.close_results = false;
-    s.persistent = false;
-    s.lent_fixed = -1;
-    s.live = true;
-    ++in_flight_;
-    return kTag << 48 | static_cast<std::uint64_t>(s.generation) << 32 | i;
+std::uint32_t Loop::grow_slots() {
+    slots_.emplace_back();
+    leftovers_.emplace_back();
+    return slot_count_++;
 }
 
 std::uint64_t Loop::track_persistent(Pending* target) noexcept {
-    const std::uint64_t ud = track(target);
-    slots_[static_cast<std::uint32_t>(ud)].persistent = true;
+    // Kept off dispatch()'s inline path (no target there), which then never
+    // has to ask whether a completion is the last.
+    const std::uint64_t ud = track(nullptr);
+    const auto i = static_cast<std::uint32_t>(ud);
+    slots_[i].persistent = true;
+    leftovers_[i].held = target;
     --in_flight_;
     return ud;
 }
 
-void Loop::untrack(std::uint64_t ud) noexcept {
-    const auto i = static_cast<std::uint32_t>(ud);
-    if (i < slots_.size() && slots_[i].live && slots_[i].persistent) release(i);
+std::uint64_t Loop::own_slot(Pending* target) noexcept {
+    const std::uint64_t ud = track(target);
+    slots_[static_cast<std::uint32_t>(ud)].owned = true;
+    --in_flight_;  // reuse() counts each operation
+    return ud;
 }
 
-void Loop::release(std::uint32_t i) noexcept {
+void Loop::disown(std::uint64_t ud) noexcept {
+    if (!owns(ud)) return;
+    const auto i = static_cast<std::uint32_t>(ud);
+    if (!slots_[i].owned) return;
+    slots_[i].owned = false;
+    free_slot(i);
+}
+
+void Loop::untrack(std::uint64_t ud) noexcept {
+    if (!owns(ud)) return;
+    const auto i = static_cast<std::uint32_t>(ud);
     Slot& s = slots_[i];
-    s.live = false;
-    s.target = nullptr;
-    ++s.generation;
-    free_slots_.push_back(i);
-    if (!s.persistent) --in_flight_;
+    if (!s.persistent) return;
     s.persistent = false;
+    leftovers_[i].held = nullptr;
+    free_slot(i);
 }
 
 void Loop::abandon(std::uint64_t ud, BufferRing* pool, bool close_results) noexcept {
     const auto i = static_cast<std::uint32_t>(ud);
-    if (i >= slots_.size() || !slots_[i].live) return;
+    if (!owns(ud) || slots_[i].persistent) return;
     slots_[i].target = nullptr;
-    slots_[i].pool = pool;
-    slots_[i].close_results = close_results;
+    leftovers_[i].pool = pool;
+    leftovers_[i].close_results = close_results;
     cancel(ud);
 }
 
 void Loop::abandon_fixed(std::uint64_t ud, FixedBuffer&& buf) noexcept {
     const auto i = static_cast<std::uint32_t>(ud);
-    if (i >= slots_.size() || !slots_[i].live || !buf) return;
-    slots_[i].lent_fixed = buf.surrender();
+    if (!owns(ud) || !buf) return;
+    leftovers_[i].lent_fixed = buf.surrender();
     abandon(ud, nullptr);
 }
 
-void Loop::dispatch(const Completion& c) noexcept {
+void Loop::abandon_holding(std::uint64_t ud, void* held, Drop drop) noexcept {
+    if (!owns(ud) || slots_[static_cast<std::uint32_t>(ud)].persistent) return;
+    Leftover& l = leftovers_[static_cast<std::uint32_t>(ud)];
+    l.held = held;
+    l.drop = drop;
+    abandon(ud, nullptr);
+}
+
+void Loop::dispatch_other(const Completion& c) noexcept {
     const std::uint64_t ud = c.user_data;
     const auto i = static_cast<std::uint32_t>(ud);
-    if (ud >> 48 != kTag || i >= slots_.size() || !slots_[i].live ||
-        slots_[i].generation != static_cast<std::uint16_t>(ud >> 32)) {
+    if (!owns(ud)) {
         ++foreign_;
         if (foreign_handler_) foreign_handler_(foreign_context_, c);
         return;
     }
-    if (Pending* target = slots_[i].target) {
-        if (!c.more() && !slots_[i].persistent) release(i);  // first: the handler may start the next operation
+    if (slots_[i].persistent) {
+        auto* target = static_cast<Pending*>(leftovers_[i].held);
         target->complete(target, c);
         return;
     }
-    const Slot s = slots_[i];
-    if (!c.more() && !s.persistent) release(i);
+    const Leftover s = leftovers_[i];  // abandoned: nobody waits
+    if (!c.more()) {
+        slots_[i].owned = false;  // an owned slot goes too, with its last operation
+        leftovers_[i] = Leftover{};  // a free slot holds nothing (track() relies on it)
+        release(i);
+    }
     // Nobody waits: give back what the completion carries, once take() has
     // checked it is a whole buffer of the group (not a piece the kernel is
     // still filling, not a forged id, not one already given back).
@@ -206,6 +208,7 @@ void Loop::dispatch(const Completion& c) noexcept {
     if (s.close_results && c.res >= 0 && !(c.flags & IORING_CQE_F_NOTIF)) ::close(c.res);
     // The kernel is done with the registered buffer only now.
     if (s.lent_fixed >= 0 && !c.more()) fixed_->give_back(static_cast<std::uint16_t>(s.lent_fixed));
+    if (s.drop && !c.more()) s.drop(s.held);
 }
 
 // ---- the submission queue -------------------------------------------------------------
@@ -336,8 +339,7 @@ bool Loop::shut_down() noexcept {
     try {
         const auto n = static_cast<std::uint32_t>(slots_.size());
         for (std::uint32_t i = 0; i < n; ++i)
-            if (slots_[i].live && !slots_[i].persistent)
-                cancel(kTag << 48 | static_cast<std::uint64_t>(slots_[i].generation) << 32 | i);
+            if (live(i) && !slots_[i].persistent) cancel(slots_[i].ud);
         while (in_flight_ > 0) turn();
     } catch (...) {
         drained = false;
@@ -361,9 +363,7 @@ bool Loop::shut_down() noexcept {
 
 // ---- provided buffers --------------------------------------------------------------
 
-void Loop::recycle(BufferRing& pool, std::uint16_t id) noexcept {
-    pool.recycle(id);
-    ++buffers_returned_;
+void Loop::wake_buffer_waiters(const BufferRing& pool) noexcept {
     // Every stream waiting on this pool tries again: one that finds it dry
     // again waits for the next buffer, so the work is bounded by the buffers
     // returned, never a spin.

@@ -12,7 +12,7 @@ RecvStream::RecvStream(Loop& loop, File f, BufferRing& buffers) : loop_(&loop), 
     Pending::complete = &RecvStream::on_cqe;
     Pending::fill = &RecvStream::on_fill;
     BufferWaiter::wake = &RecvStream::on_buffer;
-    queue_.reserve(8);
+    grow_queue();
     arm();
 }
 
@@ -23,6 +23,12 @@ RecvStream::~RecvStream() {
         else loop_->withdraw(*this);             // still queued: never reached the kernel
     }
     return_queued();
+}
+
+void RecvStream::grow_queue() noexcept {
+    // Bounded by the group's buffers: each queued chunk holds one.
+    queue_.resize(queue_.empty() ? 8 : queue_.size() * 2);
+    queue_capacity_ = static_cast<std::uint32_t>(queue_.size());
 }
 
 void RecvStream::arm() noexcept {
@@ -41,85 +47,116 @@ void RecvStream::on_fill(Pending* self, io_uring_sqe* const* sqes) noexcept {
 }
 
 bool RecvStream::ready_slow() noexcept {
-    if (rearm_ && !armed_ && !stopping_ && !BufferWaiter::waiting) arm();
+    if (ended_) return true;
+    if (!armed_ && !stopping_ && !BufferWaiter::waiting) arm();  // rearm_
     return false;
 }
 
-RecvStream::Chunk RecvStream::pop() noexcept {
-    if (head_ < queue_.size()) {
-        const Completion& c = queue_[head_++];
-        if (head_ == queue_.size()) {
-            queue_.clear();  // keeps capacity
-            head_ = 0;
-        }
-        const std::uint16_t id = *c.buffer_id();  // taken at its CQE: in the group, whole, ours
-        return {c.res, id, buffers_->data(id, static_cast<std::size_t>(c.res))};
-    }
-    return {final_res_, 0, {}};
-}
-
 void RecvStream::return_queued() noexcept {
-    for (std::size_t i = head_; i < queue_.size(); ++i)
-        if (auto id = queue_[i].buffer_id()) loop_->recycle(*buffers_, *id);
-    queue_.clear();
-    head_ = 0;
+    if (handed_) loop_->recycle(*buffers_, handoff_.id);  // resumed while the loop drained: never taken
+    handed_ = false;
+    for (std::uint32_t i = head_; i < tail_; ++i) loop_->recycle(*buffers_, queue_[i].id);
+    head_ = tail_ = 0;
 }
 
+// Checked against the group before the consumer sees it: a buffer id outside
+// it, more bytes than a buffer holds, data without a buffer, or a buffer
+// already out is what the kernel never sends (a foreign MSG_RING can): the
+// stream ends with that error instead of handing out memory outside the
+// group or one buffer twice.  A piece of an incremental ring
+// (IORING_CQE_F_BUF_MORE) is not a whole buffer to recycle: RecvStream takes
+// plain rings only.
 void RecvStream::on_cqe(Pending* self, const Completion& c) noexcept {
     auto* s = static_cast<RecvStream*>(self);
+    // The common case first: data, the recv still armed, a consumer.
+    if (c.res > 0 && c.more() && !s->ended_) [[likely]] {
+        const BufferRing::Delivery d = s->buffers_->take(c);
+        if (d.error == 0 && d.has_buffer) [[likely]] {
+            if (s->waiter_ && s->head_ == s->tail_ && !s->handed_ && !s->stopping_) {
+                s->handoff_ = {c.res, d.id};
+                s->handed_ = true;
+                s->loop_->resume(std::exchange(s->waiter_, {}));
+            } else {
+                s->push(c.res, d.id);
+                if (s->waiter_) s->loop_->resume(std::exchange(s->waiter_, {}));
+            }
+            return;
+        }
+        s->on_other(c, &d);
+        return;
+    }
+    s->on_other(c, nullptr);
+}
+
+void RecvStream::on_other(const Completion& c, const BufferRing::Delivery* taken) noexcept {
     if (!c.more()) {
-        s->armed_ = false;
-        s->ud_ = 0;
+        armed_ = false;
+        ud_ = 0;
     }
     if (c.res > 0) {
-        // Checked against the group before the consumer sees it: a buffer
-        // id outside it, more bytes than a buffer holds, data without a
-        // buffer, or a buffer already out is what the kernel never sends
-        // (a foreign MSG_RING can): the stream ends with that error instead
-        // of handing out memory outside the group or one buffer twice.  A
-        // piece of an incremental ring (IORING_CQE_F_BUF_MORE) is not a
-        // whole buffer to recycle: RecvStream takes plain rings only.
-        const BufferRing::Delivery d = s->buffers_->take(c);
+        const BufferRing::Delivery d = taken ? *taken : buffers_->take(c);
         if (d.error == 0 && d.has_buffer) {
-            if (s->ended_) {
-                s->loop_->recycle(*s->buffers_, d.id);  // after the end: nobody will take it
+            if (ended_) {
+                loop_->recycle(*buffers_, d.id);  // after the end: nobody will take it
             } else {
-                s->queue_.push_back(c);
+                push(c.res, d.id);
                 // The kernel may end a multishot with data (e.g. on a full CQ): go on.
-                if (!c.more() && !s->stopping_) s->rearm_ = true;
+                if (!c.more() && !stopping_ && !cancelled_) rearm_ = true;
             }
-        } else if (!s->ended_) {
-            s->ended_ = true;
-            s->final_res_ = d.error ? d.error : -EINVAL;
-            if (c.more() && s->ud_) s->loop_->cancel(s->ud_);  // no more from a recv that cannot be trusted
+        } else if (!ended_) {
+            ended_ = true;
+            final_res_ = d.error ? d.error : -EINVAL;
+            if (c.more() && ud_) loop_->cancel(ud_);  // no more from a recv that cannot be trusted
         }
     } else if (c.res == -ENOBUFS) {
-        ++s->enobufs_;
-        if (!c.more() && !s->stopping_) s->rearm_ = true;
-    } else if (c.res == -ECANCELED && s->stopping_) {
+        ++enobufs_;
+        if (!c.more() && !stopping_ && !cancelled_) rearm_ = true;
+    } else if (c.res == -ECANCELED && stopping_) {
         // stop() asked for it
-    } else if (!s->ended_) {
-        s->ended_ = true;
-        s->final_res_ = c.res;
+    } else if (!ended_) {
+        ended_ = true;
+        final_res_ = c.res;
     }
-    if (!s->waiter_) return;
-    if (s->head_ < s->queue_.size() || s->ended_ || (s->stopping_ && !s->armed_)) {
-        s->loop_->resume(std::exchange(s->waiter_, {}));
-    } else if (s->rearm_ && !s->stopping_) {
+    if (!c.more() && cancelled_ && !ended_) {
+        ended_ = true;  // cancel() asked: whatever the last completion was
+        final_res_ = -ECANCELED;
+    }
+    if (!waiter_) return;
+    if (head_ != tail_ || ended_ || (stopping_ && !armed_)) {
+        loop_->resume(std::exchange(waiter_, {}));
+    } else if (rearm_ && !stopping_) {
         // The ring was dry.  If no buffer came back since the recv was armed,
         // re-arming now would fail again at once: wait for one.  Otherwise
         // (and after any other early end) re-arm now; each such re-arm
         // follows a returned buffer, so this never spins.
-        if (c.res == -ENOBUFS && s->loop_->buffers_returned() == s->returned_at_arm_)
-            s->loop_->wait_for_buffer(*s, *s->buffers_);
+        if (c.res == -ENOBUFS && loop_->buffers_returned() == returned_at_arm_)
+            loop_->wait_for_buffer(*this, *buffers_);
         else
-            s->arm();
+            arm();
     }
 }
 
 void RecvStream::on_buffer(BufferWaiter* self) noexcept {
     auto* s = static_cast<RecvStream*>(self);
     if (!s->armed_ && s->rearm_ && !s->stopping_ && !s->ended_) s->arm();
+}
+
+void RecvStream::cancel() noexcept {
+    if (ended_ || cancelled_ || stopping_) return;
+    cancelled_ = true;
+    rearm_ = false;
+    loop_->stop_waiting_for_buffer(*this);
+    if (armed_ && ud_) {
+        loop_->cancel(ud_);  // on_cqe ends the stream at the recv's last completion
+        return;
+    }
+    if (armed_) {  // still queued: it never reached the kernel
+        loop_->withdraw(*this);
+        armed_ = false;
+    }
+    ended_ = true;
+    final_res_ = -ECANCELED;
+    if (waiter_) loop_->resume(std::exchange(waiter_, {}));
 }
 
 Task<void> RecvStream::stop() {
@@ -140,6 +177,66 @@ Task<void> RecvStream::stop() {
         while (armed_) co_await UntilDisarmed{this};
     }
     return_queued();
+}
+
+// ---- SendStream -----------------------------------------------------------------
+
+SendStream::SendStream(Loop& loop, File f)
+    : loop_(&loop), file_(f), bytes_(std::make_unique<Bytes>()), gathering_(&bytes_->a), sending_(&bytes_->b) {
+    Pending::complete = &SendStream::on_cqe;
+    Pending::fill = &SendStream::on_fill;
+    ud_ = loop.own_slot(this);
+}
+
+SendStream::~SendStream() {
+    if (Pending::deferred) loop_->withdraw(*this);  // never reached the kernel
+    if (placed_) loop_->abandon_holding(ud_, bytes_.release(), &SendStream::drop);
+    else loop_->disown(ud_);
+}
+
+void SendStream::drop(void* held) noexcept { delete static_cast<Bytes*>(held); }
+
+void SendStream::on_fill(Pending* self, io_uring_sqe* const* sqes) noexcept {
+    static_cast<SendStream*>(self)->fill_send(*sqes[0]);
+}
+
+void SendStream::on_cqe(Pending* self, const Completion& c) noexcept {
+    auto* s = static_cast<SendStream*>(self);
+    s->placed_ = false;
+    // The common case first, with no call but the resume: all of it sent,
+    // nothing gathered meanwhile.
+    if (c.res > 0 && s->offset_ + static_cast<std::size_t>(c.res) == s->sending_->size() && s->gathering_->empty())
+        [[likely]] {
+        s->sent_ += static_cast<std::uint64_t>(c.res);
+        s->sending_->clear();
+        s->offset_ = 0;
+        s->busy_ = false;
+        if (s->waiter_) s->loop_->resume(std::exchange(s->waiter_, {}));
+        return;
+    }
+    s->on_other(c);
+}
+
+void SendStream::on_other(const Completion& c) noexcept {
+    if (c.res > 0) {
+        offset_ += static_cast<std::size_t>(c.res);
+        sent_ += static_cast<std::uint64_t>(c.res);
+        if (offset_ < sending_->size()) {
+            (void)loop_->issue(*this);  // a short send: the rest, from where it stopped
+            return;
+        }
+    } else {
+        error_ = c.res == 0 ? -EPIPE : c.res;
+        gathering_->clear();
+    }
+    sending_->clear();
+    if (!gathering_->empty()) {
+        start();  // what gathered meanwhile; drained() waits for it too
+        return;
+    }
+    busy_ = false;
+    offset_ = 0;
+    if (waiter_) loop_->resume(std::exchange(waiter_, {}));
 }
 
 // ---- AcceptStream ------------------------------------------------------------------

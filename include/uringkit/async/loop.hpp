@@ -234,7 +234,11 @@ public:
 
     // Hands provided buffer `id` back to the kernel and re-arms the streams
     // that were waiting for one of `pool`'s buffers.
-    void recycle(BufferRing& pool, std::uint16_t id) noexcept;
+    void recycle(BufferRing& pool, std::uint16_t id) noexcept {
+        pool.recycle(id);
+        ++buffers_returned_;
+        if (buffer_waiters_) wake_buffer_waiters(pool);  // inline: on every request's path
+    }
     // Provided buffers handed back through recycle() so far (every pool).
     std::uint64_t buffers_returned() const noexcept { return buffers_returned_; }
 
@@ -251,11 +255,38 @@ public:
             }
         return issue_slow(p);
     }
+    // An SQE to fill now, in order behind anything queued: nullptr when
+    // something waits in the loop's queue or the SQ is full (then issue()).
+    io_uring_sqe* next_sqe() noexcept {
+        return !deferred_head_ && posted_.empty() ? ring_->get_sqe() : nullptr;
+    }
     // Takes a queued p back before it reached the kernel.
     void withdraw(Pending& p) noexcept;
     // A user_data routed to `target` (nullptr: the result is dropped) until the
     // completion without IORING_CQE_F_MORE.
-    std::uint64_t track(Pending* target) noexcept;
+    std::uint64_t track(Pending* target) noexcept {
+        std::uint32_t i = free_head_;
+        if (i != kNoSlot) [[likely]] free_head_ = slots_[i].next_free;
+        else i = grow_slots();
+        // A free slot's Leftover is already empty: the abandoned path of
+        // dispatch_other() leaves it so.
+        Slot& s = slots_[i];
+        s.target = target;
+        s.ud = kTag << 48 | static_cast<std::uint64_t>(s.generation) << 32 | i;
+        ++in_flight_;
+        return s.ud;
+    }
+    // A user_data that stays `target`'s for one operation after another (one
+    // in flight at a time), until disown() or abandon(): no slot to take and
+    // free per operation.  Each SQE that carries it goes through reuse().
+    std::uint64_t own_slot(Pending* target) noexcept;
+    std::uint64_t reuse(std::uint64_t owned) noexcept {
+        ++in_flight_;
+        return owned;
+    }
+    // An owned slot with nothing in flight goes back (abandon() instead while
+    // an operation is in flight).
+    void disown(std::uint64_t owned) noexcept;
     // A user_data routed to `target` until untrack(): for completions other
     // rings post here (MSG_RING).  Not in flight: nothing to cancel or drain.
     std::uint64_t track_persistent(Pending* target) noexcept;
@@ -271,6 +302,11 @@ public:
     // The same for an operation on a lent registered buffer: the loop holds
     // `buf` until the final completion, then gives it back to the pool.
     void abandon_fixed(std::uint64_t ud, FixedBuffer&& buf) noexcept;
+    // The same for an operation that names memory its owner allocated: the
+    // loop keeps `held` until the final completion, then calls drop(held).
+    // (When the ring cannot be drained, it is leaked, never freed under the kernel.)
+    using Drop = void (*)(void* held) noexcept;
+    void abandon_holding(std::uint64_t ud, void* held, Drop drop) noexcept;
     // 0, or the -errno an awaited SQE gets instead of reaching the kernel
     // (the SQE becomes a NOP): -EINVAL for a multishot SQE, -EOPNOTSUPP for an
     // opcode this kernel lacks (async::unsupported() says which release has it).
@@ -290,15 +326,39 @@ public:
     void stop_waiting_for_buffer(BufferWaiter& w) noexcept;
 
 private:
+    // A free slot's ud names another index (~i), so no user_data matches it:
+    // dispatch() checks tag, generation and liveness in one compare.
     struct Slot {
-        Pending* target = nullptr;
-        BufferRing* pool = nullptr;  // abandoned: where dropped buffers go
-        std::int32_t lent_fixed = -1;  // abandoned: the registered buffer it still holds
+        std::uint64_t ud = 0;          // the user_data handed out for it while live
+        Pending* target = nullptr;     // null for an abandoned or a persistent slot
+        std::uint32_t next_free = 0;   // free: the next free slot's index
         std::uint16_t generation = 0;
-        bool live = false;
-        bool close_results = false;
-        bool persistent = false;
+        bool persistent = false;       // track_persistent(): its target is Leftover::held
+        bool owned = false;            // own_slot(): not freed by a final completion
     };
+    // What an abandoned slot still holds until its final completion (and a
+    // persistent slot's target): apart from Slot, which dispatch() reads on
+    // every completion, so that stays small.  Indexed like slots_.
+    struct Leftover {
+        BufferRing* pool = nullptr;    // where dropped buffers go
+        void* held = nullptr;          // memory the operation names, and
+        Drop drop = nullptr;           //   what frees it after the final completion
+        std::int32_t lent_fixed = -1;  // the registered buffer it still holds
+        bool close_results = false;    // descriptors it makes are closed
+    };
+    static constexpr std::uint32_t kNoSlot = 0xffffffffu;
+    // The top 16 bits of every user_data this loop hands out; the next 16 are
+    // the slot's generation, the low 32 its index.  A foreign value that
+    // happens to carry the tag still has to name a live slot of the right
+    // generation.
+    static constexpr std::uint64_t kTag = 0x554bULL;
+    static std::uint64_t free_ud(std::uint32_t i) noexcept { return ~static_cast<std::uint64_t>(i); }
+    bool live(std::uint32_t i) const noexcept { return slots_[i].ud != free_ud(i); }
+    // Whether `ud` is a live slot's user_data: its tag, index and generation.
+    bool owns(std::uint64_t ud) const noexcept {
+        const auto i = static_cast<std::uint32_t>(ud);
+        return i < slot_count_ && slots_[i].ud == ud;
+    }
     struct Root;
     static Root run_root(Loop* loop, Task<void> task);
 
@@ -307,9 +367,42 @@ private:
     bool issue_slow(Pending& p) noexcept;
     void post_sqe(const io_uring_sqe& s) noexcept;
     void flush_deferred();
+    void wake_buffer_waiters(const BufferRing& pool) noexcept;
     void turn();
-    void dispatch(const Completion& c) noexcept;
-    void release(std::uint32_t index) noexcept;
+    // Routes a completion to its awaiter or stream.  The common case (a live
+    // slot with a target) inline, for turn()'s loop; the rest out of line.
+    void dispatch(const Completion& c) noexcept {
+        const auto i = static_cast<std::uint32_t>(c.user_data);
+        if (i < slot_count_) [[likely]] {
+            Slot& slot = slots_[i];
+            if (slot.ud == c.user_data && slot.target) [[likely]] {
+                Pending* target = slot.target;
+                if (!c.more()) {  // first: the handler may start the next operation
+                    if (slot.owned) --in_flight_;
+                    else release(i);
+                }
+                target->complete(target, c);
+                return;
+            }
+        }
+        dispatch_other(c);
+    }
+    void dispatch_other(const Completion& c) noexcept;
+    // A final completion: the slot is free again.
+    void release(std::uint32_t i) noexcept {
+        --in_flight_;
+        free_slot(i);
+    }
+    void free_slot(std::uint32_t i) noexcept {
+        Slot& s = slots_[i];
+        s.ud = free_ud(i);  // what makes it free: target is never read without a matching ud
+        ++s.generation;
+        s.next_free = free_head_;
+        free_head_ = i;
+    }
+    // Slots run out: one more (allocates; never on the completion path,
+    // which only frees slots).
+    std::uint32_t grow_slots();
     // Cancels and drains everything in flight, then destroys every spawned
     // task.  False when the ring could not be entered: frames are then leaked
     // rather than freed under the kernel.
@@ -320,7 +413,9 @@ private:
     bool probed_ = false;
     BatchWait* wait_ = nullptr;
     std::vector<Slot> slots_;
-    std::vector<std::uint32_t> free_slots_;
+    std::vector<Leftover> leftovers_;
+    std::uint32_t slot_count_ = 0;       // slots_.size(), without a division on every completion
+    std::uint32_t free_head_ = kNoSlot;  // free slots, linked through next_free
     std::vector<io_uring_sqe> posted_;  // fire-and-forget SQEs waiting for room
     Pending* deferred_head_ = nullptr;
     Pending* deferred_tail_ = nullptr;

@@ -9,6 +9,8 @@
 
 #include <sys/socket.h>
 
+#include <memory>
+#include <string>
 #include <string_view>
 
 namespace uringkit::async {
@@ -55,7 +57,7 @@ public:
     }
     // Chunks already queued, or the end (next() would not suspend).  The
     // first test inline: it is on every request's path.
-    bool ready() noexcept { return head_ < queue_.size() || ended_ || ready_slow(); }
+    bool ready() noexcept { return head_ != tail_ || ((ended_ | rearm_) && ready_slow()); }
     // Hands the chunk's buffer back (and wakes streams waiting for one).
     void recycle(const Chunk& c) noexcept {
         if (c.res > 0) loop_->recycle(*buffers_, c.id);
@@ -67,21 +69,58 @@ public:
     // Cancels the recv and resumes after its last completion; queued chunks'
     // buffers are returned.
     Task<void> stop();
+    // Ends the stream early without waiting: the recv is cancelled, and
+    // next() yields the chunks already queued, then -ECANCELED.  For another
+    // task (a server's stop, a watchdog) to end this stream's consumer.
+    void cancel() noexcept;
 
 private:
     void arm() noexcept;
     bool ready_slow() noexcept;
-    Chunk pop() noexcept;
+    Chunk pop() noexcept {
+        Queued q;
+        if (handed_) {
+            handed_ = false;
+            q = handoff_;
+        } else if (head_ != tail_) {
+            q = queue_[head_++];
+            if (head_ == tail_) head_ = tail_ = 0;
+        } else {
+            return {final_res_, 0, {}};
+        }
+        return {q.res, q.id, buffers_->data(q.id, static_cast<std::size_t>(q.res))};
+    }
     void return_queued() noexcept;
     static void on_fill(Pending* self, io_uring_sqe* const* sqes) noexcept;
     static void on_cqe(Pending* self, const Completion& c) noexcept;
+    // Every completion but the common one; `taken`: what take() gave, if called.
+    void on_other(const Completion& c, const BufferRing::Delivery* taken) noexcept;
+    // A chunk waiting for the consumer: 8 bytes, so queueing is one store.
+    struct Queued {
+        std::int32_t res;
+        std::uint16_t id;
+    };
+    void push(std::int32_t res, std::uint16_t id) noexcept {
+        if (tail_ == queue_capacity_) grow_queue();
+        queue_[tail_++] = {res, id};
+    }
+    void grow_queue() noexcept;
     static void on_buffer(BufferWaiter* self) noexcept;
 
     Loop* loop_;
     File file_;
     BufferRing* buffers_;
-    std::vector<Completion> queue_;
-    std::size_t head_ = 0;
+    // Chunks not taken yet: queue_[head_, tail_), each a whole buffer of the
+    // group, checked at its CQE.  The vector only grows (no clear, no size()
+    // division on the request path).
+    std::vector<Queued> queue_;
+    std::uint32_t head_ = 0;
+    std::uint32_t tail_ = 0;
+    std::uint32_t queue_capacity_ = 0;
+    // A chunk that arrived while the consumer waited on an empty queue goes
+    // to it directly (resumed at once, it takes it first thing).
+    Queued handoff_{0, 0};
+    bool handed_ = false;
     std::coroutine_handle<> waiter_;
     std::uint64_t ud_ = 0;    // the armed SQE's user_data, once placed
     std::uint64_t returned_at_arm_ = 0;  // Loop::buffers_returned() when armed
@@ -89,8 +128,102 @@ private:
     bool ended_ = false;      // EOF or error delivered or queued: no re-arm
     bool rearm_ = false;      // ended early (ENOBUFS, full CQ): re-arm when asked
     bool stopping_ = false;
+    bool cancelled_ = false;  // cancel(): no re-arm; ends at the recv's last completion
     std::int32_t final_res_ = 0;
     std::uint32_t enobufs_ = 0;
+};
+
+// A socket's output with at most one send in flight, as the hand-written
+// servers keep it: append to buffer() and flush(); the stream sends what has
+// gathered each time the previous send completes (a short send goes on from
+// where it stopped), so a connection's responses leave in order without its
+// coroutine waiting for each send.
+//
+//     SendStream out(loop, Fd{fd});
+//     out.buffer() += response;
+//     out.flush();                           // returns at once
+//     ...
+//     co_await out.drained();                // before closing: every byte sent, or the error
+//
+// The bytes are the stream's own (heap memory it allocates once), never the
+// caller's.  Destroyed with a send in flight, it hands those bytes to the
+// loop, which cancels the send and frees them after its final completion;
+// what was buffered and not sent is dropped.
+class SendStream : private Pending {
+public:
+    SendStream(Loop& loop, File f);
+    SendStream(const SendStream&) = delete;
+    SendStream& operator=(const SendStream&) = delete;
+    ~SendStream();
+
+    // Where output gathers until flush().
+    std::string& buffer() noexcept { return *gathering_; }
+    // Starts a send of what has gathered, unless one is in flight (then what
+    // has gathered goes when it completes) or a send failed.
+    [[gnu::always_inline]] void flush() noexcept {
+        if (busy_) return;
+        if (error_ != 0) gathering_->clear();
+        else if (!gathering_->empty()) start();
+    }
+    // Bytes written and not sent yet: gathered, and the rest of the send in flight.
+    std::size_t backlog() const noexcept { return gathering_->size() + sending_->size() - offset_; }
+    bool busy() const noexcept { return busy_; }
+    // 0, or the first failed send's -errno (-EPIPE for a send of 0 bytes):
+    // nothing is sent after it, and what gathers is dropped at each flush().
+    std::int32_t error() const noexcept { return error_; }
+    // Bytes the kernel took since the last call.
+    std::uint64_t take_sent() noexcept { return std::exchange(sent_, 0u); }
+    // Resumes once everything flushed so far is sent or a send failed:
+    // res 0, or error().
+    auto drained() noexcept {
+        struct Awaiter {
+            SendStream* s;
+            bool await_ready() const noexcept { return !s->busy_; }
+            void await_suspend(std::coroutine_handle<> h) noexcept { s->waiter_ = h; }
+            Result await_resume() const noexcept { return {s->error_, 0}; }
+        };
+        return Awaiter{this};
+    }
+
+private:
+    // Heap memory, allocated once: what the kernel reads stays where it is
+    // even when the stream is destroyed first (the loop then holds it).
+    struct Bytes {
+        std::string a, b;
+    };
+    // The gathering buffer becomes the one being sent (pointers swapped: both
+    // keep their capacity, so a steady connection sends without allocating).
+    [[gnu::always_inline]] void start() noexcept {
+        std::swap(gathering_, sending_);
+        offset_ = 0;
+        busy_ = true;
+        if (io_uring_sqe* sqe = loop_->next_sqe()) fill_send(*sqe);
+        else (void)loop_->issue(*this);  // one SQE: always fits
+    }
+    void fill_send(io_uring_sqe& sqe) noexcept {
+        const std::size_t left = sending_->size() - offset_;
+        const auto len = static_cast<std::uint32_t>(left > 0x7fffffffu ? 0x7fffffffu : left);
+        op::Send(file_, sending_->data() + offset_, len, MSG_NOSIGNAL).prepare(sqe);
+        sqe.user_data = loop_->reuse(ud_);
+        placed_ = true;
+    }
+    static void on_fill(Pending* self, io_uring_sqe* const* sqes) noexcept;
+    static void on_cqe(Pending* self, const Completion& c) noexcept;
+    void on_other(const Completion& c) noexcept;
+    static void drop(void* held) noexcept;
+
+    Loop* loop_;
+    File file_;
+    std::unique_ptr<Bytes> bytes_;
+    std::string* gathering_;
+    std::string* sending_;  // the kernel's from start() to the send's final completion
+    std::coroutine_handle<> waiter_;
+    std::size_t offset_ = 0;  // how much of *sending_ the kernel has taken
+    std::uint64_t ud_;        // every send's user_data: the stream's own slot
+    std::uint64_t sent_ = 0;
+    std::int32_t error_ = 0;
+    bool busy_ = false;
+    bool placed_ = false;     // the send in flight reached the SQ (not queued in the loop)
 };
 
 // A multishot accept (5.19) as a stream of new sockets:
