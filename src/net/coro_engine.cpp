@@ -35,7 +35,7 @@ struct Conn {
     Conn* idle_next = nullptr;
     bool in_idle = false;
     bool cancelled = false;
-    bool sending = false;  // a response is on its way: a stop lets it finish
+    async::RecvStream* in = nullptr;  // for a stop to end its input
 };
 
 class CoroEngine {
@@ -133,15 +133,10 @@ private:
         stopping_ = true;
         grace_deadline_ = now_ + static_cast<std::uint64_t>(cfg_.grace.count());
         accepts_.cancel();
-        // Idle connections close now; one that is sending finishes its
-        // response and then sees stopping_ (the ticker cancels it if the grace
-        // period runs out first).
-        idle_.for_each([this](Conn* c) {
-            if (!c->sending) {
-                idle_.remove(c);
-                cancel(c);
-            }
-        });
+        // Every connection's input ends (a half-received request is dropped);
+        // each finishes sending what was asked, then closes.  The ticker
+        // cancels its send if the grace period runs out first.
+        idle_.for_each([](Conn* c) { c->in->cancel(); });
         wake_ticker_if_done();
     }
 
@@ -168,40 +163,57 @@ private:
         const auto idle = static_cast<std::uint64_t>(cfg_.idle_timeout.count());
         idle_.push_back(&conn, now_ + idle);
         Session session(*ctx_.responder);
-        std::string out;
         {
             async::RecvStream in(loop_, Fd{fd}, bufs_);
+            // At most one send in flight; responses gather meanwhile and go
+            // in the next one, as in the hand-written engine.  The coroutine
+            // waits for a send only when its output backs up.
+            async::SendStream out(loop_, Fd{fd});
+            conn.in = &in;
+            bool deliver = true;  // false after a reset: nothing can be delivered
             for (bool keep = true; keep;) {
                 auto chunk = co_await in.next();
                 if (const std::uint32_t dry = in.take_enobufs()) {
                     stats_.enobufs.add(dry);
                     stats_.recv_rearms.add(dry);
                 }
-                if (chunk.res < 0) break;  // reset: nothing can be delivered
+                if (chunk.res < 0) {
+                    // A stop ends the input with -ECANCELED: what was asked is
+                    // still answered.  Anything else is a reset.
+                    deliver = stopping_ && chunk.res == -ECANCELED;
+                    break;
+                }
                 if (chunk.res == 0) {
                     keep = false;  // EOF: answer what was asked, then close
                 } else {
                     wait_.request(conn.window);
                     stats_.bytes_in.add(static_cast<std::uint64_t>(chunk.res));
-                    keep = session.feed(chunk.text(), out);
+                    keep = session.feed(chunk.text(), out.buffer());
                     in.recycle(chunk);
                     if (session.take_progress()) idle_.touch(&conn, now_ + idle);
                     // What has already arrived joins this send: a burst (a
                     // large message over many buffers, pipelined requests)
-                    // costs one send, as in the hand-written engine, not
-                    // one per buffer, each waited for.
-                    if (keep && out.size() < kSendBatch && in.ready()) continue;
+                    // costs one send, as in the hand-written engine.
+                    if (keep && in.ready() && out.backlog() < kSendBatch) continue;
                 }
-                if (!out.empty()) {
-                    conn.sending = true;
-                    const int n = (co_await loop_.send_all(Fd{fd}, out.data(), out.size())).res;
-                    conn.sending = false;
-                    if (n < 0) break;
-                    stats_.bytes_out.add(static_cast<std::uint64_t>(n));
-                    out.clear();
+                out.flush();
+                if (out.backlog() >= kSendBatch || out.error() != 0) [[unlikely]] {
+                    // A client that does not read holds its own input back,
+                    // not the server's memory.
+                    if (out.error() == 0) co_await out.drained();
+                    if (out.error() != 0) {
+                        deliver = false;
+                        break;
+                    }
                 }
-                if (stopping_ && !session.mid_request()) break;
+                if (const std::uint64_t n = out.take_sent()) stats_.bytes_out.add(n);
             }
+            if (deliver) {
+                out.flush();
+                co_await out.drained();
+                stats_.bytes_out.add(out.take_sent());
+            }
+            conn.in = nullptr;
             co_await in.stop();
         }
         idle_.remove(&conn);
