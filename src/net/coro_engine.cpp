@@ -35,7 +35,7 @@ struct Conn {
     Conn* idle_next = nullptr;
     bool in_idle = false;
     bool cancelled = false;
-    async::RecvStream* in = nullptr;  // for a stop to end its input
+    async::RecvStream* in = nullptr;  // for a stop to end its input; null once past it
 };
 
 class CoroEngine {
@@ -136,7 +136,9 @@ private:
         // Every connection's input ends (a half-received request is dropped);
         // each finishes sending what was asked, then closes.  The ticker
         // cancels its send if the grace period runs out first.
-        idle_.for_each([](Conn* c) { c->in->cancel(); });
+        idle_.for_each([](Conn* c) {
+            if (c->in) c->in->cancel();  // null: already past its input, closing
+        });
         wake_ticker_if_done();
     }
 
