@@ -59,7 +59,7 @@ async::Task<std::string> read_all(async::Loop& loop, int fd, std::size_t want) {
     co_return got;
 }
 
-TEST(SendStream, ResponsesLeaveInOrderThroughShortSends) {
+TEST(AsyncSendStream, ResponsesLeaveInOrderThroughShortSends) {
     Ring ring(64);
     async::Loop loop(ring);
     SocketPair sp;
@@ -94,7 +94,7 @@ TEST(SendStream, ResponsesLeaveInOrderThroughShortSends) {
     EXPECT_EQ(loop.in_flight(), 0u);
 }
 
-TEST(SendStream, DestroyedWithASendInFlightLeavesItsBytesToTheLoop) {
+TEST(AsyncSendStream, DestroyedWithASendInFlightLeavesItsBytesToTheLoop) {
     Ring ring(64);
     async::Loop loop(ring);
     SocketPair sp;
@@ -132,7 +132,7 @@ TEST(SendStream, DestroyedWithASendInFlightLeavesItsBytesToTheLoop) {
     EXPECT_EQ(loop.in_flight(), 0u);
 }
 
-TEST(SendStream, AFailedSendIsItsErrorAndDropsTheRest) {
+TEST(AsyncSendStream, AFailedSendIsItsErrorAndDropsTheRest) {
     Ring ring(16);
     async::Loop loop(ring);
     SocketPair sp;
@@ -155,7 +155,7 @@ TEST(SendStream, AFailedSendIsItsErrorAndDropsTheRest) {
     EXPECT_EQ(loop.in_flight(), 0u);
 }
 
-TEST(RecvStreamCancel, YieldsWhatIsQueuedThenEcanceledWithoutRearming) {
+TEST(AsyncRecvStreamCancel, YieldsWhatIsQueuedThenEcanceledWithoutRearming) {
     Ring ring(32);
     BufferRing buffers(ring, 1, 8, 16);  // 16-byte buffers: one send is several chunks
     async::Loop loop(ring);
@@ -196,7 +196,7 @@ TEST(RecvStreamCancel, YieldsWhatIsQueuedThenEcanceledWithoutRearming) {
     EXPECT_EQ(stream, nullptr);
 }
 
-TEST(RecvStreamCancel, FromAnotherTaskWakesAWaitingConsumer) {
+TEST(AsyncRecvStreamCancel, FromAnotherTaskWakesAWaitingConsumer) {
     Ring ring(16);
     BufferRing buffers(ring, 1, 4, 64);
     async::Loop loop(ring);
