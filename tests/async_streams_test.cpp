@@ -6,6 +6,8 @@
 //    the kernel goes on reading them after the destructor, so freeing them
 //    there would send freed memory (the ASan build fills freed memory, the
 //    plain build reuses it: either way the peer would see other bytes);
+//  - below(n) resumes a writer once the backlog is under n, the rest still
+//    being sent;
 //  - a failed send is the stream's error, drained() reports it, and what
 //    gathers after it is dropped;
 //  - cancel() from another task ends a RecvStream after the chunks already
@@ -92,6 +94,34 @@ TEST(AsyncSendStream, ResponsesLeaveInOrderThroughShortSends) {
     ASSERT_EQ(got.size(), expected.size());
     EXPECT_TRUE(got == expected);
     EXPECT_EQ(loop.in_flight(), 0u);
+}
+
+TEST(AsyncSendStream, BelowResumesWhenTheBacklogShrinksWhileStillSending) {
+    Ring ring(64);
+    async::Loop loop(ring);
+    SocketPair sp;
+    small_send_buffer(sp.fd[1]);
+    const std::string data = pattern(1 << 20, 3);
+    std::string got;
+    loop.spawn([](async::Loop& l, int fd, std::size_t want, std::string& out) -> async::Task<void> {
+        out = co_await read_all(l, fd, want);
+    }(loop, sp.fd[0], data.size(), got));
+    std::size_t backlog_at_wake = 0;
+    bool busy_at_wake = false;
+    auto writer = [&]() -> async::Task<void> {
+        async::SendStream out(loop, Fd{sp.fd[1]});
+        out.buffer() = data;
+        out.flush();
+        EXPECT_EQ((co_await out.below(65536)).res, 0);
+        backlog_at_wake = out.backlog();
+        busy_at_wake = out.busy();
+        EXPECT_EQ((co_await out.drained()).res, 0);
+    };
+    loop.block_on(writer());
+    loop.run();
+    EXPECT_LT(backlog_at_wake, 65536u);
+    EXPECT_TRUE(busy_at_wake) << "woken by the backlog, not by the end";
+    EXPECT_TRUE(got == data);
 }
 
 TEST(AsyncSendStream, DestroyedWithASendInFlightLeavesItsBytesToTheLoop) {

@@ -218,25 +218,31 @@ void SendStream::on_cqe(Pending* self, const Completion& c) noexcept {
 }
 
 void SendStream::on_other(const Completion& c) noexcept {
+    bool going_on = false;  // a send is in flight again
     if (c.res > 0) {
         offset_ += static_cast<std::size_t>(c.res);
         sent_ += static_cast<std::uint64_t>(c.res);
         if (offset_ < sending_->size()) {
             (void)loop_->issue(*this);  // a short send: the rest, from where it stopped
-            return;
+            going_on = true;
         }
     } else {
         error_ = c.res == 0 ? -EPIPE : c.res;
         gathering_->clear();
     }
-    sending_->clear();
-    if (!gathering_->empty()) {
-        start();  // what gathered meanwhile; drained() waits for it too
-        return;
+    if (!going_on) {
+        sending_->clear();
+        if (!gathering_->empty()) {
+            start();  // what gathered meanwhile; drained() waits for it too
+            going_on = true;
+        } else {
+            busy_ = false;
+            offset_ = 0;
+        }
     }
-    busy_ = false;
-    offset_ = 0;
-    if (waiter_) loop_->resume(std::exchange(waiter_, {}));
+    if (!waiter_) return;
+    // drained() waits for the end; below(n) for the backlog to shrink under n.
+    if (!going_on || (wake_below_ != 0 && backlog() < wake_below_)) loop_->resume(std::exchange(waiter_, {}));
 }
 
 // ---- AcceptStream ------------------------------------------------------------------

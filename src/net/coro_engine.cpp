@@ -202,7 +202,7 @@ private:
                 if (out.backlog() >= kSendBatch || out.error() != 0) [[unlikely]] {
                     // A client that does not read holds its own input back,
                     // not the server's memory.
-                    if (out.error() == 0) co_await out.drained();
+                    if (out.error() == 0) co_await out.below(kSendBatch);
                     if (out.error() != 0) {
                         deliver = false;
                         break;

@@ -179,10 +179,29 @@ public:
         struct Awaiter {
             SendStream* s;
             bool await_ready() const noexcept { return !s->busy_; }
-            void await_suspend(std::coroutine_handle<> h) noexcept { s->waiter_ = h; }
+            void await_suspend(std::coroutine_handle<> h) noexcept {
+                s->waiter_ = h;
+                s->wake_below_ = 0;
+            }
             Result await_resume() const noexcept { return {s->error_, 0}; }
         };
         return Awaiter{this};
+    }
+    // Resumes once fewer than `n` bytes wait to be sent (backlog() < n) or a
+    // send failed: a writer that produces faster than the peer reads waits
+    // here, and the send in flight keeps the socket busy meanwhile.
+    auto below(std::size_t n) noexcept {
+        struct Awaiter {
+            SendStream* s;
+            std::size_t n;
+            bool await_ready() const noexcept { return s->error_ != 0 || s->backlog() < n; }
+            void await_suspend(std::coroutine_handle<> h) noexcept {
+                s->waiter_ = h;
+                s->wake_below_ = n;
+            }
+            Result await_resume() const noexcept { return {s->error_, 0}; }
+        };
+        return Awaiter{this, n};
     }
 
 private:
@@ -219,6 +238,7 @@ private:
     std::string* sending_;  // the kernel's from start() to the send's final completion
     std::coroutine_handle<> waiter_;
     std::size_t offset_ = 0;  // how much of *sending_ the kernel has taken
+    std::size_t wake_below_ = 0;  // the waiter's backlog limit (below()); 0: drained()
     std::uint64_t ud_;        // every send's user_data: the stream's own slot
     std::uint64_t sent_ = 0;
     std::int32_t error_ = 0;
