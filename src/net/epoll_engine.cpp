@@ -139,8 +139,26 @@ private:
         // the event is stale, and acting on it would close the slot twice.
         if (c->fd < 0) return;
         if (ev & EPOLLERR) c->closing = c->aborting = true;
-        if (!c->closing && (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP))) read_all(c, (ev & (EPOLLRDHUP | EPOLLHUP)) != 0);
+        if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP)) {
+            if (!c->closing) read_all(c, (ev & (EPOLLRDHUP | EPOLLHUP)) != 0);
+            else if (!c->aborting) discard_input(c);
+        }
         advance(c);
+    }
+
+    // A connection that is closing still reads what arrives, and drops it:
+    // a socket closed with unread input is reset (RFC 2525), and the reset
+    // throws away the answers still in its send buffer: a client that sent
+    // more after a `Connection: close` request lost the end of its answer.
+    // The uring engines keep their multishot recv armed until the close for
+    // the same reason.
+    void discard_input(Conn* c) {
+        for (;;) {
+            const ssize_t n = ::recv(c->fd, buf_.data(), buf_.size(), 0);
+            stats_.syscalls.add();
+            if (n > 0 || (n < 0 && errno == EINTR)) continue;
+            return;  // drained (EAGAIN), EOF, or an error
+        }
     }
 
     // `eof_seen`: the peer's FIN came with this edge; read until the 0, as no
@@ -191,7 +209,9 @@ private:
         }
         c->out.clear();
         c->sent = 0;
-        if (c->closing) close(c);
+        if (!c->closing) return;
+        if (!c->aborting) discard_input(c);  // what came since the last edge
+        close(c);
     }
 
     void close(Conn* c) {
