@@ -8,6 +8,7 @@
 //    plain build reuses it: either way the peer would see other bytes);
 //  - below(n) resumes a writer once the backlog is under n, the rest still
 //    being sent;
+//  - a loop that drains starts no new send (it would wait for it forever);
 //  - a failed send is the stream's error, drained() reports it, and what
 //    gathers after it is dropped;
 //  - cancel() from another task ends a RecvStream after the chunks already
@@ -19,7 +20,10 @@
 #include <gtest/gtest.h>
 
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <cerrno>
 #include <cstring>
@@ -160,6 +164,45 @@ TEST(AsyncSendStream, DestroyedWithASendInFlightLeavesItsBytesToTheLoop) {
     ASSERT_LE(got.size(), response.size());
     EXPECT_TRUE(got == response.substr(0, got.size())) << "bytes sent after the stream was destroyed are not its own";
     EXPECT_EQ(loop.in_flight(), 0u);
+}
+
+// ~Loop() cancels what is in flight, then waits for each final completion.
+// A short send whose completion it reaps there must not start the rest: the
+// cancel is spent, the peer never reads, and the drain would wait forever.
+// Run in a child, so a hang is a failure instead of a stuck test.
+TEST(AsyncSendStream, ALoopThatDrainsStartsNoNewSend) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        {
+            Ring ring(64);
+            SocketPair sp;
+            SocketPair idle;  // a recv that never completes keeps the task suspended
+            const int size = 4096;
+            ::setsockopt(sp.fd[1], SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+            async::Loop loop(ring);
+            loop.spawn([](async::Loop& l, int fd, int quiet) -> async::Task<void> {
+                async::SendStream out(l, Fd{fd});
+                out.buffer() = std::string(256 * 1024, 'x');
+                out.flush();  // in the SQ; the drain submits it, and it comes back short
+                char c;
+                co_await l.recv(Fd{quiet}, &c, 1);
+            }(loop, sp.fd[1], idle.fd[0]));
+        }  // ~Loop()
+        ::_exit(0);
+    }
+    int status = 0;
+    pid_t done = 0;
+    for (int i = 0; i < 100 && done == 0; ++i) {
+        done = ::waitpid(child, &status, WNOHANG);
+        if (done == 0) ::usleep(100000);
+    }
+    if (done == 0) {
+        ::kill(child, SIGKILL);
+        ::waitpid(child, &status, 0);
+        FAIL() << "the loop's drain did not end within 10 s";
+    }
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
 TEST(AsyncSendStream, AFailedSendIsItsErrorAndDropsTheRest) {

@@ -230,7 +230,7 @@ void Loop::place(Pending& p) noexcept {
 }
 
 bool Loop::issue_slow(Pending& p) noexcept {
-    if (p.sqes > ring_->sq_entries()) return false;
+    if (p.sqes > ring_->sq_entries() || draining_) return false;
     // Behind anything already queued, so SQEs reach the kernel in order.
     if (!deferred_head_ && posted_.empty() && room(p.sqes)) {
         place(p);

@@ -244,21 +244,24 @@ public:
 
     // ---- plumbing for awaiters and streams -----------------------------------
     // Places p's SQEs now, or queues p whole until the SQ has room.  False
-    // only when p needs more SQEs than the ring has.
+    // when p needs more SQEs than the ring has, or while the loop drains:
+    // a completion handler that starts more then (the rest of a short send)
+    // would make the drain wait for an operation nobody cancels.
     bool issue(Pending& p) noexcept {
         // The common case inline (one SQE, nothing queued ahead, room now):
         // it is on every request's path.
-        if (p.sqes == 1 && !deferred_head_ && posted_.empty())
-            if (io_uring_sqe* sqe = ring_->get_sqe()) {
+        if (p.sqes == 1)
+            if (io_uring_sqe* sqe = next_sqe()) {
                 p.fill(&p, &sqe);
                 return true;
             }
         return issue_slow(p);
     }
     // An SQE to fill now, in order behind anything queued: nullptr when
-    // something waits in the loop's queue or the SQ is full (then issue()).
+    // something waits in the loop's queue, the SQ is full (then issue()), or
+    // the loop drains (issue() then refuses too).
     io_uring_sqe* next_sqe() noexcept {
-        return !deferred_head_ && posted_.empty() ? ring_->get_sqe() : nullptr;
+        return !deferred_head_ && posted_.empty() && !draining_ ? ring_->get_sqe() : nullptr;
     }
     // Takes a queued p back before it reached the kernel.
     void withdraw(Pending& p) noexcept;
