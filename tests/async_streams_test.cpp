@@ -128,6 +128,31 @@ TEST(AsyncSendStream, BelowResumesWhenTheBacklogShrinksWhileStillSending) {
     EXPECT_TRUE(got == data);
 }
 
+// Output gathered but not flushed: below() and drained() flush it first, so a
+// wait always has a send that can end it.
+TEST(AsyncSendStream, WaitingFlushesWhatGathered) {
+    Ring ring(64);
+    async::Loop loop(ring);
+    SocketPair sp;
+    small_send_buffer(sp.fd[1]);
+    const std::string data = pattern(200 * 1024, 5);
+    std::string got;
+    loop.spawn([](async::Loop& l, int fd, std::size_t want, std::string& out) -> async::Task<void> {
+        out = co_await read_all(l, fd, want);
+    }(loop, sp.fd[0], data.size(), got));
+    auto writer = [&]() -> async::Task<void> {
+        async::SendStream out(loop, Fd{sp.fd[1]});
+        out.buffer() = data.substr(0, 100 * 1024);
+        EXPECT_EQ((co_await out.below(4096)).res, 0);  // no flush() before it
+        out.buffer() += data.substr(100 * 1024);
+        EXPECT_EQ((co_await out.drained()).res, 0);
+        EXPECT_EQ(out.backlog(), 0u);
+    };
+    loop.block_on(writer());
+    loop.run();
+    EXPECT_TRUE(got == data);
+}
+
 TEST(AsyncSendStream, DestroyedWithASendInFlightLeavesItsBytesToTheLoop) {
     Ring ring(64);
     async::Loop loop(ring);

@@ -211,8 +211,7 @@ private:
                 if (const std::uint64_t n = out.take_sent()) stats_.bytes_out.add(n);
             }
             if (deliver) {
-                out.flush();
-                co_await out.drained();
+                co_await out.drained();  // flushes first
                 stats_.bytes_out.add(out.take_sent());
             }
             conn.in = nullptr;

@@ -143,7 +143,7 @@ private:
 //     out.buffer() += response;
 //     out.flush();                           // returns at once
 //     ...
-//     co_await out.drained();                // before closing: every byte sent, or the error
+//     co_await out.drained();                // before closing: flushes; every byte sent, or the error
 //
 // The bytes are the stream's own (heap memory it allocates once), never the
 // caller's.  Destroyed with a send in flight, it hands those bytes to the
@@ -173,12 +173,15 @@ public:
     std::int32_t error() const noexcept { return error_; }
     // Bytes the kernel took since the last call.
     std::uint64_t take_sent() noexcept { return std::exchange(sent_, 0u); }
-    // Resumes once everything flushed so far is sent or a send failed:
-    // res 0, or error().
+    // Flushes, then resumes once everything written is sent or a send
+    // failed: res 0, or error().
     auto drained() noexcept {
         struct Awaiter {
             SendStream* s;
-            bool await_ready() const noexcept { return !s->busy_; }
+            bool await_ready() const noexcept {
+                s->flush();  // what gathered unflushed would otherwise never go
+                return !s->busy_;
+            }
             void await_suspend(std::coroutine_handle<> h) noexcept {
                 s->waiter_ = h;
                 s->wake_below_ = 0;
@@ -187,14 +190,18 @@ public:
         };
         return Awaiter{this};
     }
-    // Resumes once fewer than `n` bytes wait to be sent (backlog() < n) or a
-    // send failed: a writer that produces faster than the peer reads waits
-    // here, and the send in flight keeps the socket busy meanwhile.
+    // Flushes, then resumes once fewer than `n` bytes wait to be sent
+    // (backlog() < n) or a send failed: a writer that produces faster than
+    // the peer reads waits here, and the send in flight keeps the socket
+    // busy meanwhile.
     auto below(std::size_t n) noexcept {
         struct Awaiter {
             SendStream* s;
             std::size_t n;
-            bool await_ready() const noexcept { return s->error_ != 0 || s->backlog() < n; }
+            bool await_ready() const noexcept {
+                s->flush();
+                return s->error_ != 0 || s->backlog() < n;
+            }
             void await_suspend(std::coroutine_handle<> h) noexcept {
                 s->waiter_ = h;
                 s->wake_below_ = n;
