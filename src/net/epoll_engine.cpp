@@ -152,12 +152,14 @@ private:
     // more after a `Connection: close` request lost the end of its answer.
     // The uring engines keep their multishot recv armed until the close for
     // the same reason.
+    // Bounded, as read_all(): a short read drained the socket (more raises
+    // a new edge), and a client that keeps it full cannot hold the thread.
     void discard_input(Conn* c) {
-        for (;;) {
+        for (int reads = 0; reads < 16; ++reads) {
             const ssize_t n = ::recv(c->fd, buf_.data(), buf_.size(), 0);
             stats_.syscalls.add();
-            if (n > 0 || (n < 0 && errno == EINTR)) continue;
-            return;  // drained (EAGAIN), EOF, or an error
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0 || static_cast<std::size_t>(n) < buf_.size()) return;  // drained, EOF, or an error
         }
     }
 
