@@ -101,7 +101,7 @@ TEST(CpPermissions, TemporariesAreExclusiveAndUnpredictable) {
     std::set<std::string> names;
     for (int i = 0; i < 3; ++i) {
         const std::string trace = s / ("trace" + std::to_string(i));
-        const Child r = run({"strace", "-f", "-qq", "-o", trace, "-e", "trace=openat,mkdir,symlink", URINGKIT_CLI, "cp",
+        const Child r = run({"strace", "-f", "-qq", "-o", trace, "-e", "trace=openat,mkdirat,symlinkat", URINGKIT_CLI, "cp",
                              s / "src", s / ("new" + std::to_string(i))});
         ASSERT_EQ(r.status, 0) << r.err;
         std::size_t temps = 0;

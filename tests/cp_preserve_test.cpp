@@ -2,7 +2,9 @@
 // the copies: modes, owners (as root; as nobody the copy stays nobody's,
 // quietly), times to the nanosecond, extended attributes and ACLs (on the
 // ring and, with the opcode probe refused, with fgetxattr/fsetxattr), hard
-// links within the tree kept as hard links, symbolic links kept as links.
+// links within the tree kept as hard links, symbolic links kept as links;
+// ACLs with -p, a temporary nobody else can open while it fills, procfs
+// and sysfs files read to their end.
 #include "files_test_support.hpp"
 #include "tools/older_kernel.hpp"
 
@@ -279,6 +281,87 @@ TEST(CpPreserve, AclsWithSetfacl) {
     const Child r = run(cp({"-r", s / "t", s / "r"}));
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(acl(s / "r/f").find("user:nobody"), std::string::npos) << "an ACL copied without being asked";
+}
+
+// coreutils' tests/cp/acl.sh: -p keeps the ACL (the mode's extension), and
+// so does --preserve=mode; the other attributes only with xattr.
+TEST(CpPreserve, PKeepsAclsWithoutOtherAttributes) {
+    if (!have_program("setfacl") || !have_program("getfacl"))
+        GTEST_SKIP() << "setfacl/getfacl (Debian package acl) are not installed";
+    Scratch s;
+    write_file(s / "f", "with an ACL");
+    const Child set = run({"setfacl", "-m", "user:bin:rw-", s / "f"});
+    if (set.status != 0) GTEST_SKIP() << "no ACLs here: " << set.err;
+    const bool user_xattr = user_xattrs_unsupported(s.dir.string()).empty() &&
+                            ::setxattr((s / "f").c_str(), "user.tag", "v", 1, 0) == 0;
+    auto acl = [](const std::string& p) { return run({"getfacl", "--omit-header", "--absolute-names", p}).out; };
+    for (const char* flag : {"-p", "--preserve=mode"}) {
+        const std::string to = s / (std::string("g") + (flag[1] == 'p' ? "p" : "m"));
+        const Child r = run(cp({flag, s / "f", to}));
+        ASSERT_EQ(r.status, 0) << flag << ": " << r.err;
+        EXPECT_EQ(acl(to), acl(s / "f")) << flag;
+        EXPECT_NE(acl(to).find("user:bin:rw-"), std::string::npos) << flag << ": " << acl(to);
+        if (user_xattr) {
+            EXPECT_EQ(xattr_of(to, "user.tag"), "<No data available>") << flag;
+        }
+    }
+}
+
+// coreutils' tests/cp/file-perm-race.sh: while a -p copy fills its
+// temporary, nobody but the copier may open it (the source's group here
+// would be root's); the mode and owner come once it is whole.
+TEST(CpPreserve, TemporaryIsOwnerOnlyWhileItFills) {
+    Scratch s;
+    write_file(s / "src", random_bytes(4 << 20, 11));
+    ASSERT_EQ(::chmod((s / "src").c_str(), 0640), 0);
+    if (::geteuid() == 0) {
+        ASSERT_EQ(::chown((s / "src").c_str(), 0, 2), 0);  // group bin
+    }
+    write_file(s / "dst", "old");  // replaced with --atomic: through a temporary
+    std::vector<mode_t> seen;
+    uringkit::fs::CopyOptions o;
+    uringkit::fs::apply_preserve_list("mode,ownership,timestamps", true, o.preserve);
+    o.block_size = 64 * 1024;
+    o.atomic = true;
+    o.on_progress = [&](std::uint64_t) {
+        for (const std::string& t : temporaries(s.dir)) {
+            struct stat st {};
+            if (::lstat(t.c_str(), &st) == 0) seen.push_back(st.st_mode & 07777);
+        }
+    };
+    uringkit::fs::CopySink sink;
+    const std::vector<std::string> srcs{s / "src"};
+    for (const char* target : {"dst", "new"}) {
+        seen.clear();
+        o.atomic = std::string(target) == "dst";
+        const auto r = uringkit::fs::copy(srcs, s / target, o, sink);
+        ASSERT_EQ(r.status, uringkit::fs::CopyStatus::ok) << r.message;
+        ASSERT_FALSE(seen.empty()) << target << ": the progress hook never saw the temporary";
+        for (mode_t m : seen) EXPECT_EQ(m & 077, 0u) << target << std::oct << ": the temporary had mode " << m;
+        EXPECT_EQ(lstat_of(s / target).st_mode & 07777, 0640u) << target;
+        if (::geteuid() == 0) {
+            EXPECT_EQ(lstat_of(s / target).st_gid, 2u) << target;
+        }
+    }
+}
+
+// coreutils' tests/cp/proc-zero-len.sh and proc-short-read.sh: procfs and
+// sysfs files say a size they do not have; they are read to their end.
+TEST(CpPreserve, FilesWhoseSizeLiesAreReadToTheirEnd) {
+    Scratch s;
+    for (const char* src : {"/proc/self/status", "/proc/version", "/sys/kernel/mm/transparent_hugepage/enabled"}) {
+        const std::string want = read_file(src);
+        if (want.empty()) continue;  // not on this kernel
+        const Child r = run(cp({src, s / "copy"}));
+        ASSERT_EQ(r.status, 0) << src << ": " << r.err;
+        const std::string got = read_file(s / "copy");
+        if (std::string(src) == "/proc/self/status") {  // another process's: the same fields
+            EXPECT_EQ(got.substr(0, 5), "Name:") << got;
+            EXPECT_GT(got.size(), 500u);
+        } else {
+            EXPECT_EQ(got, want) << src;
+        }
+    }
 }
 
 TEST(CpPreserve, HardLinksWithinTheTreeStayHardLinks) {

@@ -87,8 +87,8 @@ TEST(CpRingFaults, SmallFileThatGrewAfterTheWalkIsReported) {
     stdfs::create_directories(s.dir / "t" / "sub");
     write_file(s / "t/sub/grows", random_bytes(3000, 1));
     write_file(s / "t/sub/stays", random_bytes(2000, 2));
-    Spawned tracer = spawn({"strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=mkdir", "-e",
-                            "inject=mkdir:signal=SIGSTOP:when=2", URINGKIT_CLI, "cp", "-r", "--copy-threads", "0", s / "t",
+    Spawned tracer = spawn({"strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=mkdirat", "-e",
+                            "inject=mkdirat:signal=SIGSTOP:when=2", URINGKIT_CLI, "cp", "-r", "--copy-threads", "0", s / "t",
                             s / "copy"});
     pid_t cp = -1;
     auto stopped = [&] {

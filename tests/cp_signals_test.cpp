@@ -105,6 +105,32 @@ TEST(CpSignals, LargeFileAndTreeOnTheRingInterrupted) {
     EXPECT_LT(copied, 400u) << "the copy ended before the signal: nothing was interrupted";
 }
 
+// An existing file is written in place: interrupted, its old content is
+// gone and the new one incomplete, and the message says so, naming it.
+TEST(CpSignals, InPlaceOverwriteInterruptedIsNamedAsIncomplete) {
+    if (!have_program("strace")) GTEST_SKIP() << "needs strace to slow the copy down";
+    no_leak_check_in_traced_children();
+    Scratch s;
+    write_file(s / "big", random_bytes(32 << 20, 3));
+    write_file(s / "existing", "old");
+    Spawned tracer = spawn({"strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=io_uring_enter", "-e",
+                            "inject=io_uring_enter:delay_enter=20000", URINGKIT_CLI, "cp", "--engine", "ring", "--bs",
+                            "64k", "--qd", "1", s / "big", s / "existing"});
+    pid_t cp = -1;
+    ASSERT_TRUE(wait_until([&] {
+        std::error_code ec;
+        return (cp = child_of(tracer.pid)) > 0 && stdfs::file_size(s.dir / "existing", ec) > 3 && !ec;
+    })) << "the copy never started";
+    ASSERT_EQ(::kill(cp, SIGTERM), 0);
+    int status = 0;
+    ASSERT_EQ(::waitpid(tracer.pid, &status, 0), tracer.pid);
+    const std::string err = drain_fd(tracer.err);
+    ASSERT_TRUE(WIFSIGNALED(status)) << err;
+    EXPECT_NE(err.find("the new files being written were removed"), std::string::npos) << err;
+    EXPECT_NE(err.find("'" + s / "existing" + "' was being written in place and is incomplete"), std::string::npos)
+        << err;
+}
+
 // The library: the stop flag set after the first block of a large file,
 // on the ring and on read/write.  The copy stops, nothing is left in the
 // kernel, the new file is removed, the result says interrupted.

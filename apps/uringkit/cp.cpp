@@ -36,7 +36,7 @@ Register cp_command{Command{
         struct Args {
             std::vector<std::string> paths;
             bool recursive = false, preserve = false, archive = false, direct = false, fsync = false, summary = false;
-            bool atomic = false, no_clobber = false, no_dereference = false;
+            bool atomic = false, no_clobber = false, no_dereference = false, remove_destination = false;
             bool verify = false, progress = false, no_progress = false;
             std::vector<std::string> preserve_lists, no_preserve_lists;
             unsigned qd = 8, inflight = 64, kernel_workers = 0, clone_threads = 4, copy_threads = 4;
@@ -69,6 +69,11 @@ Register cp_command{Command{
         app.add_flag("-P,--no-dereference", args->no_dereference,
                      "Copy a symbolic link named as a source as a link (inside a tree links are never followed)");
         app.add_flag("-n,--no-clobber", args->no_clobber, "Leave an existing destination alone (status 0, as cp)");
+        app.add_flag("--remove-destination", args->remove_destination,
+                     "Remove an existing destination that is not a directory and create it anew, instead of "
+                     "writing it in place.  Unlike coreutils, a symbolic link found inside a destination tree "
+                     "(below the operands) is never written through: that entry is refused (status 1) unless "
+                     "this option replaces the link");
         app.add_flag("--atomic", args->atomic,
                      "Replace an existing file by a complete copy renamed over it instead of writing it in place: "
                      "readers see the old or the new file, never a mix, but it is a new inode (other hard links, "
@@ -192,6 +197,7 @@ Register cp_command{Command{
             o.fsync = args->fsync;
             o.atomic = args->atomic;
             o.no_clobber = args->no_clobber;
+            o.remove_destination = args->remove_destination;
             o.source_reads = args->source_reads == "auto"    ? fs::SourceReads::automatic
                              : args->source_reads == "cache" ? fs::SourceReads::page_cache
                                                              : fs::SourceReads::direct;
@@ -225,11 +231,17 @@ Register cp_command{Command{
             const fs::CopyResult r = fs::copy(sources, args->paths.back(), o, sink);
             live.finish();
             if (r.status == fs::CopyStatus::usage) fmt::print(stderr, "uringkit cp: {}\n", r.message);
-            if (interrupt.requested())
+            if (interrupt.requested()) {
                 fmt::print(stderr,
                            "uringkit cp: interrupted by {}: {} files, {} directories, {} symlinks ({} bytes) copied; "
-                           "the files being written were removed\n",
+                           "the new files being written were removed\n",
                            interrupt.signal_name(), r.files, r.dirs, r.symlinks, r.bytes);
+                for (const std::string& p : r.incomplete)
+                    fmt::print(stderr,
+                               "uringkit cp: '{}' was being written in place and is incomplete: its old content is "
+                               "gone (--atomic replaces a file only once the copy is whole)\n",
+                               p);
+            }
             if (args->summary) {
                 const double t = r.seconds > 0 ? r.seconds : 1e-9;
                 const std::uint64_t items = r.files + r.dirs + r.symlinks;

@@ -126,10 +126,30 @@ using Clock = std::chrono::steady_clock;
 
 // ---- the job -------------------------------------------------------------------
 
-// realpath, or empty when it cannot be resolved.
-std::string resolved(const std::string& p) {
-    char buf[PATH_MAX];
-    return ::realpath(p.c_str(), buf) ? std::string(buf) : std::string();
+// Whether the directory `target` would be made in (its parent, or the
+// target itself when it exists) is `src` or below it: compared by device and
+// inode up to the root, so a second path to the same directory (a bind
+// mount, a symbolic link) is seen too, as coreutils does.
+bool inside_source(Ctx& c, const struct stat& src, const std::string& target) {
+    std::string start = target;
+    while (start.size() > 1 && start.back() == '/') start.pop_back();
+    ++c.syscalls();
+    util::UniqueFd dir(::open(start.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!dir) {
+        ++c.syscalls();
+        dir.reset(::open(dirname_of(start).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    }
+    for (int depth = 0; dir && depth < 4096; ++depth) {
+        struct stat here {}, up {};
+        c.syscalls() += 2;
+        if (::fstat(dir.get(), &here) != 0) return false;
+        if (here.st_dev == src.st_dev && here.st_ino == src.st_ino) return true;
+        util::UniqueFd parent(::openat(dir.get(), "..", O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (!parent || ::fstat(parent.get(), &up) != 0) return false;
+        if (up.st_dev == here.st_dev && up.st_ino == here.st_ino) return false;  // the root
+        dir = std::move(parent);
+    }
+    return false;
 }
 
 std::optional<Failure> copy_one(Ctx& c, const std::string& src, const std::string& target) {
@@ -139,8 +159,7 @@ std::optional<Failure> copy_one(Ctx& c, const std::string& src, const std::strin
     if (r != 0) return Failure{CopyStatus::bad_input, quoted_message("cannot stat", src, errno)};
     if (S_ISDIR(st.st_mode)) {
         if (!c.o.recursive) return Failure{CopyStatus::bad_input, "-r not specified; omitting directory '" + src + "'"};
-        const std::string rs = resolved(src), rt = resolved(dirname_of(target));
-        if (!rs.empty() && !rt.empty() && (rt == rs || rt.rfind(rs + "/", 0) == 0 || rs == "/"))
+        if (inside_source(c, st, target))
             return Failure{CopyStatus::bad_input, "cannot copy a directory, '" + src + "', into itself, '" + target + "'"};
         copy_tree(c, src, target);
         return std::nullopt;
@@ -148,14 +167,15 @@ std::optional<Failure> copy_one(Ctx& c, const std::string& src, const std::strin
     struct stat tst {};
     if (::stat(target.c_str(), &tst) == 0 && tst.st_dev == st.st_dev && tst.st_ino == st.st_ino)
         return Failure{CopyStatus::bad_input, "'" + src + "' and '" + target + "' are the same file"};
-    if (S_ISLNK(st.st_mode)) return copy_symlink(c, src.c_str(), target, false);
+    const Where at = Where::operand(target);
+    if (S_ISLNK(st.st_mode)) return copy_symlink(c, src.c_str(), at, false);
     // -r makes a FIFO or a device again; without it its contents are read.
-    if (c.o.recursive && !S_ISREG(st.st_mode)) return copy_special(c, target, st);
+    if (c.o.recursive && !S_ISREG(st.st_mode)) return copy_special(c, at, st);
     if (c.o.on_planned) c.o.on_planned(1, S_ISREG(st.st_mode) ? static_cast<std::uint64_t>(st.st_size) : 0);
     std::optional<Failure> link_failure;
-    if (link_to_first_copy(c, st, target, false, link_failure)) return link_failure;
+    if (link_to_first_copy(c, st, at, false, link_failure)) return link_failure;
     const std::uint64_t skipped = c.result.skipped;
-    auto failure = copy_file(c, src.c_str(), target, false, std::nullopt);
+    auto failure = copy_file(c, src.c_str(), at, false, std::nullopt);
     if (!failure && c.result.skipped == skipped) remember_first_copy(c, st, target);
     return failure;
 }

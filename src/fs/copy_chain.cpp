@@ -3,8 +3,9 @@
 // Everything is IOSQE_IO_LINK, so a failure or a short read or write cancels
 // the rest of the chain (-ECANCELED); a short transfer is then redone on the
 // large-file path, which continues short transfers.  Only files in
-// directories this copy created take this path: each is created at its name
-// with O_EXCL | O_NOFOLLOW and removed again if its chain fails.
+// directories this copy created take this path: each is created at its name,
+// relative to its directory's held descriptor, with O_EXCL | O_NOFOLLOW, and
+// removed again if its chain fails.
 #include "copy_chain.hpp"
 
 #include <unistd.h>
@@ -13,8 +14,8 @@
 
 namespace uringkit::fs::detail {
 
-ChainCopier::ChainCopier(Ctx& c, const Tree& t, std::span<const std::size_t> files)
-    : c_(c), t_(t), files_(files), slots_(c.small_slots) {
+ChainCopier::ChainCopier(Ctx& c, const Tree& t, HeldDirs& dirs, std::span<const std::size_t> files)
+    : c_(c), t_(t), dirs_(dirs), files_(files), slots_(c.small_slots) {
     for (unsigned s = 0; s < slots_.size(); ++s) free_.push_back(static_cast<unsigned>(slots_.size()) - 1 - s);
 }
 
@@ -23,10 +24,12 @@ void ChainCopier::run() {
     std::size_t next = 0;
     while ((next < files_.size() && !ring_failed_) || outstanding_ > 0) {
         if (c_.stop_requested()) interrupted_ = true;
+        // A new directory is opened only while the pinned ones leave room
+        // in the descriptor budget (each chain pins its file's directory).
         while (!ring_failed_ && !interrupted_ && next < files_.size() && !free_.empty() &&
-               ring.sq_space_left() >= kSteps) {
-            start(free_.back(), files_[next++]);
-            free_.pop_back();
+               ring.sq_space_left() >= kSteps &&
+               (dirs_.held(t_.parent[files_[next]]) >= 0 || dirs_.pinned() < dirs_.budget() || outstanding_ == 0)) {
+            if (start(free_.back(), files_[next++])) free_.pop_back();
         }
         if (outstanding_ == 0) break;
         const unsigned want = std::max(1u, outstanding_ / 2);
@@ -48,7 +51,7 @@ void ChainCopier::run() {
         for (const Slot& s : slots_)
             if (s.pending > 0) {
                 ++c_.syscalls();
-                ::unlink(t_.dst.c_str(s.entry));
+                ::unlinkat(dirs_.held(t_.parent[s.entry]), t_.name(s.entry), 0);
             }
     }
     if (interrupted_ || ring_failed_)  // what never started is not copied
@@ -57,8 +60,15 @@ void ChainCopier::run() {
 
 std::uint64_t ChainCopier::ud(unsigned slot, Step s) const noexcept { return std::uint64_t{slot} << 4 | s; }
 
-void ChainCopier::start(unsigned slot, std::size_t e) {
+bool ChainCopier::start(unsigned slot, std::size_t e) {
     Ring& ring = *c_.ring;
+    const std::size_t dir = t_.parent[e];
+    const int dirfd = dirs_.get(dir);
+    if (dirfd < 0) {
+        c_.report({CopyStatus::failure, dir_failure_message(std::string(t_.dst[dir]), dirfd)});
+        return false;
+    }
+    dirs_.pin(dir);  // until the chain's last completion (evaluate)
     Slot& s = slots_[slot];
     s.entry = e;
     std::fill(std::begin(s.res), std::end(s.res), 0);
@@ -69,7 +79,7 @@ void ChainCopier::start(unsigned slot, std::size_t e) {
     ring.prepare(op::OpenAt(AT_FDCWD, t_.src.c_str(e), O_RDONLY | O_NOCTTY).into_slot(a.index))
         .user_data(ud(slot, kOpenSrc)).link();
     // The source's permission bits less the umask, no set-ID bits: cp's rule.
-    ring.prepare(op::OpenAt(AT_FDCWD, t_.dst.c_str(e), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, st.stx_mode & 0777)
+    ring.prepare(op::OpenAt(dirfd, t_.name(e), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, st.stx_mode & 0777)
                      .into_slot(b.index))
         .user_data(ud(slot, kOpenDst)).link();
     n += 2;
@@ -99,6 +109,7 @@ void ChainCopier::start(unsigned slot, std::size_t e) {
     n += 3;
     s.pending = n;
     outstanding_ += n;
+    return true;
 }
 
 struct statx* ChainCopier::size_after(unsigned slot) const {
@@ -153,6 +164,7 @@ void ChainCopier::evaluate(unsigned slot) {
         c_.result.bytes += static_cast<std::uint64_t>(size);
         done_.push_back(e);
         if (!c_.o.verify) file_done(c_, static_cast<std::uint64_t>(size));  // else once verified (copy_tree.cpp)
+        dirs_.unpin(t_.parent[e]);
         return;
     }
     // A chain cut short leaves its closes -ECANCELED and the files in their
@@ -165,8 +177,9 @@ void ChainCopier::evaluate(unsigned slot) {
     }
     if (r[kOpenDst] >= 0) {  // created by this chain: it must not stay half-written
         ++c_.syscalls();
-        ::unlink(dst.c_str());
+        ::unlinkat(dirs_.held(t_.parent[e]), t_.name(e), 0);
     }
+    dirs_.unpin(t_.parent[e]);
     if (redo) redo_.push_back(e);
     if (failure) c_.report(*failure);
 }

@@ -1,46 +1,29 @@
-// The tree a copy -r works on, and the small-file chain copier.  Internal to src/fs.
+// A tree's small files: the thread pool and the linked-chain copier.  Internal to src/fs.
 #pragma once
 
-#include "copy_internal.hpp"
-#include "uringkit/fs/path_list.hpp"
-#include "uringkit/fs/walk.hpp"
-
-#include <linux/stat.h>
+#include "copy_tree.hpp"
 
 #include <span>
 #include <vector>
 
 namespace uringkit::fs::detail {
 
-// st_res[i] of a regular file (by the walk's d_type) whose statx is left to
-// the pool's worker (copy_pool.cpp), which takes it from the descriptor it opens.
-constexpr int kStatDeferred = 1;
-// What cp -r needs of each entry.
-constexpr unsigned kTreeStatMask = STATX_TYPE | STATX_MODE | STATX_SIZE | STATX_BLOCKS | STATX_ATIME | STATX_MTIME |
-                                   STATX_UID | STATX_GID | STATX_INO | STATX_NLINK;
-
-struct Tree {
-    PathList src, dst;                // dst: where each entry is written
-    std::vector<std::size_t> parent;  // index of the entry's directory; the root's is itself
-    std::vector<EntryType> type;      // from the walk (the directory's d_type)
-    std::vector<struct statx> st;
-    std::vector<int> st_res;          // 0, -errno or kStatDeferred
-};
-
 // The thread pool of copy_pool.cpp, for `files`: regular files in
 // directories this copy created.  On return `files` holds those to copy
 // another way.  Failures are reported; files not started because of a stop
 // request are dropped.  A file whose stat is deferred gets it from the worker
 // (t.st, t.st_res); one that turns out not to be a regular file goes back
-// with its stat still deferred.
+// with its stat still deferred.  The files' directories are pinned in
+// `dirs` for the pool's run (the threads create each file relative to its
+// directory's descriptor).
 //
 // Clones on up to CopyOptions::clone_threads threads; back: what the file
 // system declined to clone.
-void clone_in_pool(Ctx& c, Tree& t, FsPair& pair, std::vector<std::size_t>& files);
+void clone_in_pool(Ctx& c, Tree& t, HeldDirs& dirs, FsPair& pair, std::vector<std::size_t>& files);
 // Copies with read -> write on up to CopyOptions::copy_threads threads; back:
 // deferred files that turn out large or sparse (stat'd), and files that
 // ended before their size.
-void copy_in_pool(Ctx& c, Tree& t, std::vector<std::size_t>& files);
+void copy_in_pool(Ctx& c, Tree& t, HeldDirs& dirs, std::vector<std::size_t>& files);
 // Whether the tree's regular files (a sample of them) are in the page cache,
 // so that copy_in_pool would not wait on the device.
 bool tree_is_cached(Ctx& c, const Tree& t);
@@ -50,7 +33,9 @@ public:
     // `files`: regular files of at most kSmallMax bytes whose directories
     // this copy created.  Failures are reported through the Ctx as they
     // come; the copy goes on with the next file.
-    ChainCopier(Ctx& c, const Tree& t, std::span<const std::size_t> files);
+    // Each file is created relative to its directory's descriptor in `dirs`,
+    // pinned while its chain is in flight.
+    ChainCopier(Ctx& c, const Tree& t, HeldDirs& dirs, std::span<const std::size_t> files);
     // Returns with no chain in flight (or, when the ring fails so that it
     // cannot even be drained, with the buffers kept: c.kernel_holds_buffers).
     void run();
@@ -71,13 +56,14 @@ private:
     };
 
     std::uint64_t ud(unsigned slot, Step s) const noexcept;
-    void start(unsigned slot, std::size_t e);
+    bool start(unsigned slot, std::size_t e);
     struct statx* size_after(unsigned slot) const;
     void complete(const Completion& cq);
     void evaluate(unsigned slot);
 
     Ctx& c_;
     const Tree& t_;
+    HeldDirs& dirs_;
     std::span<const std::size_t> files_;
     std::vector<Slot> slots_;
     std::vector<unsigned> free_;

@@ -20,6 +20,7 @@
 #include "copy_strategy.hpp"
 #include "shared.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <array>
@@ -27,6 +28,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -100,6 +102,10 @@ struct Ctx {
     // links went, by (device, inode); whether the ring has the xattr opcodes
     // (-1: not asked yet); the buffer xattr names are listed into.
     std::map<std::pair<std::uint64_t, std::uint64_t>, std::string> first_link;
+    // Symbolic links this run made at an operand's name, by (device, inode):
+    // a later operand is never written through one (coreutils: "will not
+    // copy 'b' through just-created symlink 'c/1'").
+    std::set<std::pair<std::uint64_t, std::uint64_t>> made_symlinks;
     int xattr_ring = -1;
     std::vector<char> xattr_names;
 };
@@ -128,6 +134,10 @@ std::string join(const std::string& dir, std::string_view name);
 // getrandom(2): another user cannot guess it to plant a file or symlink there
 // first (and the create uses O_EXCL | O_NOFOLLOW anyway).
 std::string temp_name_for(const std::string& final_path);
+// "/proc/self/fd/DIR/NAME" for the calls that take only a path (lsetxattr):
+// the directory the copy holds, then one name in it.  NAME itself when
+// `dir` is AT_FDCWD.
+std::string held_path(int dir, const std::string& name);
 std::uint64_t round_up(std::uint64_t v, std::uint64_t a);
 
 // ---- the ring and its buffers (copy_setup.cpp) --------------------------------
@@ -195,32 +205,59 @@ std::optional<Failure> copy_in_kernel(Ctx& c, int src, int dst, std::string_view
 
 // ---- destinations (copy_destination.cpp) -------------------------------------
 
-// An open destination file: the user's path written in place, or a new
+// Where a destination entry is: a name in a directory the copy holds open
+// (every entry of a tree below its operand: copy_dirs.hpp), or an operand
+// the user named, by its path (`dir` AT_FDCWD, `name` the path).  Every
+// create, rename, unlink and attribute change goes through `dir` and `name`,
+// so a directory of the destination renamed or replaced by a symbolic link
+// after the copy entered it cannot send the copy anywhere else.
+struct Where {
+    int dir = AT_FDCWD;
+    std::string name;  // relative to `dir`
+    std::string path;  // what messages name
+    // Below an operand: a symbolic link found at `name` is refused (or
+    // replaced with --remove-destination), never written through.
+    bool in_tree = false;
+
+    static Where operand(const std::string& path) { return {AT_FDCWD, path, path, false}; }
+};
+
+// An open destination file: the user's entry written in place, or a new
 // temporary beside it that finish_destination renames over it.
 struct Destination {
     util::UniqueFd fd;
-    std::string path;  // the user's path (what messages name)
-    std::string temp;  // empty when written in place
-    std::string replaced;  // what the temporary is renamed over: `path`, or with --atomic the file a symlink names
+    std::string path;      // the user's path (what messages name)
+    int dir = AT_FDCWD;    // the directory `temp` and `replaced` are in
+    std::string name;      // the entry itself, relative to `dir`
+    std::string temp;      // empty when written in place
+    std::string replaced;  // what the temporary is renamed over: `name`, or with --atomic the file a symlink names
     bool created = false;  // a file this copy made (mode from the source, umask applied)
     bool regular = true;   // false: a FIFO, a device: written in order, never truncated or renamed
+    // A new file is made with no group or other permissions, so nobody but
+    // the copier can open it while it fills; its mode comes last (0: none to set).
+    mode_t final_mode = 0;
 };
 
 // Opens `dst` for a source of mode `src_mode`: an existing file in place
-// (through a symlink, O_TRUNC, its inode, links, mode and owner kept; with
-// --atomic a temporary renamed over it), a new file under a temporary.
-// `in_new_dir`: the parent is a directory this copy created, so the file is
-// created at its name directly (O_EXCL) and removed again on failure.
-// -n and an existing name: `skipped`, nothing opened.
-std::optional<Failure> open_destination(Ctx& c, const std::string& dst, mode_t src_mode, bool in_new_dir,
+// (at an operand through a symlink, O_TRUNC, its inode, links, mode and
+// owner kept; with --atomic a temporary renamed over it), a new file under a
+// temporary.  `in_new_dir`: the parent is a directory this copy created, so
+// the file is created at its name directly (O_EXCL) and removed again on
+// failure.  -n and an existing name: `skipped`, nothing opened.
+std::optional<Failure> open_destination(Ctx& c, const Where& dst, mode_t src_mode, bool in_new_dir,
                                         Destination& out, bool& skipped);
 // ---- metadata (copy_metadata.cpp) --------------------------------------------
 
 // A file whose attributes are read or set: through a descriptor the copy
 // holds, else by path (never following a final symlink where the call allows).
+// A destination without a descriptor is named by `dir` and `name` and never
+// followed (the *at calls with AT_SYMLINK_NOFOLLOW): a symbolic link's own
+// attributes, a FIFO's or a device's (never opened to set them).
 struct Node {
     int fd = -1;
-    const char* path = nullptr;
+    const char* path = nullptr;  // messages; and a source's path when it has no descriptor
+    int dir = AT_FDCWD;
+    const char* name = nullptr;  // relative to `dir`; `path` when null
 };
 // What --preserve asks, in coreutils' order: owner, extended attributes
 // (ACLs included), mode (set-ID bits only when the owner was kept or not
@@ -231,9 +268,12 @@ void keep_attributes(Ctx& c, Node src, Node dst, const struct stat& st, bool is_
 // --preserve=links: a source with several links whose first copy is known
 // (copied in this run) becomes a hard link of that copy at `dst`.  Returns
 // false when it is not one (nothing done); `failure` set when linking failed.
-bool link_to_first_copy(Ctx& c, const struct stat& st, const std::string& dst, bool in_new_dir,
-                        std::optional<Failure>& failure);
-// Records where a source with several links was copied to.
+// `first`: where the first copy is when the caller knows (an entry of the
+// same tree, by its held directory); otherwise the path remembered.
+bool link_to_first_copy(Ctx& c, const struct stat& st, const Where& dst, bool in_new_dir,
+                        std::optional<Failure>& failure, const Where* first = nullptr);
+// Records where a source with several links was copied to (its path, for
+// the operands that follow).
 void remember_first_copy(Ctx& c, const struct stat& st, const std::string& dst);
 // fsync (--sync), close (its result checked), rename the temporary into
 // place and, with --sync, fsync the directory.  On failure the temporary or
@@ -263,13 +303,15 @@ std::optional<Failure> copy_on_ring(Ctx& c, util::UniqueFd& src, const struct st
 
 // Copies one regular file, FIFO or device's contents to `dst`.
 // `expected_size` (from a tree's statx) turns a size change into an error.
-std::optional<Failure> copy_file(Ctx& c, const char* src, const std::string& dst, bool in_new_dir,
+std::optional<Failure> copy_file(Ctx& c, const char* src, const Where& dst, bool in_new_dir,
                                  std::optional<std::uint64_t> expected_size);
-std::optional<Failure> copy_symlink(Ctx& c, const char* src, const std::string& dst, bool in_new_dir);
+std::optional<Failure> copy_symlink(Ctx& c, const char* src, const Where& dst, bool in_new_dir);
 // A FIFO, device or socket inside a tree: mkfifo / mknod.
-std::optional<Failure> copy_special(Ctx& c, const std::string& dst, const struct stat& st);
-// Removes `path` and everything under it (a tree this copy created).
-void remove_tree(const std::string& path, std::uint64_t& syscalls);
+std::optional<Failure> copy_special(Ctx& c, const Where& dst, const struct stat& st);
+// Removes `name` in `dir` and everything under it (a tree this copy
+// created), through descriptors: a symbolic link put in its place is
+// removed, never followed.
+void remove_tree(int dir, const std::string& name, std::uint64_t& syscalls);
 
 // ---- --verify (copy_verify.cpp) ----------------------------------------------
 
@@ -280,7 +322,7 @@ void remove_tree(const std::string& path, std::uint64_t& syscalls);
 // copy); null where the copy made the name itself inside a new directory.
 // A difference, an unreadable file or a stop request is a Failure; the
 // copy is left as it is either way.
-std::optional<Failure> verify_copy(Ctx& c, const char* src, const std::string& dst, const struct stat* written);
+std::optional<Failure> verify_copy(Ctx& c, const char* src, const Where& dst, const struct stat* written);
 // The end of a regular file: CopyOptions::on_file, for progress.
 inline void file_done(const Ctx& c, std::uint64_t bytes) {
     if (c.o.on_file) c.o.on_file(bytes);

@@ -112,13 +112,18 @@ int run_batch(Ctx& c, unsigned n, int* res, Buffer& arena) {
 
 class XattrCopier {
 public:
-    XattrCopier(Ctx& c, Node src, Node dst, bool is_symlink) : c_(c), src_(src), dst_(dst), symlink_(is_symlink) {}
+    XattrCopier(Ctx& c, Node src, Node dst, bool is_symlink, bool acl_only)
+        : c_(c), src_(src), dst_(dst), symlink_(is_symlink), acl_only_(acl_only),
+          dst_at_(dst.fd >= 0 ? std::string() : held_path(dst.dir, dst.name ? dst.name : dst.path)) {}
 
     // Returns false when nothing was there to copy (or listing failed).
     bool run(bool& made_writable, mode_t& mode_before) {
         if (!list()) return false;
+        if (attrs_.empty()) return false;
         made_writable = writable_for_us(mode_before);
-        Ring* ring = symlink_ ? nullptr : xattr_ring(c_);
+        // The path opcodes follow links: only a destination with a
+        // descriptor takes the ring.
+        Ring* ring = symlink_ || dst_.fd < 0 ? nullptr : xattr_ring(c_);
         if (ring) c_.result.xattrs_on_ring = true;
         if (!(ring ? get_on_ring() : get_with_syscalls())) return true;
         for (Attr& a : attrs_)
@@ -147,8 +152,12 @@ private:
         arena_ = aligned_buffer(names + count * kValueSlot);
         std::memcpy(arena_.get(), c_.xattr_names.data(), static_cast<std::size_t>(n));
         std::size_t k = 0;
-        for (std::size_t off = 0; off < static_cast<std::size_t>(n); off += std::strlen(arena_.get() + off) + 1)
+        for (std::size_t off = 0; off < static_cast<std::size_t>(n); off += std::strlen(arena_.get() + off) + 1) {
+            // -p and --preserve=mode carry the ACLs (the mode's extension),
+            // as coreutils does, without the other attributes.
+            if (acl_only_ && std::strncmp(arena_.get() + off, "system.posix_acl_", 17) != 0) continue;
             attrs_.push_back({arena_.get() + off, arena_.get() + names + k++ * kValueSlot});
+        }
         res_.assign(attrs_.size(), 0);
         return true;
     }
@@ -160,10 +169,15 @@ private:
         if (c_.root || symlink_) return false;
         struct stat st {};
         ++c_.syscalls();
-        if ((dst_.fd >= 0 ? ::fstat(dst_.fd, &st) : ::lstat(dst_.path, &st)) != 0 || (st.st_mode & S_IWUSR)) return false;
+        if ((dst_.fd >= 0 ? ::fstat(dst_.fd, &st) : ::fstatat(dst_.dir, dst_name(), &st, AT_SYMLINK_NOFOLLOW)) != 0 ||
+            (st.st_mode & S_IWUSR))
+            return false;
         before = st.st_mode & 07777;
         ++c_.syscalls();
-        return (dst_.fd >= 0 ? ::fchmod(dst_.fd, before | S_IWUSR) : ::chmod(dst_.path, before | S_IWUSR)) == 0;
+        return (dst_.fd >= 0 ? ::fchmod(dst_.fd, before | S_IWUSR)
+                             : ::fchmodat(dst_.dir, dst_name(), before | S_IWUSR, AT_SYMLINK_NOFOLLOW)) == 0;
+    }
+    const char* dst_name() const { return dst_.name ? dst_.name : dst_.path;
     }
 
     bool get_on_ring() {
@@ -224,9 +238,7 @@ private:
             for (unsigned k = 0; k < n; ++k) {
                 const Attr& a = attrs_[which[first + k]];
                 const auto len = static_cast<std::uint32_t>(a.len);
-                (dst_.fd >= 0 ? ring.prepare(op::FSetXattr(Fd{dst_.fd}, a.name, a.value, len))
-                              : ring.prepare(op::SetXattr(dst_.path, a.name, a.value, len)))
-                    .user_data(k);
+                ring.prepare(op::FSetXattr(Fd{dst_.fd}, a.name, a.value, len)).user_data(k);
             }
             if (const int r = run_batch(c_, n, res_.data(), arena_); r < 0) {
                 ring_failed(r);
@@ -249,7 +261,7 @@ private:
         ++c_.syscalls();
         const auto len = static_cast<std::size_t>(a.len);
         const int r = dst_.fd >= 0 ? ::fsetxattr(dst_.fd, a.name, a.value, len, 0)
-                                   : ::lsetxattr(dst_.path, a.name, a.value, len, 0);
+                                   : ::lsetxattr(dst_at_.c_str(), a.name, a.value, len, 0);
         return r < 0 ? -errno : 0;
     }
 
@@ -278,7 +290,8 @@ private:
 
     Ctx& c_;
     Node src_, dst_;
-    bool symlink_;
+    bool symlink_, acl_only_;
+    std::string dst_at_;  // the destination for lsetxattr when it has no descriptor
     Buffer arena_;
     std::vector<Attr> attrs_;
     std::vector<int> res_;
@@ -291,11 +304,13 @@ void keep_attributes(Ctx& c, Node src, Node dst, const struct stat& st, bool is_
     const Preserve& p = c.o.preserve;
     if (!p.ownership && !p.xattr && !p.mode && !p.timestamps) return;
     const bool by_fd = dst.fd >= 0;
+    // Without a descriptor: the name in its held directory, never followed.
+    const char* name = dst.name ? dst.name : dst.path;
     bool owner_kept = true;
     if (p.ownership) {
         ++c.syscalls();
         owner_kept = (by_fd ? ::fchown(dst.fd, st.st_uid, st.st_gid)
-                            : ::fchownat(AT_FDCWD, dst.path, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW)) == 0;
+                            : ::fchownat(dst.dir, name, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW)) == 0;
         // coreutils: an ordinary user cannot give a file away (EPERM) and
         // is not told; root failing to is an error.
         if (!owner_kept && c.root)
@@ -303,19 +318,23 @@ void keep_attributes(Ctx& c, Node src, Node dst, const struct stat& st, bool is_
     }
     bool made_writable = false;
     mode_t mode_before = 0;
-    if (p.xattr && (src.fd >= 0 || src.path)) XattrCopier(c, src, dst, is_symlink).run(made_writable, mode_before);
+    const bool acls = (p.xattr || p.mode) && !is_symlink;
+    if ((p.xattr || acls) && (src.fd >= 0 || src.path))
+        XattrCopier(c, src, dst, is_symlink, !p.xattr).run(made_writable, mode_before);
     if (!is_symlink && (p.mode || made_writable)) {  // a symlink's own mode means nothing on Linux
         mode_t mode = p.mode ? st.st_mode & 07777 : mode_before;
         // coreutils: a set-ID bit is kept only with the owner it gives power to.
         if (p.mode && p.ownership && !owner_kept) mode &= ~(S_ISUID | S_ISGID | S_ISVTX);
         ++c.syscalls();
-        if ((by_fd ? ::fchmod(dst.fd, mode) : ::fchmodat(AT_FDCWD, dst.path, mode, 0)) != 0)
+        // fchmodat's AT_SYMLINK_NOFOLLOW (glibc: through an O_PATH
+        // descriptor; fchmodat2 from Linux 6.6) changes the entry itself.
+        if ((by_fd ? ::fchmod(dst.fd, mode) : ::fchmodat(dst.dir, name, mode, AT_SYMLINK_NOFOLLOW)) != 0)
             c.report({CopyStatus::failure, quoted_message("preserving permissions for", dst.path, errno)});
     }
     if (p.timestamps) {
         const struct timespec times[2] = {st.st_atim, st.st_mtim};
         ++c.syscalls();
-        if ((by_fd ? ::futimens(dst.fd, times) : ::utimensat(AT_FDCWD, dst.path, times, AT_SYMLINK_NOFOLLOW)) != 0)
+        if ((by_fd ? ::futimens(dst.fd, times) : ::utimensat(dst.dir, name, times, AT_SYMLINK_NOFOLLOW)) != 0)
             c.report({CopyStatus::failure, quoted_message("preserving times for", dst.path, errno)});
     }
 }
@@ -333,30 +352,37 @@ void remember_first_copy(Ctx& c, const struct stat& st, const std::string& dst) 
     if (has_other_links(c, st)) c.first_link.emplace(inode_key(st), dst);
 }
 
-bool link_to_first_copy(Ctx& c, const struct stat& st, const std::string& dst, bool in_new_dir,
-                        std::optional<Failure>& failure) {
+bool link_to_first_copy(Ctx& c, const struct stat& st, const Where& dst, bool in_new_dir,
+                        std::optional<Failure>& failure, const Where* first_at) {
     if (!has_other_links(c, st)) return false;
-    const auto it = c.first_link.find(inode_key(st));
-    if (it == c.first_link.end()) return false;
-    const std::string& first = it->second;
+    Where remembered;
+    if (!first_at) {
+        const auto it = c.first_link.find(inode_key(st));
+        if (it == c.first_link.end()) return false;
+        remembered = Where::operand(it->second);
+        first_at = &remembered;
+    }
+    const Where& first = *first_at;
+    const char* name = dst.name.c_str();
     auto link_failure = [&](int err) {
         return Failure{status_of_create(err),
-                       "cannot create hard link '" + dst + "' to '" + first + "': " + std::strerror(err)};
+                       "cannot create hard link '" + dst.path + "' to '" + first.path + "': " + std::strerror(err)};
     };
     if (!in_new_dir) {
         struct stat there {}, copy {};
         ++c.syscalls();
-        if (::lstat(dst.c_str(), &there) == 0) {
+        if (::fstatat(dst.dir, name, &there, AT_SYMLINK_NOFOLLOW) == 0) {
             if (c.o.no_clobber) {
                 ++c.result.skipped;
                 return true;
             }
             if (S_ISDIR(there.st_mode)) {
-                failure = Failure{CopyStatus::bad_input, "cannot overwrite directory '" + dst + "' with non-directory"};
+                failure = Failure{CopyStatus::bad_input, "cannot overwrite directory '" + dst.path + "' with non-directory"};
                 return true;
             }
             ++c.syscalls();
-            if (::lstat(first.c_str(), &copy) == 0 && copy.st_ino == there.st_ino && copy.st_dev == there.st_dev) {
+            if (::fstatat(first.dir, first.name.c_str(), &copy, AT_SYMLINK_NOFOLLOW) == 0 && copy.st_ino == there.st_ino &&
+                copy.st_dev == there.st_dev) {
                 ++c.result.files;  // already the same file: a second run of the same cp -a
                 ++c.result.hard_links;
                 file_done(c, static_cast<std::uint64_t>(st.st_size));
@@ -366,17 +392,18 @@ bool link_to_first_copy(Ctx& c, const struct stat& st, const std::string& dst, b
     }
     // link(2) never replaces a name: into a directory this copy made it is
     // made at its name; elsewhere at a temporary name renamed over what is
-    // there, as cp replaces a destination it links.
-    std::string where = dst;
+    // there, as cp replaces a destination it links.  Neither side is
+    // followed if it is a symbolic link (linkat without AT_SYMLINK_FOLLOW).
+    std::string where = dst.name;
     int r = -1;
     if (in_new_dir) {
         ++c.syscalls();
-        r = ::link(first.c_str(), dst.c_str());
+        r = ::linkat(first.dir, first.name.c_str(), dst.dir, name, 0);
     } else {
         for (int attempt = 0; attempt < 16; ++attempt) {
-            where = temp_name_for(dst);
+            where = temp_name_for(dst.name);
             ++c.syscalls();
-            r = ::link(first.c_str(), where.c_str());
+            r = ::linkat(first.dir, first.name.c_str(), dst.dir, where.c_str(), 0);
             if (r == 0 || errno != EEXIST) break;
         }
     }
@@ -384,11 +411,11 @@ bool link_to_first_copy(Ctx& c, const struct stat& st, const std::string& dst, b
         failure = link_failure(errno);
         return true;
     }
-    if (where != dst) {
+    if (where != dst.name) {
         ++c.syscalls();
-        if (::rename(where.c_str(), dst.c_str()) != 0) {
+        if (::renameat(dst.dir, where.c_str(), dst.dir, name) != 0) {
             const int err = errno;
-            ::unlink(where.c_str());
+            ::unlinkat(dst.dir, where.c_str(), 0);
             failure = link_failure(err);
             return true;
         }

@@ -24,7 +24,8 @@
 //
 // Each worker takes the next file: open the source (and, for a new tree, take
 // its statx there: bench/clone_pool.c does the same), create the destination
-// (O_CREAT | O_EXCL | O_NOFOLLOW: its directory is one this copy created),
+// (O_CREAT | O_EXCL | O_NOFOLLOW, relative to its directory's descriptor,
+// pinned for the run: the directory is one this copy created),
 // FICLONE or read -> write, fsync with --sync, close both; on any failure the
 // destination is removed.  Workers touch nothing shared but an atomic index,
 // their own system call count, and their own files' outcome slots, each
@@ -83,8 +84,8 @@ enum class Mode { clone, bytes };
 
 class FilePool {
 public:
-    FilePool(Ctx& c, Tree& t, Mode mode, std::span<const std::size_t> files)
-        : c_(c), t_(t), mode_(mode), files_(files), out_(files.size()),
+    FilePool(Ctx& c, Tree& t, const HeldDirs& dirs, Mode mode, std::span<const std::size_t> files)
+        : c_(c), t_(t), dirs_(dirs), mode_(mode), files_(files), out_(files.size()),
           finished_(new std::atomic<bool>[files.size()]), shown_(files.size(), 0) {
         for (std::size_t k = 0; k < files.size(); ++k) finished_[k].store(false, std::memory_order_relaxed);
     }
@@ -125,7 +126,7 @@ public:
                 c_.result.bytes += t_.st[e].stx_size;
                 if (shown_[k]) break;
                 if (c_.o.verify) {
-                    if (auto f = verify_copy(c_, t_.src.c_str(e), dst, nullptr)) {
+                    if (auto f = verify_copy(c_, t_.src.c_str(e), verify_where(e), nullptr)) {
                         c_.report(*f);
                         break;
                     }
@@ -171,6 +172,10 @@ public:
     }
 
 private:
+    Where verify_where(std::size_t e) const {
+        return {dirs_.held(t_.parent[e]), t_.name(e), std::string(t_.dst[e]), true};
+    }
+
     // `caller`: the thread that called copy(), which alone may run the
     // progress callback (file_done) for files finished so far.
     void work(std::uint64_t& syscalls, bool caller) {
@@ -202,7 +207,6 @@ private:
     }
 
     Outcome copy_one(std::size_t e, char* buf, std::uint64_t& syscalls) {
-        const char* dst = t_.dst.c_str(e);
         const bool deferred = t_.st_res[e] == kStatDeferred;
         // O_NOFOLLOW and O_NONBLOCK: what the walk saw as a file may since
         // have become a link or a FIFO, which this open must neither follow
@@ -234,7 +238,9 @@ private:
         }
         // The source's permission bits less the umask, no set-ID bits: cp's rule.
         ++syscalls;
-        const int d = ::open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, t_.st[e].stx_mode & 0777);
+        const int dir = dirs_.held(t_.parent[e]);
+        const int d = ::openat(dir, t_.name(e), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                               t_.st[e].stx_mode & 0777);
         Outcome out{Step::done, 0};
         if (d < 0) {
             out = {Step::create, errno};
@@ -245,7 +251,7 @@ private:
             if (::close(d) != 0 && out.step == Step::done) out = {Step::close, errno};
             if (out.step != Step::done) {
                 ++syscalls;
-                ::unlink(dst);
+                ::unlinkat(dir, t_.name(e), 0);
             }
         }
         ++syscalls;
@@ -288,6 +294,7 @@ private:
 
     Ctx& c_;
     Tree& t_;
+    const HeldDirs& dirs_;
     const Mode mode_;
     std::span<const std::size_t> files_;
     std::vector<Outcome> out_;
@@ -303,22 +310,52 @@ unsigned threads_for(unsigned wanted, std::size_t files) {
     return std::max(1u, std::min<unsigned>(wanted, static_cast<unsigned>(std::min<std::size_t>(files, 64))));
 }
 
-}  // namespace
-
-void clone_in_pool(Ctx& c, Tree& t, FsPair& pair, std::vector<std::size_t>& files) {
+// Runs the pool over `files` in batches whose directories fit the
+// descriptor budget: each batch's directories are opened and pinned first,
+// so the threads only read their descriptors.
+void run_pool(Ctx& c, Tree& t, HeldDirs& dirs, Mode mode, FsPair* pair, std::vector<std::size_t>& files,
+              unsigned wanted) {
     std::vector<std::size_t> rest;
-    FilePool pool(c, t, Mode::clone, files);
-    pool.run(threads_for(c.o.clone_threads, files.size()));
-    pool.settle(&pair, rest);
+    for (std::size_t first = 0; first < files.size() && !c.stop_requested();) {
+        std::vector<std::size_t> batch, pinned;
+        std::size_t k = first, failed_dir = t.dst.size();
+        for (; k < files.size(); ++k) {
+            const std::size_t dir = t.parent[files[k]];
+            if (dir == failed_dir) continue;  // reported once
+            if (pinned.empty() || pinned.back() != dir) {
+                if (!pinned.empty() && dirs.pinned() >= dirs.budget()) break;
+                const int fd = dirs.get(dir);
+                if (fd < 0) {
+                    c.report({CopyStatus::failure, dir_failure_message(std::string(t.dst[dir]), fd)});
+                    failed_dir = dir;
+                    continue;
+                }
+                dirs.pin(dir);
+                pinned.push_back(dir);
+            }
+            batch.push_back(files[k]);
+        }
+        first = k;
+        FilePool pool(c, t, dirs, mode, batch);
+        pool.run(threads_for(wanted, batch.size()));
+        pool.settle(pair, rest);
+        for (std::size_t dir : pinned) dirs.unpin(dir);
+        if (pair && pair->reflink == Known::no && c.o.reflink != Reflink::always) {  // the rest go to the chains
+            rest.insert(rest.end(), files.begin() + static_cast<std::ptrdiff_t>(first), files.end());
+            break;
+        }
+    }
     files.swap(rest);
 }
 
-void copy_in_pool(Ctx& c, Tree& t, std::vector<std::size_t>& files) {
-    std::vector<std::size_t> rest;
-    FilePool pool(c, t, Mode::bytes, files);
-    pool.run(threads_for(c.o.copy_threads, files.size()));
-    pool.settle(nullptr, rest);
-    files.swap(rest);
+}  // namespace
+
+void clone_in_pool(Ctx& c, Tree& t, HeldDirs& dirs, FsPair& pair, std::vector<std::size_t>& files) {
+    run_pool(c, t, dirs, Mode::clone, &pair, files, c.o.clone_threads);
+}
+
+void copy_in_pool(Ctx& c, Tree& t, HeldDirs& dirs, std::vector<std::size_t>& files) {
+    run_pool(c, t, dirs, Mode::bytes, nullptr, files, c.o.copy_threads);
 }
 
 bool tree_is_cached(Ctx& c, const Tree& t) {

@@ -4,6 +4,16 @@
 // times) of directories are set last, deepest first, so a read-only
 // directory was still writable while it was filled.
 //
+// The destination is walked by descriptors (copy_tree.hpp's HeldDirs), as
+// coreutils does: the operand's parent is opened once, each directory is
+// made 0700 and checked to be the copier's own, or entered O_NOFOLLOW when
+// it is already there, and every entry is created, changed and removed
+// relative to its directory's descriptor.  Someone who can write in the
+// destination (a user whose home a root cp -a fills) cannot redirect the
+// copy by renaming a directory or putting a symbolic link in its place:
+// the copy goes on in the directory it entered, or refuses.  A symbolic
+// link already in the destination tree is never written through.
+//
 // As with coreutils, whatever can be copied is: an unreadable directory or
 // file is reported on its own line and the copy goes on.  With --atomic a
 // new tree is built under a temporary name and renamed into place only when
@@ -11,6 +21,7 @@
 #include "copy_chain.hpp"
 
 #include "uringkit/fs/walk.hpp"
+#include "uringkit/util/unique_fd.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -62,10 +73,10 @@ void walk(Ctx& c, Tree& t, std::size_t index, std::vector<DirAtime>& atimes) {
 // ->flush) loses nothing.  Elsewhere (NFS, CIFS, FUSE, ...) close(2) is where
 // such errors come back, and files are copied with normal descriptors whose
 // close is checked.
-bool closes_without_flush(const std::string& dir, std::uint64_t& syscalls) {
+bool closes_without_flush(int dir, std::uint64_t& syscalls) {
     struct statfs sf {};
     ++syscalls;
-    if (::statfs(dir.c_str(), &sf) != 0) return false;
+    if (::fstatfs(dir, &sf) != 0) return false;
     switch (static_cast<unsigned long>(sf.f_type)) {
     case 0xEF53:      // ext2/3/4
     case 0x58465342:  // xfs
@@ -106,31 +117,102 @@ int stat_entries(Ctx& c, Tree& t, const std::vector<std::size_t>& which) {
     return err;
 }
 
+// The operand's parent directory (as the user named it) and its last name:
+// "a/b/" -> ("a", "b"), "b" -> (".", "b"), "/" -> ("/", ".").
+std::pair<std::string, std::string> split_operand(std::string path) {
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    if (path == "/") return {"/", "."};
+    return {dirname_of(path), basename_of(path)};
+}
+
+// Directory `i` of the tree, `name` in the directory `pfd`: made (0700, the
+// copier's own until its mode is set at the end) unless `made` says it
+// already was, or entered when it is already there and `may_exist`; its
+// descriptor is then held in `dirs`.  False (reported) when it is neither.
+bool enter_directory(Ctx& c, const Tree& t, HeldDirs& dirs, std::size_t i, int pfd, const char* name, bool made,
+                     bool may_exist, bool& created) {
+    const std::string path(t.dst[i]);
+    if (!made) {
+        ++c.syscalls();
+        if (::mkdirat(pfd, name, S_IRWXU) == 0) {
+            made = true;
+        } else if (errno != EEXIST || !may_exist) {
+            c.report({i == 0 ? status_of_create(errno) : status_of_write(errno),
+                      quoted_message("cannot create directory", path, errno)});
+            return false;
+        }
+    }
+    ++c.syscalls();
+    const int fd = ::openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        const int err = errno;
+        if (made)  // what mkdirat made was renamed away or replaced at once
+            c.report({CopyStatus::failure, "'" + path + "' was replaced while being created: nothing copied into it"});
+        else if (err == ELOOP || err == ENOTDIR)  // a symbolic link or a file is there: never followed
+            c.report({CopyStatus::failure,
+                      "cannot overwrite non-directory '" + path + "' with directory '" + std::string(t.src[i]) + "'"});
+        else
+            c.report({CopyStatus::failure, quoted_message("cannot open directory", path, err)});
+        return false;
+    }
+    struct stat st {};
+    ++c.syscalls();
+    // mkdirat returns no inode: what is at the name now must be a directory
+    // of ours with no access for anyone else, or it is not the one made.
+    const bool ours = ::fstat(fd, &st) == 0 && (!made || (st.st_uid == ::geteuid() && (st.st_mode & 077) == 0));
+    if (!ours) {
+        ++c.syscalls();
+        ::close(fd);
+        c.report({CopyStatus::failure, "'" + path + "' was replaced while being created: nothing copied into it"});
+        return false;
+    }
+    created = made;
+    dirs.hold(i, fd, st);
+    return true;
+}
+
 }  // namespace
 
 void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
+    // The operand's parent is resolved once, as the user named it; the
+    // tree's root is made or entered from it and everything else from there.
+    const auto [parent_path, base] = split_operand(target);
+    ++c.syscalls();
+    util::UniqueFd operand_dir(::open(parent_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!operand_dir) {
+        c.report({status_of_create(errno), quoted_message("cannot create directory", target, errno)});
+        return;
+    }
     struct stat tst {};
     ++c.syscalls();
-    const bool exists = ::lstat(target.c_str(), &tst) == 0;
+    const bool exists = ::fstatat(operand_dir.get(), base.c_str(), &tst, AT_SYMLINK_NOFOLLOW) == 0;
     if (exists && !S_ISDIR(tst.st_mode)) {
         c.report({CopyStatus::bad_input, "cannot overwrite non-directory '" + target + "' with directory '" + src_root + "'"});
         return;
     }
-    // --atomic and a new tree: built under a temporary name (mkdir fails on
-    // anything already there, a planted symlink included), renamed at the end.
+    // --atomic and a new tree: built under a temporary name (mkdirat fails
+    // on anything already there, a planted symlink included), renamed at the
+    // end.  Messages name the entries by their final paths.
     const bool staged = c.o.atomic && !exists;
-    std::string root = target;
+    std::string root_name = base;
+    bool root_made = false;
+    int root_err = 0;
     if (staged)
         for (int attempt = 0; attempt < 16; ++attempt) {
-            root = temp_name_for(target);
+            root_name = temp_name_for(base);
             ++c.syscalls();
-            if (::mkdir(root.c_str(), S_IRWXU) == 0 || errno != EEXIST) break;
+            if (::mkdirat(operand_dir.get(), root_name.c_str(), S_IRWXU) == 0) {
+                root_made = true;
+                break;
+            }
+            root_err = errno;
+            if (root_err != EEXIST) break;
         }
     const std::uint64_t failures_before = c.result.failures;
 
     Tree t;
     t.src.push(src_root);
-    t.dst.push(root);
+    t.dst.push(target);
     t.parent.push_back(kRoot);
     t.type.push_back(EntryType::directory);
     std::vector<DirAtime> atimes;
@@ -144,8 +226,9 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
     // copy creates go to copy_pool.cpp's threads: cloned where the file
     // system shares extents, else read -> write when they are in the page cache.
     const bool plain = !c.o.preserve.any();
+    const std::string root_path = join(parent_path, root_name);  // the file system's, for the strategy only
     const bool cloning_fs =
-        plain && tree_clones(c, src_root, exists || staged ? root : dirname_of(target)) != nullptr;
+        plain && tree_clones(c, src_root, exists || staged ? root_path : parent_path) != nullptr;
     const bool pool_clones = cloning_fs && c.o.clone_threads > 0;
     const bool pool_bytes = plain && !cloning_fs && c.o.copy_threads > 0 && !c.o.direct && !c.o.force_fallback &&
                             c.o.engine == ByteEngine::automatic && tree_is_cached(c, t);
@@ -160,14 +243,21 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
     if (const int err = stat_entries(c, t, to_stat); err < 0) {  // the ring cannot be used any more: one line
         c.ring_failed = true;
         c.report({CopyStatus::failure, errno_message(src_root, "io_uring_enter", err)});
-        if (staged && root != target) remove_tree(root, c.syscalls());
+        if (root_made) remove_tree(operand_dir.get(), root_name, c.syscalls());
         return;
     }
     for (const DirAtime& d : atimes)
         if (t.st_res[d.index] == 0) t.st[d.index].stx_atime = d.atime;
 
-    // 1: directories exist (created, or already there), 0: not there.
+    // 1: directories exist (created, or already there) and are held in
+    // `dirs`, 0: not there.
     std::vector<char> present(n, 0), created(n, 0);
+    HeldDirs held(t, c.syscalls());
+    // Entry i's place: its name in its directory's descriptor (opened again
+    // if it was closed; the caller checks `dir`).
+    const auto where = [&](std::size_t i) {
+        return Where{held.get(t.parent[i]), t.name(i), std::string(t.dst[i]), true};
+    };
     std::vector<std::size_t> small, large, dirs;
     // --preserve=links: files whose inode is already being copied, from this
     // tree (first_here) or an earlier operand: made as hard links afterwards.
@@ -180,9 +270,16 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
     // regular file for the chains (small) or file by file (large).
     const auto place = [&](std::size_t i, bool in_new_dir) {
         const mode_t mode = t.st[i].stx_mode;
-        const std::string dst(t.dst[i]);
-        if (S_ISLNK(mode)) {
-            if (auto f = copy_symlink(c, t.src.c_str(i), dst, in_new_dir)) c.report(*f);
+        if (S_ISLNK(mode) || (!S_ISREG(mode) && !S_ISDIR(mode))) {
+            const Where at = where(i);
+            if (at.dir < 0) {
+                c.report({CopyStatus::failure, dir_failure_message(std::string(t.dst[t.parent[i]]), at.dir)});
+                return;
+            }
+            // A link is made again; a FIFO, a device, a socket too, never read (cp -R).
+            const auto f = S_ISLNK(mode) ? copy_symlink(c, t.src.c_str(i), at, in_new_dir)
+                                         : copy_special(c, at, stat_of(t.st[i]));
+            if (f) c.report(*f);
         } else if (S_ISREG(mode)) {
             if (c.o.preserve.links && t.st[i].stx_nlink > 1) {
                 const std::pair<std::uint64_t, std::uint64_t> key{makedev(t.st[i].stx_dev_major, t.st[i].stx_dev_minor),
@@ -196,12 +293,9 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
             const bool chain = (chains_allowed || pool_bytes) && in_new_dir && !c.o.direct && !sparse &&
                                t.st[i].stx_size <= kSmallMax;
             (chain ? small : large).push_back(i);
-        } else if (S_ISDIR(mode)) {  // a file when the walk listed it
+        } else {  // a directory, a file when the walk listed it
             c.report({CopyStatus::bad_input, "skipping '" + std::string(t.src[i]) +
                                                  "': it was replaced by a directory while being copied"});
-        } else {
-            // A FIFO, a device, a socket: made again, not read (cp -R).
-            if (auto f = copy_special(c, dst, stat_of(t.st[i]))) c.report(*f);
         }
     };
     for (std::size_t i = 0; i < n && !c.stop_requested(); ++i) {
@@ -216,35 +310,27 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
             c.report({CopyStatus::bad_input, quoted_message("cannot stat", t.src[i], t.st_res[i])});
             continue;
         }
-        const mode_t mode = t.st[i].stx_mode;
-        const std::string dst(t.dst[i]);
-        if (S_ISDIR(mode)) {
-            if (i == kRoot && staged) {
-                present[i] = created[i] = root != target;
-                if (!present[i]) {
-                    c.report({status_of_create(errno), quoted_message("cannot create directory", target, errno)});
-                    break;
-                }
+        if (S_ISDIR(t.st[i].stx_mode)) {
+            bool made_now = false;
+            bool ok = false;
+            if (i == kRoot && staged && !root_made) {
+                c.report({status_of_create(root_err), quoted_message("cannot create directory", target, root_err)});
+            } else if (i == kRoot) {
+                ok = enter_directory(c, t, held, i, operand_dir.get(), root_name.c_str(), root_made, !staged, made_now);
+            } else if (const int pfd = held.get(parent); pfd < 0) {
+                c.report({CopyStatus::failure, dir_failure_message(std::string(t.dst[parent]), pfd)});
             } else {
-                ++c.syscalls();
-                // Writable by us until the end, when its own mode is applied.
-                if (::mkdir(dst.c_str(), (mode & 0777) | S_IRWXU) == 0) {
-                    present[i] = created[i] = 1;
-                } else {
-                    const int err = errno;
-                    struct stat ds {};
-                    if (err == EEXIST && !in_new_dir && ::stat(dst.c_str(), &ds) == 0 && S_ISDIR(ds.st_mode)) {
-                        present[i] = 1;  // merged into, as cp does
-                    } else {
-                        c.report({i == kRoot ? status_of_create(err) : status_of_write(err),
-                                  quoted_message("cannot create directory", dst, err)});
-                        continue;
-                    }
-                }
+                ok = enter_directory(c, t, held, i, pfd, t.name(i), false, !in_new_dir, made_now);
             }
+            if (!ok) {
+                if (i == kRoot) break;
+                continue;
+            }
+            present[i] = 1;
+            created[i] = made_now;
             if (i == kRoot) {
-                chains_allowed = c.ring && closes_without_flush(root, c.syscalls());
-                clones = tree_clones(c, src_root, root);
+                chains_allowed = c.ring && closes_without_flush(held.held(kRoot), c.syscalls());
+                clones = tree_clones(c, src_root, root_path);
             }
             dirs.push_back(i);
             ++c.result.dirs;
@@ -253,6 +339,7 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
         }
     }
 
+    if (c.o.after_directories) c.o.after_directories();
     if (c.o.on_planned) {
         std::uint64_t bytes = 0;
         for (const auto* list : {&small, &large, &links})
@@ -261,10 +348,21 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
     }
 
     std::vector<char> copied(n, 0);  // regular files copied by this run (not skipped, not failed)
+    // One regular file on the large-file path (or cloned one by one).
+    auto copy_one_file = [&](std::size_t i, std::optional<std::uint64_t> expected_size) {
+        const Where at = where(i);
+        if (at.dir < 0) {
+            c.report({CopyStatus::failure, dir_failure_message(std::string(t.dst[t.parent[i]]), at.dir)});
+            return;
+        }
+        const std::uint64_t skipped = c.result.skipped;
+        if (auto f = copy_file(c, t.src.c_str(i), at, created[t.parent[i]] != 0, expected_size)) c.report(*f);
+        else copied[i] = c.result.skipped == skipped;
+    };
     if ((pool_bytes || (clones && pool_clones)) && !small.empty()) {
         // What it could not clone or copy stays in `small` ...
-        if (pool_bytes) copy_in_pool(c, t, small);
-        else clone_in_pool(c, t, *clones, small);
+        if (pool_bytes) copy_in_pool(c, t, held, small);
+        else clone_in_pool(c, t, held, *clones, small);
         if (defer) {  // ... with the files of any size it was given: stat'd now, if it did not, and placed
             std::vector<std::size_t> back;
             back.swap(small);
@@ -276,11 +374,7 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
         std::size_t k = 0;
         for (; k < small.size() && (clones->reflink != Known::no || c.o.reflink == Reflink::always); ++k) {
             if (c.stop_requested()) break;
-            const std::uint64_t skipped = c.result.skipped;
-            if (auto f = copy_file(c, t.src.c_str(small[k]), std::string(t.dst[small[k]]), true, std::nullopt))
-                c.report(*f);
-            else
-                copied[small[k]] = c.result.skipped == skipped;
+            copy_one_file(small[k], std::nullopt);
         }
         small.erase(small.begin(), small.begin() + static_cast<std::ptrdiff_t>(k));
     }
@@ -301,20 +395,32 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
         small.clear();
     }
     if (!small.empty() && !c.stop_requested() && !c.ring_unusable()) {
-        ChainCopier chains(c, t, small);
+        ChainCopier chains(c, t, held, small);
         chains.run();
         large.insert(large.end(), chains.redo().begin(), chains.redo().end());
         for (std::size_t i : chains.done()) copied[i] = 1;
-        // Chain-copied files get their attributes by path, once all are written.
+        // Chain-copied files get their attributes once all are written,
+        // each through a descriptor opened at its name (never following).
         if (c.o.preserve.any())
-            for (std::size_t i : chains.done())
-                keep_attributes(c, {-1, t.src.c_str(i)}, {-1, t.dst.c_str(i)}, stat_of(t.st[i]), false);
+            for (std::size_t i : chains.done()) {
+                const Where at = where(i);
+                ++c.syscalls();
+                util::UniqueFd fd(at.dir < 0 ? -1
+                                             : ::openat(at.dir, at.name.c_str(),
+                                                        O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+                if (!fd) {
+                    c.report({CopyStatus::failure, quoted_message("cannot open", at.path, at.dir < 0 ? at.dir : errno) +
+                                                       " (to set its attributes)"});
+                    continue;
+                }
+                keep_attributes(c, {-1, t.src.c_str(i)}, {fd.get(), at.path.c_str()}, stat_of(t.st[i]), false);
+            }
         // --verify: each read back once the chains are done (the chains
         // said the others were done as they finished).
         if (c.o.verify)
             for (std::size_t i : chains.done()) {
                 if (c.stop_requested()) break;
-                if (auto f = verify_copy(c, t.src.c_str(i), std::string(t.dst[i]), nullptr)) {
+                if (auto f = verify_copy(c, t.src.c_str(i), where(i), nullptr)) {
                     c.report(*f);
                     copied[i] = 0;
                 } else {
@@ -322,59 +428,76 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
                 }
             }
     }
-    auto copy_one_file = [&](std::size_t i, bool redone) {
-        const std::uint64_t skipped = c.result.skipped;
-        if (auto f = copy_file(c, t.src.c_str(i), std::string(t.dst[i]), created[t.parent[i]] != 0,
-                               redone ? std::optional<std::uint64_t>(t.st[i].stx_size) : std::nullopt))
-            c.report(*f);
-        else
-            copied[i] = c.result.skipped == skipped;
-    };
     for (std::size_t i : large) {
         if (c.stop_requested() || c.ring_unusable()) break;
-        copy_one_file(i, t.st[i].stx_size <= kSmallMax && std::find(small.begin(), small.end(), i) != small.end());
+        const bool redone = t.st[i].stx_size <= kSmallMax && std::find(small.begin(), small.end(), i) != small.end();
+        copy_one_file(i, redone ? std::optional<std::uint64_t>(t.st[i].stx_size) : std::nullopt);
     }
     // Hard links last, once the file they share is copied; one whose first
-    // copy failed is copied on its own (and the next ones link to it).
-    for (const auto& [key, i] : first_here)
-        if (copied[i]) remember_first_copy(c, stat_of(t.st[i]), std::string(t.dst[i]));
+    // copy failed is copied on its own (and the next ones link to it).  A
+    // first copy of this tree is linked through its held directory.
     for (std::size_t i : links) {
         if (c.stop_requested() || c.ring_unusable()) break;
         const struct stat st = stat_of(t.st[i]);
+        const std::pair<std::uint64_t, std::uint64_t> key{st.st_dev, st.st_ino};
+        const auto first = first_here.find(key);
+        const bool here = first != first_here.end() && copied[first->second];
         std::optional<Failure> failure;
-        if (link_to_first_copy(c, st, std::string(t.dst[i]), created[t.parent[i]] != 0, failure)) {
+        bool linked = false;
+        std::optional<Where> first_at;
+        if (here) {  // its directory stays open while this one's is found
+            first_at = where(first->second);
+            if (first_at->dir >= 0) held.pin(t.parent[first->second]);
+        }
+        const Where at = where(i);
+        if (at.dir < 0 || (first_at && first_at->dir < 0)) {
+            const std::size_t dir = at.dir < 0 ? t.parent[i] : t.parent[first->second];
+            c.report({CopyStatus::failure, dir_failure_message(std::string(t.dst[dir]), at.dir < 0 ? at.dir : first_at->dir)});
+            linked = true;
+        } else {
+            linked = link_to_first_copy(c, st, at, created[t.parent[i]] != 0, failure, first_at ? &*first_at : nullptr);
+        }
+        if (first_at && first_at->dir >= 0) held.unpin(t.parent[first->second]);
+        if (linked) {
             if (failure) c.report(*failure);
             continue;
         }
-        copy_one_file(i, false);
-        if (copied[i]) remember_first_copy(c, st, std::string(t.dst[i]));
+        copy_one_file(i, std::nullopt);
+        if (copied[i] && !here) first_here[key] = i;
     }
-    // Directory modes last, deepest first.  Without --preserve=mode a new
-    // directory gets the source's permission bits less the umask, as with
-    // cp; one that was already there keeps its own.
+    // Directory modes last, deepest first, through their descriptors.
+    // Without --preserve=mode a new directory gets the source's permission
+    // bits less the umask, as with cp; one that was already there keeps its own.
     for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) {
         const std::size_t i = *it;
         const struct stat st = stat_of(t.st[i]);
-        const std::string dst(t.dst[i]);
+        const int fd = held.get(i);
+        if (fd < 0) {
+            c.report({CopyStatus::failure, dir_failure_message(std::string(t.dst[i]), fd)});
+            continue;
+        }
         if (created[i] && !c.o.preserve.mode) {
             ++c.syscalls();
-            ::chmod(dst.c_str(), st.st_mode & 0777 & ~c.umask);
+            ::fchmod(fd, st.st_mode & 0777 & ~c.umask);
         }
-        keep_attributes(c, {-1, t.src.c_str(i)}, {-1, dst.c_str()}, st, false);
+        keep_attributes(c, {-1, t.src.c_str(i)}, {fd, t.dst.c_str(i)}, st, false);
     }
+    // Where the files with several links went, for the operands that follow.
+    for (const auto& [key, i] : first_here)
+        if (copied[i]) remember_first_copy(c, stat_of(t.st[i]), std::string(t.dst[i]));
     if (c.stop_requested()) c.interrupted = true;
-    if (!staged || root == target) return;
+    if (!root_made || !staged) return;
     if (c.result.failures != failures_before || c.interrupted || c.ring_unusable()) {
-        remove_tree(root, c.syscalls());  // all or nothing
+        remove_tree(operand_dir.get(), root_name, c.syscalls());  // all or nothing
         if (!c.interrupted)
             c.report({CopyStatus::failure, "'" + target + "' not created: with --atomic a tree that could not be "
                                            "copied whole is removed"});
         return;
     }
     ++c.syscalls();
-    if (::renameat2(AT_FDCWD, root.c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE) != 0) {
+    if (::renameat2(operand_dir.get(), root_name.c_str(), operand_dir.get(), base.c_str(), RENAME_NOREPLACE) != 0) {
         const int err = errno;
-        remove_tree(root, c.syscalls());
+        remove_tree(operand_dir.get(), root_name, c.syscalls());
         c.report({status_of_write(err), quoted_message("cannot create directory", target, err)});
     }
 }

@@ -60,7 +60,8 @@ std::string mismatch_message(const std::string& dst, const char* src, std::uint6
 
 }  // namespace
 
-std::optional<Failure> verify_copy(Ctx& c, const char* src, const std::string& dst, const struct stat* written) {
+std::optional<Failure> verify_copy(Ctx& c, const char* src, const Where& at, const struct stat* written) {
+    const std::string& dst = at.path;
     if (c.o.before_verify) c.o.before_verify(src, dst);
     const auto t0 = std::chrono::steady_clock::now();
     struct Seconds {  // counted on every way out
@@ -76,11 +77,12 @@ std::optional<Failure> verify_copy(Ctx& c, const char* src, const std::string& d
     if (!s) return Failure{CopyStatus::failure, quoted_message("verify: cannot open", src, errno)};
     ++c.syscalls();
     bool direct = true;
-    util::UniqueFd d(::open(dst.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_DIRECT));
+    const int nofollow = at.in_tree ? O_NOFOLLOW : 0;
+    util::UniqueFd d(::openat(at.dir, at.name.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_DIRECT | nofollow));
     if (!d && errno == EINVAL) {  // no O_DIRECT on this file system: through the cache
         direct = false;
         ++c.syscalls();
-        d.reset(::open(dst.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+        d.reset(::openat(at.dir, at.name.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | nofollow));
     }
     if (!d) return Failure{CopyStatus::failure, quoted_message("verify: cannot open", dst, errno)};
     if (written) {

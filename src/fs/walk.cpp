@@ -76,6 +76,10 @@ const char* kind_name(mode_t mode) noexcept {
     return "regular file";
 }
 
+namespace {
+int list_open_directory(int fd, std::vector<DirEntry>& out, std::uint64_t& syscalls);
+}
+
 int read_directory(const char* path, std::vector<DirEntry>& out, std::uint64_t& syscalls,
                    bool* short_read_is_eof) {
     out.clear();
@@ -87,6 +91,22 @@ int read_directory(const char* path, std::vector<DirEntry>& out, std::uint64_t& 
         ++syscalls;
         *short_read_is_eof = ::fstatfs(fd, &sf) == 0 && disk_like(sf.f_type);
     }
+    const int err = list_open_directory(fd, out, syscalls);
+    ++syscalls;
+    ::close(fd);
+    return err;
+}
+
+int read_directory_at(int fd, std::vector<DirEntry>& out, std::uint64_t& syscalls) {
+    out.clear();
+    // From the start, whatever an earlier listing of this descriptor read.
+    ++syscalls;
+    if (::lseek(fd, 0, SEEK_SET) < 0) return -errno;
+    return list_open_directory(fd, out, syscalls);
+}
+
+namespace {
+int list_open_directory(int fd, std::vector<DirEntry>& out, std::uint64_t& syscalls) {
     alignas(dirent64) static thread_local char buf[64 * 1024];
     int err = 0;
     for (;;) {
@@ -107,11 +127,10 @@ int read_directory(const char* path, std::vector<DirEntry>& out, std::uint64_t& 
             out.push_back({name, type_of_dtype(d->d_type)});
         }
     }
-    ++syscalls;
-    ::close(fd);
     std::sort(out.begin(), out.end(), [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
     return err;
 }
+}  // namespace
 
 int stat_batch(Ring* ring, std::span<const char* const> paths, int flags, unsigned mask,
                std::span<struct statx> out, std::span<int> results, std::uint64_t& syscalls) {

@@ -32,6 +32,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 #include <string_view>
 
 namespace uringkit::fs {
@@ -119,6 +120,13 @@ struct CopyOptions {
     // copy needs room for both), and a new tree appears only when whole.
     bool atomic = false;
     bool no_clobber = false;              // -n: an existing destination is left alone (counted as skipped)
+    // --remove-destination: an existing destination that is not a directory
+    // is removed and created anew instead of written in place.  Inside a
+    // tree (below the operands) it is also how a symbolic link in the
+    // destination is replaced: without it such an entry is refused, never
+    // written through (a deliberate difference from coreutils, whose cp
+    // writes through it).
+    bool remove_destination = false;
     bool force_fallback = false;          // run the pread/pwrite path (for comparison and tests)
     Reflink reflink = Reflink::automatic;
     ByteEngine engine = ByteEngine::automatic;
@@ -148,6 +156,10 @@ struct CopyOptions {
     // Called once a tree's walk has listed it, before any of its entries is
     // stat'd or copied (tests replace entries here, as another process could).
     std::function<void()> after_walk;
+    // Called once a tree's directories exist (created and entered, or entered
+    // when already there), before any file is copied into them (tests swap
+    // destination directories for symbolic links here, as another user could).
+    std::function<void()> after_directories;
     // Called after each completed block of a file with the bytes of that file
     // done so far (tests use it to change the source mid-copy at a known
     // point; `uringkit cp --progress` draws its line from it).  A clone
@@ -203,6 +215,9 @@ struct CopyResult {
     double verify_seconds = 0;
     double seconds = 0;
     bool used_ring = true;  // false: io_uring could not be set up (or force_fallback), read/write instead
+    // Interrupted: an existing file that was being written in place (its old
+    // content is gone, the new one incomplete).  New files are removed.
+    std::vector<std::string> incomplete;
 };
 
 struct CopySink {

@@ -37,6 +37,10 @@ struct DirEntry {
 int read_directory(const char* path, std::vector<DirEntry>& out, std::uint64_t& syscalls,
                    bool* short_read_is_eof = nullptr);
 
+// The same for a directory already open (from its first entry on); the
+// descriptor stays open.
+int read_directory_at(int fd, std::vector<DirEntry>& out, std::uint64_t& syscalls);
+
 EntryType type_of(mode_t mode) noexcept;
 const char* type_name(EntryType t) noexcept;
 // "fifo", "socket", "character device", ... for a note about a skipped file.
