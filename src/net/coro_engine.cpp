@@ -29,11 +29,8 @@ constexpr std::size_t kSendBatch = 256 * 1024;
 
 struct Conn {
     int fd = -1;
-    std::uint64_t deadline = 0;
     std::uint32_t window = 0;  // BatchWait's window of its last request
-    Conn* idle_prev = nullptr;
-    Conn* idle_next = nullptr;
-    bool in_idle = false;
+    DeadlineHook<Conn> idle;  // on the engine's idle list
     bool cancelled = false;
     async::RecvStream* in = nullptr;  // for a stop to end its input; null once past it
 };
@@ -232,7 +229,7 @@ private:
     BatchWait wait_;
     async::Loop loop_;
     async::AcceptStream accepts_;
-    IdleList<Conn> idle_;
+    DeadlineList<Conn, &Conn::idle> idle_;
     std::uint64_t now_ = 0;
     std::uint64_t grace_deadline_ = 0;
     unsigned conns_ = 0;

@@ -46,43 +46,57 @@ inline BatchWaitOptions batch_wait_options(const ServerConfig& c) noexcept {
     return o;
 }
 
-// Connections ordered by idle deadline: a connection that makes progress
-// moves to the back with the newest deadline, so the expired ones are always
-// at the front and a sweep stops at the first that is not.  Intrusive: no
-// allocation, O(1) moves.  C has `C* idle_prev, *idle_next; bool in_idle;
-// std::uint64_t deadline`.
+// A connection's place in a DeadlineList: each list it can be on has one.
 template <class C>
-class IdleList {
+struct DeadlineHook {
+    C* prev = nullptr;
+    C* next = nullptr;
+    std::uint64_t deadline = 0;
+    bool linked = false;
+};
+
+// Connections ordered by deadline, all deadlines on one list being "now + the
+// same timeout": a connection that makes progress moves to the back with the
+// newest deadline, so the expired ones are always at the front and a sweep
+// stops at the first that is not.  Intrusive: no allocation, O(1) moves.
+// `Hook` names the connection's DeadlineHook for this list, so one
+// connection can be on several (idle, stalled output).
+template <class C, DeadlineHook<C> C::*Hook>
+class DeadlineList {
 public:
     void push_back(C* c, std::uint64_t deadline) noexcept {
-        c->deadline = deadline;
-        c->idle_prev = tail_;
-        c->idle_next = nullptr;
-        (tail_ ? tail_->idle_next : head_) = c;
+        DeadlineHook<C>& h = c->*Hook;
+        h.deadline = deadline;
+        h.prev = tail_;
+        h.next = nullptr;
+        (tail_ ? (tail_->*Hook).next : head_) = c;
         tail_ = c;
-        c->in_idle = true;
+        h.linked = true;
     }
     void remove(C* c) noexcept {
-        if (!c->in_idle) return;
-        (c->idle_prev ? c->idle_prev->idle_next : head_) = c->idle_next;
-        (c->idle_next ? c->idle_next->idle_prev : tail_) = c->idle_prev;
-        c->idle_prev = c->idle_next = nullptr;
-        c->in_idle = false;
+        DeadlineHook<C>& h = c->*Hook;
+        if (!h.linked) return;
+        (h.prev ? (h.prev->*Hook).next : head_) = h.next;
+        (h.next ? (h.next->*Hook).prev : tail_) = h.prev;
+        h.prev = h.next = nullptr;
+        h.linked = false;
     }
     void touch(C* c, std::uint64_t deadline) noexcept {
-        if (!c->in_idle) return;
+        if (!(c->*Hook).linked) return;
         remove(c);
         push_back(c, deadline);
     }
+    static bool contains(const C* c) noexcept { return (c->*Hook).linked; }
     C* front() const noexcept { return head_; }
 
     // Takes off the list every connection whose deadline has passed (they
     // are at the front), or every one when `all` is set (a stop's grace is
-    // over), and hands each to f(c, expired).
+    // over), and hands each to f(c, expired).  f may put c back with a later
+    // deadline.
     template <class F>
     void expire(std::uint64_t now, bool all, F&& f) {
         while (C* c = head_) {
-            const bool expired = c->deadline <= now;
+            const bool expired = (c->*Hook).deadline <= now;
             if (!expired && !all) return;
             remove(c);
             f(c, expired);
@@ -92,7 +106,7 @@ public:
     template <class F>
     void for_each(F&& f) {
         for (C* c = head_; c != nullptr;) {
-            C* next = c->idle_next;
+            C* next = (c->*Hook).next;
             f(c);
             c = next;
         }

@@ -23,10 +23,7 @@ struct Conn {
     Session session;
     std::string out;
     std::size_t sent = 0;
-    std::uint64_t deadline = 0;
-    Conn* idle_prev = nullptr;
-    Conn* idle_next = nullptr;
-    bool in_idle = false;
+    DeadlineHook<Conn> idle;  // on the engine's idle list
     bool closing = false;
     bool aborting = false;
 };
@@ -258,7 +255,7 @@ private:
     std::vector<std::unique_ptr<Conn>> all_;
     std::vector<Conn*> free_;
     std::vector<Conn*> closed_;  // closed in the current batch of events; see run()
-    IdleList<Conn> idle_;
+    DeadlineList<Conn, &Conn::idle> idle_;
     std::uint64_t now_ = 0;
     std::uint64_t grace_deadline_ = 0;
     std::uint64_t accept_paused_until_ = 0;

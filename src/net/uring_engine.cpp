@@ -42,11 +42,8 @@ struct Conn {
     std::string out;      // responses not yet handed to a send
     std::string sending;  // what the send in flight points to: untouched until its CQE
     std::size_t sent = 0;
-    std::uint64_t deadline = 0;
     std::uint32_t window = 0;  // BatchWait's window of its last request
-    Conn* idle_prev = nullptr;
-    Conn* idle_next = nullptr;
-    bool in_idle = false;
+    DeadlineHook<Conn> idle;  // on the engine's idle list
     bool recv_armed = false;
     bool send_inflight = false;
     bool closing = false;   // no more input; close once the output is sent
@@ -386,7 +383,7 @@ private:
     __kernel_timespec backoff_{};
     std::vector<std::unique_ptr<Conn>> all_;
     std::vector<Conn*> free_;
-    IdleList<Conn> idle_;
+    DeadlineList<Conn, &Conn::idle> idle_;
     Ring ring_;
     BufferRing bufs_;
     BatchWait wait_;
