@@ -23,16 +23,14 @@ namespace uringkit::net::detail {
 namespace {
 
 constexpr std::uint16_t kGroup = 0;
-// Output gathered from chunks already received before one send: enough for
-// a burst, bounded so one connection cannot grow its buffer without limit.
-constexpr std::size_t kSendBatch = 256 * 1024;
 
 struct Conn {
     int fd = -1;
     std::uint32_t window = 0;  // BatchWait's window of its last request
-    DeadlineHook<Conn> idle;  // on the engine's idle list
+    DeadlineHook<Conn> idle;   // on the engine's idle list
     bool cancelled = false;
     async::RecvStream* in = nullptr;  // for a stop to end its input; null once past it
+    std::size_t counted = 0;          // its output not sent yet, as last added to stats_.pending
 };
 
 class CoroEngine {
@@ -44,6 +42,7 @@ public:
           ring_(Ring::create(cfg_.ring_entries, options(cfg_))),
           bufs_(ring_, kGroup, cfg_.buffer_count, cfg_.buffer_size),
           wait_(ring_, batch_wait_options(cfg_)),
+          cap_{cfg_.max_pending},
           loop_(ring_),
           accepts_(loop_, Fd{ctx.listen_fd}) {
         loop_.set_wait(&wait_);
@@ -154,6 +153,21 @@ private:
         loop_.post(op::AsyncCancel::file(Fd{c->fd}).all());
     }
 
+    // Output not sent yet, in the pending gauge.
+    void account(Conn& c, async::SendStream& out) {
+        const std::size_t p = out.backlog();
+        if (p != c.counted) {
+            if (p > c.counted) stats_.pending.add(p - c.counted);
+            else stats_.pending.sub(c.counted - p);
+            c.counted = p;
+            stats_.pending_peak.raise_to(p);
+        }
+    }
+
+    void take_sent(Conn&, async::SendStream& out) {
+        if (const std::uint64_t n = out.take_sent()) stats_.bytes_out.add(n);
+    }
+
     async::Task<void> connection(int fd) {
         Conn conn;
         conn.fd = fd;
@@ -187,38 +201,68 @@ private:
                 } else {
                     wait_.request(conn.window);
                     stats_.bytes_in.add(static_cast<std::uint64_t>(chunk.res));
-                    keep = session.feed(chunk.text(), out.buffer());
+                    // Requests beyond the room under the cap are held (copied).
+                    keep = session.feed(chunk.text(), out.buffer(), cap_.room(out.backlog()));
                     in.recycle(chunk);
                     if (session.take_progress()) idle_.touch(&conn, now_ + idle);
                     // What has already arrived joins this send: a burst (a
                     // large message over many buffers, pipelined requests)
                     // costs one send, as in the hand-written engine.
-                    if (keep && in.ready() && out.backlog() < kSendBatch) continue;
+                    if (keep && in.ready() && !session.held() && !cap_.full(out.backlog())) continue;
                 }
                 out.flush();
-                if (out.backlog() >= kSendBatch || out.error() != 0) [[unlikely]] {
-                    // A client that does not read holds its own input back,
-                    // not the server's memory.
-                    if (out.error() == 0) co_await out.below(kSendBatch);
-                    if (out.error() != 0) {
-                        deliver = false;
-                        break;
-                    }
+                if (keep && (session.held() || cap_.full(out.backlog()))) [[unlikely]]
+                    keep = co_await backpressure(conn, session, in, out);
+                account(conn, out);
+                if (out.error() != 0) [[unlikely]] {
+                    deliver = false;
+                    break;
                 }
-                if (const std::uint64_t n = out.take_sent()) stats_.bytes_out.add(n);
+                take_sent(conn, out);
             }
             if (deliver) {
                 co_await out.drained();  // flushes first
-                stats_.bytes_out.add(out.take_sent());
+                take_sent(conn, out);
             }
             conn.in = nullptr;
             co_await in.stop();
         }
+        stats_.pending.sub(conn.counted);
         idle_.remove(&conn);
         co_await loop_.close(Fd{fd});
         --conns_;
         stats_.active.sub();
         wake_ticker_if_done();
+    }
+
+    // The client sends faster than it reads: its output is at the cap, or
+    // the session holds input for want of room.  Stops reading (the recv is
+    // cancelled and its last completion awaited, and what it had queued is
+    // copied into the session, so a paused connection holds no provided
+    // buffer of the ring the thread's connections share) until half the cap
+    // has drained, answering held input as room appears; next() then
+    // receives again.  False once the session wants the connection closed.
+    async::Task<bool> backpressure(Conn& conn, Session& session, async::RecvStream& in, async::SendStream& out) {
+        stats_.read_pauses.add();
+        account(conn, out);
+        co_await in.pause();
+        bool keep = true;
+        while (keep && in.queued()) {
+            auto chunk = co_await in.next();  // queued: does not suspend
+            stats_.bytes_in.add(static_cast<std::uint64_t>(chunk.res));
+            keep = session.feed(chunk.text(), out.buffer(), 0);
+            in.recycle(chunk);
+        }
+        while (keep && out.error() == 0 && (session.held() || cap_.full(out.backlog()))) {
+            co_await out.below(cap_.cap / 2 + 1);  // backlog() <= cap / 2: OutputCap::low
+            if (out.error() != 0) break;
+            keep = session.feed({}, out.buffer(), cap_.room(out.backlog()));
+            if (session.take_progress()) idle_.touch(&conn, now_ + static_cast<std::uint64_t>(cfg_.idle_timeout.count()));
+            out.flush();
+            account(conn, out);
+            take_sent(conn, out);
+        }
+        co_return keep;
     }
 
     WorkerContext& ctx_;
@@ -227,6 +271,7 @@ private:
     Ring ring_;
     BufferRing bufs_;
     BatchWait wait_;
+    const OutputCap cap_;
     async::Loop loop_;
     async::AcceptStream accepts_;
     DeadlineList<Conn, &Conn::idle> idle_;

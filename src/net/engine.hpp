@@ -38,6 +38,17 @@ inline std::uint64_t tick_ms(const ServerConfig& c) noexcept {
     return t < 10 ? 10 : t > 1000 ? 1000 : t;
 }
 
+// The per-connection output bound (ServerConfig::max_pending): reading stops
+// at `cap` bytes not yet sent and resumes at half of it, so a connection
+// that just crossed the cap does not stop and start again for each response.
+struct OutputCap {
+    std::size_t cap;
+    bool full(std::size_t pending) const noexcept { return pending >= cap; }
+    bool low(std::size_t pending) const noexcept { return pending <= cap / 2; }
+    // What Session::feed() may append.
+    std::size_t room(std::size_t pending) const noexcept { return pending < cap ? cap - pending : 0; }
+};
+
 // The uring engines' wait: batching under load (see ServerConfig::batch_wait).
 // The timeout only bounds an idle wait; the tick timer does the real work.
 inline BatchWaitOptions batch_wait_options(const ServerConfig& c) noexcept {

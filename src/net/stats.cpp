@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace uringkit::net {
 
 StatsSnapshot StatsSnapshot::sum(std::span<const ServerStats> threads) noexcept {
@@ -23,6 +25,9 @@ StatsSnapshot StatsSnapshot::sum(std::span<const ServerStats> threads) noexcept 
         s.enobufs += t.enobufs.get();
         s.accept_backoffs += t.accept_backoffs.get();
         s.batch_waits += t.batch_waits.get();
+        s.pending += t.pending.get();
+        s.pending_peak = std::max(s.pending_peak, t.pending_peak.get());  // one connection's, not a sum
+        s.read_pauses += t.read_pauses.get();
     }
     return s;
 }
@@ -44,6 +49,7 @@ std::string StatsSnapshot::to_json(std::string_view engine, std::string_view mod
     j["enobufs"] = enobufs;
     j["accept_backoffs"] = accept_backoffs;
     j["batch_waits"] = batch_waits;
+    j["output"] = {{"pending", pending}, {"pending_peak", pending_peak}, {"read_pauses", read_pauses}};
     return j.dump() + "\n";
 }
 
