@@ -1,12 +1,16 @@
 // A client that sends without reading costs the server one connection's
 // bounded output, not memory without end: every engine, in HTTP and echo
-// mode, stops reading a connection whose output reached --max-pending.
+// mode, stops reading a connection whose output reached --max-pending and
+// closes one whose output makes no progress for --send-timeout.
 //  - The attack (a 4 KiB receive buffer, thousands of pipelined `GET /` with
 //    a 64 KiB body, or echo bytes, never read): the process's peak RSS grows
-//    by tens of MiB at most (it reached 534 MB in 3 s before), the server's
+//    by less than 32 MiB (a server reached 534 MB in 3 s before), the server's
 //    own count of a connection's pending output stays within the cap plus
 //    one response, and another client is still served meanwhile.
 //  - A paused connection whose client then reads gets every answer, in order.
+//  - A client that never reads is closed at the send timeout, and the
+//    output it held is released.
+//  - A client that reads steadily, output waiting all along, is not.
 #include "serve_test_support.hpp"
 
 #include <nlohmann/json.hpp>
@@ -20,9 +24,8 @@
 #include <algorithm>
 #include <atomic>
 #include <fstream>
-#include <sstream>
 #include <thread>
-#include <tuple>
+#include <vector>
 
 using namespace serve_test;
 using uringkit::net::EngineKind;
@@ -254,6 +257,60 @@ TEST_P(ServeBackpressure, PausedClientThatReadsLaterGetsEverything) {
     EXPECT_LE(srv.server().stats().pending_peak, c.max_pending + (http() ? response_bytes(c.body_size) : 0));
 }
 
+TEST_P(ServeBackpressure, ClientThatNeverReadsIsClosedAtTheSendTimeout) {
+    net::ServerConfig c = config();
+    c.send_timeout = std::chrono::milliseconds(300);
+    TestServer srv(c);
+    Socket attacker(srv.port(), std::chrono::seconds(5), kSmallWindow);
+    const int fd = attacker.fd;
+    const std::size_t total = http() ? 2000 * kGet.size() : std::size_t{16} << 20;
+    send_without_reading(fd, attack_stream(), total, std::chrono::milliseconds(500));
+    // Closed within a few ticks of the timeout; 10 s is only a guard.
+    for (int i = 0; i < 1000 && (srv.server().stats().send_timeouts == 0 || srv.server().stats().active > 0); ++i)
+        ::usleep(10000);
+    const net::StatsSnapshot s = srv.server().stats();
+    EXPECT_EQ(s.send_timeouts, 1u);
+    EXPECT_EQ(s.active, 0u);
+    EXPECT_EQ(s.pending, 0u) << "the closed connection's output is released";
+    EXPECT_EQ(s.idle_closed, 0u);
+    // What the kernel still had queued arrives, then the end (or a reset).
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    bool closed = false;
+    attacker.read_all(&closed);
+    EXPECT_TRUE(closed);
+}
+
 INSTANTIATE_TEST_SUITE_P(EnginesAndModes, ServeBackpressure, testing::ValuesIn(cases()), case_name);
+
+// A client that reads slowly but steadily is not stalled: each send that
+// moves bytes pushes the deadline back, as nginx's send_timeout does.  The
+// 16 MiB answer is several times what the kernel's socket buffers take, so
+// output waits in the server all along, and the client takes about 2 s to
+// read it, over twice the timeout (which is long enough that only a clock never
+// restarted, not a slow machine, ends the connection).
+TEST(ServeSendTimeout, SteadyReaderIsNotClosed) {
+    for (EngineKind e : engines()) {
+        net::ServerConfig c;
+        c.engine = e;
+        c.body_size = 16 << 20;
+        c.send_timeout = std::chrono::seconds(1);
+        c.grace = std::chrono::milliseconds(500);
+        TestServer srv(c);
+        Socket s(srv.port());
+        ASSERT_TRUE(s.send("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+        std::string got;
+        std::vector<char> buf(64 * 1024);
+        for (;;) {
+            const ssize_t n = recv_retrying(s.fd, buf.data(), buf.size());
+            if (n <= 0) break;
+            got.append(buf.data(), static_cast<std::size_t>(n));
+            ::usleep(4000);
+        }
+        std::string want;
+        net::append_response(want, 200, "text/plain", net::make_body(c.body_size), "close", false);
+        EXPECT_EQ(got.size(), want.size()) << net::engine_name(e);
+        EXPECT_EQ(srv.server().stats().send_timeouts, 0u) << net::engine_name(e);
+    }
+}
 
 }  // namespace

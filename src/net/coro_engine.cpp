@@ -28,8 +28,12 @@ struct Conn {
     int fd = -1;
     std::uint32_t window = 0;  // BatchWait's window of its last request
     DeadlineHook<Conn> idle;   // on the engine's idle list
+    DeadlineHook<Conn> stall;  // on the stalled-output list: output was waiting when put there
     bool cancelled = false;
     async::RecvStream* in = nullptr;  // for a stop to end its input; null once past it
+    async::SendStream* out = nullptr; // for the ticker to see its output move; set while on `stall`
+    std::uint64_t sent_taken = 0;     // bytes taken from out->take_sent()
+    std::uint64_t sent_seen = 0;      // sent_taken + out->sent() when put on `stall`
     std::size_t counted = 0;          // its output not sent yet, as last added to stats_.pending
 };
 
@@ -43,6 +47,7 @@ public:
           bufs_(ring_, kGroup, cfg_.buffer_count, cfg_.buffer_size),
           wait_(ring_, batch_wait_options(cfg_)),
           cap_{cfg_.max_pending},
+          send_timeout_(static_cast<std::uint64_t>(cfg_.send_timeout.count())),
           loop_(ring_),
           accepts_(loop_, Fd{ctx.listen_fd}) {
         loop_.set_wait(&wait_);
@@ -121,6 +126,21 @@ private:
                 if (expired) stats_.idle_closed.add();
                 cancel(c);
             });
+            // The coroutine cannot see its sends complete while it waits, so
+            // the ticker looks: a connection whose output is still waiting
+            // and took no byte since it was put on the list is closed
+            // (--send-timeout); one whose output moved goes back on.
+            stall_.expire(now_, false, [this](Conn* c, bool) {
+                if (c->out->backlog() == 0) return;  // drained: back on once it has output again
+                const std::uint64_t sent = c->sent_taken + c->out->sent();
+                if (sent != c->sent_seen) {
+                    c->sent_seen = sent;
+                    stall_.push_back(c, now_ + send_timeout_);
+                } else if (!c->cancelled) {
+                    stats_.send_timeouts.add();
+                    cancel(c);
+                }
+            });
         }
     }
 
@@ -153,7 +173,8 @@ private:
         loop_.post(op::AsyncCancel::file(Fd{c->fd}).all());
     }
 
-    // Output not sent yet, in the pending gauge.
+    // Output not sent yet, in the pending gauge; and on the stalled-output
+    // list whenever some waits (the ticker takes it off once drained).
     void account(Conn& c, async::SendStream& out) {
         const std::size_t p = out.backlog();
         if (p != c.counted) {
@@ -162,10 +183,16 @@ private:
             c.counted = p;
             stats_.pending_peak.raise_to(p);
         }
+        if (p == 0 || stall_.contains(&c)) [[likely]] return;
+        c.sent_seen = c.sent_taken + out.sent();
+        stall_.push_back(&c, now_ + send_timeout_);
     }
 
-    void take_sent(Conn&, async::SendStream& out) {
-        if (const std::uint64_t n = out.take_sent()) stats_.bytes_out.add(n);
+    void take_sent(Conn& c, async::SendStream& out) {
+        if (const std::uint64_t n = out.take_sent()) {
+            stats_.bytes_out.add(n);
+            c.sent_taken += n;
+        }
     }
 
     async::Task<void> connection(int fd) {
@@ -183,6 +210,7 @@ private:
             // waits for a send only when its output backs up.
             async::SendStream out(loop_, Fd{fd});
             conn.in = &in;
+            conn.out = &out;
             bool deliver = true;  // false after a reset: nothing can be delivered
             for (bool keep = true; keep;) {
                 auto chunk = co_await in.next();
@@ -226,6 +254,9 @@ private:
             }
             conn.in = nullptr;
             co_await in.stop();
+            // The stream goes with this scope: off the list that looks at it.
+            stall_.remove(&conn);
+            conn.out = nullptr;
         }
         stats_.pending.sub(conn.counted);
         idle_.remove(&conn);
@@ -272,9 +303,11 @@ private:
     BufferRing bufs_;
     BatchWait wait_;
     const OutputCap cap_;
+    const std::uint64_t send_timeout_;
     async::Loop loop_;
     async::AcceptStream accepts_;
     DeadlineList<Conn, &Conn::idle> idle_;
+    DeadlineList<Conn, &Conn::stall> stall_;
     std::uint64_t now_ = 0;
     std::uint64_t grace_deadline_ = 0;
     unsigned conns_ = 0;

@@ -6,6 +6,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace uringkit::net::detail {
@@ -31,10 +32,11 @@ inline std::uint64_t now_ms() noexcept {
     return static_cast<std::uint64_t>(ts.tv_sec) * 1000 + static_cast<std::uint64_t>(ts.tv_nsec) / 1000000;
 }
 
-// How often an engine looks for idle connections: a quarter of the timeout,
-// between 10 ms and 1 s.
+// How often an engine looks for idle and stalled connections: a quarter of
+// the shorter timeout, between 10 ms and 1 s.
 inline std::uint64_t tick_ms(const ServerConfig& c) noexcept {
-    const auto t = static_cast<std::uint64_t>(c.idle_timeout.count()) / 4;
+    const auto shorter = std::min(c.idle_timeout, c.send_timeout);
+    const auto t = static_cast<std::uint64_t>(shorter.count()) / 4;
     return t < 10 ? 10 : t > 1000 ? 1000 : t;
 }
 

@@ -25,6 +25,7 @@ struct Conn {
     std::size_t sent = 0;     // of `out`
     std::size_t counted = 0;  // its output not sent yet, as last added to stats_.pending
     DeadlineHook<Conn> idle;  // on the engine's idle list
+    DeadlineHook<Conn> stall; // on the stalled-output list while output waits to be sent
     bool closing = false;
     bool aborting = false;
     bool paused = false;      // output at the cap (or input held): its socket is not read
@@ -40,7 +41,8 @@ public:
           cfg_(*ctx.config),
           stats_(*ctx.stats),
           buf_(64 * 1024),
-          cap_{cfg_.max_pending} {
+          cap_{cfg_.max_pending},
+          send_timeout_(static_cast<std::uint64_t>(cfg_.send_timeout.count())) {
         ep_ = ::epoll_create1(EPOLL_CLOEXEC);
         if (ep_ < 0) throw std::system_error(errno, std::system_category(), "epoll_create1");
         add(ctx.listen_fd, EPOLLIN | EPOLLET, &listener_tag);
@@ -243,6 +245,7 @@ private:
             if (n > 0) {
                 stats_.bytes_out.add(static_cast<std::uint64_t>(n));
                 c->sent += static_cast<std::size_t>(n);
+                stall_.touch(c, now_ + send_timeout_);  // the client takes its output
                 continue;
             }
             if (n < 0 && errno == EINTR) continue;
@@ -270,7 +273,10 @@ private:
         return pending(c) != before;
     }
 
-    // Keeps the pending-output gauge in step with the connection after each event.
+    // Keeps the pending-output gauge and the stalled-output list in step with
+    // the connection after each event: a connection is on the list while it
+    // has output to send, its deadline pushed back by every send that moves
+    // bytes (flush()).
     void account(Conn* c) {
         const std::size_t p = pending(c);
         if (p != c->counted) {
@@ -279,10 +285,13 @@ private:
             c->counted = p;
             stats_.pending_peak.raise_to(p);
         }
+        if (p == 0 || c->aborting) stall_.remove(c);
+        else if (!stall_.contains(c)) stall_.push_back(c, now_ + send_timeout_);
     }
 
     void close(Conn* c) {
         idle_.remove(c);
+        stall_.remove(c);
         stats_.pending.sub(c->counted);
         c->counted = 0;
         ::close(c->fd);  // also leaves the epoll set
@@ -303,6 +312,13 @@ private:
     void sweep() {
         idle_.expire(now_, stopping_ && now_ >= grace_deadline_, [this](Conn* c, bool expired) {
             if (expired) stats_.idle_closed.add();
+            c->closing = c->aborting = true;
+            advance(c);
+        });
+        // Output waiting and none of it taken for --send-timeout: the client
+        // does not read.  Aborting takes the connection off this list.
+        stall_.expire(now_, false, [this](Conn* c, bool) {
+            stats_.send_timeouts.add();
             c->closing = c->aborting = true;
             advance(c);
         });
@@ -331,7 +347,9 @@ private:
     std::vector<Conn*> free_;
     std::vector<Conn*> closed_;  // closed in the current batch of events; see run()
     DeadlineList<Conn, &Conn::idle> idle_;
+    DeadlineList<Conn, &Conn::stall> stall_;
     const OutputCap cap_;
+    const std::uint64_t send_timeout_;
     std::uint64_t now_ = 0;
     std::uint64_t grace_deadline_ = 0;
     std::uint64_t accept_paused_until_ = 0;

@@ -25,6 +25,7 @@ StatsSnapshot StatsSnapshot::sum(std::span<const ServerStats> threads) noexcept 
         s.enobufs += t.enobufs.get();
         s.accept_backoffs += t.accept_backoffs.get();
         s.batch_waits += t.batch_waits.get();
+        s.send_timeouts += t.send_timeouts.get();
         s.pending += t.pending.get();
         s.pending_peak = std::max(s.pending_peak, t.pending_peak.get());  // one connection's, not a sum
         s.read_pauses += t.read_pauses.get();
@@ -38,7 +39,7 @@ std::string StatsSnapshot::to_json(std::string_view engine, std::string_view mod
     j["mode"] = mode;
     j["threads"] = threads;
     j["connections"] = {{"accepted", accepted}, {"rejected", rejected}, {"active", active},
-                        {"idle_closed", idle_closed}};
+                        {"idle_closed", idle_closed}, {"send_timeouts", send_timeouts}};
     j["requests"] = requests;
     j["responses"] = {{"2xx", status_2xx}, {"4xx", status_4xx}, {"5xx", status_5xx}};
     j["bytes_in"] = bytes_in;

@@ -45,6 +45,7 @@ struct Conn {
     std::size_t counted = 0;  // its output not sent yet, as last added to stats_.pending
     std::uint32_t window = 0;  // BatchWait's window of its last request
     DeadlineHook<Conn> idle;  // on the engine's idle list
+    DeadlineHook<Conn> stall; // on the stalled-output list while output waits to be sent
     bool recv_armed = false;
     bool paused = false;      // output at the cap (or input held): the recv is cancelled, not re-armed
     bool input_done = false;  // the recv ended with EOF or an error: never re-armed
@@ -65,7 +66,8 @@ public:
           ring_(Ring::create(cfg_.ring_entries, ring_options(cfg_))),
           bufs_(ring_, kGroup, cfg_.buffer_count, cfg_.buffer_size, cfg_.recv_incremental),
           wait_(ring_, batch_wait_options(cfg_)),
-          cap_{cfg_.max_pending} {
+          cap_{cfg_.max_pending},
+          send_timeout_(static_cast<std::uint64_t>(cfg_.send_timeout.count())) {
         tick_.tv_sec = static_cast<long long>(tick_ms(cfg_) / 1000);
         tick_.tv_nsec = static_cast<long long>(tick_ms(cfg_) % 1000) * 1000000;
     }
@@ -297,6 +299,7 @@ private:
         } else {
             stats_.bytes_out.add(static_cast<std::uint64_t>(cqe.res));
             c->sent += static_cast<std::size_t>(cqe.res);
+            if (cqe.res > 0) stall_.touch(c, now_ + send_timeout_);  // the client takes its output
             if (c->sent < c->sending.size() && !c->aborting) send(c);  // a short send: the rest, from where it stopped
         }
         if (!c->send_inflight) {
@@ -382,7 +385,10 @@ private:
         }
     }
 
-    // Keeps the pending-output gauge in step with the connection after each event.
+    // Keeps the pending-output gauge and the stalled-output list in step with
+    // the connection after each event: a connection is on the list while it
+    // has output to send (and is not being aborted), its deadline pushed back
+    // by every send that moves bytes (on_send).
     void account(Conn* c) {
         const std::size_t p = pending(c);
         if (p != c->counted) {
@@ -391,6 +397,8 @@ private:
             c->counted = p;
             stats_.pending_peak.raise_to(p);
         }
+        if (p == 0 || c->aborting) stall_.remove(c);
+        else if (!stall_.contains(c)) stall_.push_back(c, now_ + send_timeout_);
     }
 
     void on_close(Conn* c) {
@@ -398,6 +406,7 @@ private:
         stats_.active.sub();
         stats_.pending.sub(c->counted);  // 0 unless the output was dropped (aborted)
         c->counted = 0;
+        stall_.remove(c);
         // Back to the pool with its buffers' capacity, so the next connection
         // starts with warm memory and no allocation; but output grown past
         // what a connection usually needs is given back, so a pool of closed
@@ -423,6 +432,13 @@ private:
         if (c.res == -ECANCELED) return;  // removed at exit
         idle_.expire(now_, stopping_ && now_ >= grace_deadline_, [this](Conn* conn, bool expired) {
             if (expired) stats_.idle_closed.add();
+            conn->closing = conn->aborting = true;
+            advance(conn);
+        });
+        // Output waiting and none of it taken for --send-timeout: the client
+        // does not read.  Aborting takes the connection off this list.
+        stall_.expire(now_, false, [this](Conn* conn, bool) {
+            stats_.send_timeouts.add();
             conn->closing = conn->aborting = true;
             advance(conn);
         });
@@ -456,10 +472,12 @@ private:
     std::vector<std::unique_ptr<Conn>> all_;
     std::vector<Conn*> free_;
     DeadlineList<Conn, &Conn::idle> idle_;
+    DeadlineList<Conn, &Conn::stall> stall_;
     Ring ring_;
     BufferRing bufs_;
     BatchWait wait_;
     const OutputCap cap_;
+    const std::uint64_t send_timeout_;
     std::uint64_t now_ = 0;
     std::uint64_t grace_deadline_ = 0;
     unsigned conns_ = 0;

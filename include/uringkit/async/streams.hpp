@@ -182,6 +182,9 @@ public:
     std::int32_t error() const noexcept { return error_; }
     // Bytes the kernel took since the last call.
     std::uint64_t take_sent() noexcept { return std::exchange(sent_, 0u); }
+    // The same, without taking them: for a watchdog that sees whether a
+    // writer's output moves.
+    std::uint64_t sent() const noexcept { return sent_; }
     // Flushes, then resumes once everything written is sent or a send
     // failed: res 0, or error().
     auto drained() noexcept {

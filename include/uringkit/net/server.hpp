@@ -44,6 +44,10 @@ struct ServerConfig {
     // holds at most max_conns × (max_pending + one response) of output.
     // At least 1.
     std::size_t max_pending = 256 * 1024;
+    // A connection with output waiting and none of it taken for this long
+    // is closed (nginx's send_timeout), so a client that never reads holds
+    // its max_pending and its slot for this long, not forever.
+    std::chrono::milliseconds send_timeout{60000};
     std::size_t body_size = 128;
     HttpLimits limits;
     int backlog = 4096;

@@ -93,6 +93,9 @@ public:
         close_ = progress_ = false;
     }
 
+    // A buffer a connection leaves behind up to this size is kept for the
+    // next one (no allocation when it starts); a larger one is freed.  The
+    // engines apply it to their output buffers too.
     static constexpr std::size_t kKeptCapacity = 64 * 1024;
 
 private:

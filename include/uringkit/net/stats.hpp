@@ -31,6 +31,7 @@ struct alignas(64) ServerStats {
     Counter rejected;         // closed at once because --max-conns was reached
     Counter active;           // open now
     Counter idle_closed;      // closed by --idle-timeout
+    Counter send_timeouts;    // closed by --send-timeout: output pending and none of it taken for that long
     Counter requests;         // complete requests parsed (HTTP) or recv calls with data (echo)
     Counter status_2xx, status_4xx, status_5xx;
     Counter bytes_in, bytes_out;
@@ -51,7 +52,7 @@ struct StatsSnapshot {
     std::uint64_t accepted = 0, rejected = 0, active = 0, idle_closed = 0, requests = 0;
     std::uint64_t status_2xx = 0, status_4xx = 0, status_5xx = 0, bytes_in = 0, bytes_out = 0;
     std::uint64_t syscalls = 0, recv_rearms = 0, recv_buffers = 0, enobufs = 0, accept_backoffs = 0, batch_waits = 0;
-    std::uint64_t pending = 0, pending_peak = 0, read_pauses = 0;
+    std::uint64_t send_timeouts = 0, pending = 0, pending_peak = 0, read_pauses = 0;
 
     static StatsSnapshot sum(std::span<const ServerStats> threads) noexcept;
     // {"engine":..., "connections":{...}, "requests":..., ...}
