@@ -12,13 +12,16 @@
 //  - a failed send is the stream's error, drained() reports it, and what
 //    gathers after it is dropped;
 //  - cancel() from another task ends a RecvStream after the chunks already
-//    queued, and nothing is re-armed.
+//    queued, and nothing is re-armed;
+//  - pause() leaves no recv armed (what arrives stays in the socket) and
+//    keeps the queued chunks; next() yields them, then receives again.
 #include "uring_test_support.hpp"
 #include "uringkit/async/loop.hpp"
 #include "uringkit/async/streams.hpp"
 
 #include <gtest/gtest.h>
 
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -317,6 +320,40 @@ TEST(AsyncRecvStreamCancel, FromAnotherTaskWakesAWaitingConsumer) {
     loop.run();
     EXPECT_EQ(res, -ECANCELED);
     EXPECT_EQ(stream, nullptr);
+    EXPECT_EQ(loop.in_flight(), 0u);
+}
+
+TEST(AsyncRecvStreamPause, KeepsWhatIsQueuedTakesNothingMoreThenReceivesOnNext) {
+    Ring ring(32);
+    BufferRing buffers(ring, 1, 8, 16);
+    async::Loop loop(ring);
+    SocketPair sp;
+    std::string got;
+    int unread_while_paused = -1;
+    auto reader = [&]() -> async::Task<void> {
+        async::RecvStream in(loop, Fd{sp.fd[0]}, buffers);
+        const std::string first = "0123456789abcdef0123456789abcdef";  // two buffers
+        EXPECT_EQ(::send(sp.fd[1], first.data(), first.size(), 0), static_cast<ssize_t>(first.size()));
+        co_await loop.nop();
+        co_await loop.nop();
+        co_await in.pause();
+        EXPECT_FALSE(in.armed());
+        EXPECT_TRUE(in.queued());
+        // Paused: what arrives now stays in the socket.
+        EXPECT_EQ(::send(sp.fd[1], "late!", 5, 0), 5);
+        for (int i = 0; i < 3; ++i) co_await loop.nop();
+        EXPECT_EQ(::ioctl(sp.fd[0], FIONREAD, &unread_while_paused), 0);
+        while (got.size() < first.size() + 5) {
+            auto c = co_await in.next();
+            if (c.res <= 0) break;
+            got.append(c.text());
+            in.recycle(c);
+        }
+        co_await in.stop();
+    };
+    loop.block_on(reader());
+    EXPECT_EQ(unread_while_paused, 5);
+    EXPECT_EQ(got, "0123456789abcdef0123456789abcdeflate!");
     EXPECT_EQ(loop.in_flight(), 0u);
 }
 

@@ -40,6 +40,33 @@ TEST(HttpParser, StopsAtTheEndOfTheFirstHead) {
     EXPECT_EQ(r.request.head_bytes, one.size());
 }
 
+// RFC 9112 3.2.2: a server accepts the absolute-form and takes its path;
+// "http://host" with no path means "/".  The target stays inside the head.
+TEST(HttpParser, AbsoluteFormTargetIsItsPath) {
+    const std::pair<std::string_view, std::string_view> cases[] = {
+        {"http://x/", "/"},
+        {"http://x/a/b?c=1", "/a/b?c=1"},
+        {"HTTP://example.com:8080/stats", "/stats"},
+        {"https://user@x/stats?q", "/stats?q"},
+        {"http://x", "/"},
+        {"http://x:80", "/"},
+        {"http://x?q=1", "/"},
+        {"coap+tcp://x/y", "/y"},
+        {"*", "*"},                  // asterisk-form: not absolute, left as it is
+        {"x/y", "x/y"},              // no "://": left as it is (404)
+        {"http:/x", "http:/x"},
+        {"1http://x/y", "1http://x/y"},
+    };
+    for (const auto& [target, path] : cases) {
+        const std::string req = "GET " + std::string(target) + " HTTP/1.1\r\nHost: x\r\n\r\n";
+        const auto r = parse(req);
+        ASSERT_EQ(r.status, ParseStatus::Complete) << target;
+        EXPECT_EQ(r.request.target, path) << target;
+        EXPECT_GE(r.request.target.data(), req.data()) << target;
+        EXPECT_LE(r.request.target.data() + r.request.target.size(), req.data() + r.request.head_bytes) << target;
+    }
+}
+
 TEST(HttpParser, EveryPrefixIsIncomplete) {
     const std::string req = "POST /upload?x=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n";
     for (std::size_t n = 0; n < req.size(); ++n)

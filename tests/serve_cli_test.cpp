@@ -186,7 +186,8 @@ TEST(ServeCli, WithoutDeferTaskrunTheUringEnginesStillServe) {
 
 TEST(ServeCli, BadOptionsExit2WithOneLine) {
     for (std::vector<std::string> extra : std::vector<std::vector<std::string>>{
-             {"--idle-timeout", "soon"}, {"--body-size", "lots"}, {"--bind", "localhost:80"}, {"--engine", "kqueue"}}) {
+             {"--idle-timeout", "soon"}, {"--body-size", "lots"}, {"--bind", "localhost:80"}, {"--engine", "kqueue"},
+             {"--max-pending", "0"}, {"--max-pending", "lots"}, {"--send-timeout", "soon"}}) {
         std::vector<std::string> args{URINGKIT_CLI, "serve", "--port", "0"};
         args.insert(args.end(), extra.begin(), extra.end());
         auto c = spawn(args);

@@ -87,6 +87,28 @@ TEST_P(ServeHttp, HeadAndHttp10) {
     }
 }
 
+// RFC 9112 3.2.2: the absolute-form is answered as its path ("http://x"
+// with no path is "/"); before, every such request got 404.
+TEST_P(ServeHttp, AbsoluteFormTargetIsServed) {
+    TestServer srv(config());
+    Socket s(srv.port());
+    ASSERT_TRUE(s.send("GET http://x/ HTTP/1.1\r\nHost: x\r\n\r\n"
+                       "GET http://x HTTP/1.1\r\nHost: x\r\n\r\n"
+                       "GET HTTP://x:8080/stats HTTP/1.1\r\nHost: x\r\n\r\n"
+                       "GET http://x/nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+    std::string carry;
+    const Response a = read_response(s, carry);
+    EXPECT_EQ(a.status, 200);
+    EXPECT_EQ(a.body, net::make_body(128));
+    const Response b = read_response(s, carry);
+    EXPECT_EQ(b.status, 200);
+    EXPECT_EQ(b.body, net::make_body(128));
+    const Response stats = read_response(s, carry);
+    EXPECT_EQ(stats.status, 200);
+    EXPECT_EQ(stats.body.compare(0, 1, "{"), 0) << stats.body;
+    EXPECT_EQ(read_response(s, carry).status, 404);
+}
+
 struct Refusal {
     const char* request;
     int status;

@@ -96,9 +96,13 @@ inline ssize_t recv_retrying(int fd, void* buf, std::size_t n) {
 }
 
 // A connected, blocking client socket; reads give up after `timeout`.
-inline int connect_to(std::uint16_t port, std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+// `rcvbuf` (bytes, 0: the default) is set before connecting, so the window
+// the client announces stays that small.
+inline int connect_to(std::uint16_t port, std::chrono::milliseconds timeout = std::chrono::seconds(10),
+                      int rcvbuf = 0) {
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) throw std::runtime_error("socket");
+    if (rcvbuf > 0) ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
     timeval tv{};
     tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
     tv.tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000);
@@ -129,8 +133,8 @@ inline int connect_to(std::uint16_t port, std::chrono::milliseconds timeout = st
 
 struct Socket {
     int fd;
-    explicit Socket(std::uint16_t port, std::chrono::milliseconds timeout = std::chrono::seconds(10))
-        : fd(connect_to(port, timeout)) {}
+    explicit Socket(std::uint16_t port, std::chrono::milliseconds timeout = std::chrono::seconds(10), int rcvbuf = 0)
+        : fd(connect_to(port, timeout, rcvbuf)) {}
     ~Socket() {
         if (fd >= 0) ::close(fd);
     }

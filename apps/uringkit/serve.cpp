@@ -30,6 +30,8 @@ struct Args {
     unsigned port = 8080;
     unsigned max_conns = 10000;
     std::string idle = "60s";
+    std::string max_pending = "256k";
+    std::string send_timeout = "60s";
     std::string body_size = "128";
     std::string max_body = "1m";
     unsigned batch_wait = 20;
@@ -59,6 +61,20 @@ int serve(const Args& a, bool batch_wait_given) {
     }
     // 0 disables the timeout: a deadline no connection reaches.
     cfg.idle_timeout = idle_ms->count() == 0 ? std::chrono::hours(24 * 365) : *idle_ms;
+    const auto pending = util::parse_size(a.max_pending);
+    if (!pending || *pending == 0) {
+        fmt::print(stderr, "uringkit serve: --max-pending {}: not a size of at least 1 (write 256k, 1m...)\n",
+                   a.max_pending);
+        return kUsage;
+    }
+    cfg.max_pending = *pending;
+    const auto send_ms = util::parse_duration(a.send_timeout);
+    if (!send_ms) {
+        fmt::print(stderr, "uringkit serve: --send-timeout {}: not a duration (write 30, 30s, 500ms or 2m)\n",
+                   a.send_timeout);
+        return kUsage;
+    }
+    cfg.send_timeout = send_ms->count() == 0 ? std::chrono::hours(24 * 365) : *send_ms;
     const auto body = util::parse_size(body_size);
     if (!body || *body > (64u << 20)) {
         fmt::print(stderr, "uringkit serve: --body-size {}: not a size up to 64m (write 128, 4k...)\n", body_size);
@@ -157,9 +173,9 @@ int serve(const Args& a, bool batch_wait_given) {
         return kFailure;
     }
     const net::StatsSnapshot s = server->stats();
-    fmt::print(stderr, "uringkit serve: stopped{}: {} requests on {} connections ({} rejected, {} idle-closed), "
-               "{} system calls\n", signalled ? " on signal" : "", s.requests, s.accepted, s.rejected,
-               s.idle_closed, s.syscalls);
+    fmt::print(stderr, "uringkit serve: stopped{}: {} requests on {} connections ({} rejected, {} idle-closed, "
+               "{} send-timed-out), {} system calls\n", signalled ? " on signal" : "", s.requests, s.accepted,
+               s.rejected, s.idle_closed, s.send_timeouts, s.syscalls);
     return kOk;
 }
 
@@ -185,6 +201,13 @@ Register serve_command{Command{
             ->check(CLI::Range(1u, 10'000'000u))->capture_default_str();
         app.add_option("--idle-timeout", a->idle, "Close a connection that completes no request for this long "
                        "(30, 30s, 500ms, 2m; 0: never)")->capture_default_str();
+        app.add_option("--max-pending", a->max_pending, "Output one connection may have waiting to be sent "
+                       "(256k, 1m...): at this much the server stops reading its requests until the client has "
+                       "taken half.  The server's output is bounded by --max-conns x (this + one response): "
+                       "about 2.4 GiB at the defaults")->capture_default_str();
+        app.add_option("--send-timeout", a->send_timeout, "Close a connection whose output waits and none of it "
+                       "is taken for this long, like nginx's send_timeout (30, 30s, 500ms, 2m; 0: never)")
+            ->capture_default_str();
         app.add_option("--body-size", a->body_size, "Bytes of the GET / body")->capture_default_str();
         app.add_option("--max-body", a->max_body, "Request bodies (Content-Length) over this get 413")
             ->capture_default_str();

@@ -72,7 +72,7 @@ void RecvStream::on_cqe(Pending* self, const Completion& c) noexcept {
     if (c.res > 0 && c.more() && !s->ended_) [[likely]] {
         const BufferRing::Delivery d = s->buffers_->take(c);
         if (d.error == 0 && d.has_buffer) [[likely]] {
-            if (s->waiter_ && s->head_ == s->tail_ && !s->handed_ && !s->stopping_) {
+            if (s->waiter_ && s->head_ == s->tail_ && !s->handed_ && !(s->stopping_ | s->paused_)) {
                 s->handoff_ = {c.res, d.id};
                 s->handed_ = true;
                 s->loop_->resume(std::exchange(s->waiter_, {}));
@@ -111,8 +111,8 @@ void RecvStream::on_other(const Completion& c, const BufferRing::Delivery* taken
     } else if (c.res == -ENOBUFS) {
         ++enobufs_;
         if (!c.more() && !stopping_ && !cancelled_) rearm_ = true;
-    } else if (c.res == -ECANCELED && stopping_) {
-        // stop() asked for it
+    } else if (c.res == -ECANCELED && (stopping_ || paused_)) {
+        // stop() or pause() asked for it
     } else if (!ended_) {
         ended_ = true;
         final_res_ = c.res;
@@ -122,9 +122,9 @@ void RecvStream::on_other(const Completion& c, const BufferRing::Delivery* taken
         final_res_ = -ECANCELED;
     }
     if (!waiter_) return;
-    if (head_ != tail_ || ended_ || (stopping_ && !armed_)) {
+    if (head_ != tail_ || ended_ || ((stopping_ || paused_) && !armed_)) {
         loop_->resume(std::exchange(waiter_, {}));
-    } else if (rearm_ && !stopping_) {
+    } else if (rearm_ && !stopping_ && !paused_) {
         // The ring was dry.  If no buffer came back since the recv was armed,
         // re-arming now would fail again at once: wait for one.  Otherwise
         // (and after any other early end) re-arm now; each such re-arm
@@ -138,7 +138,7 @@ void RecvStream::on_other(const Completion& c, const BufferRing::Delivery* taken
 
 void RecvStream::on_buffer(BufferWaiter* self) noexcept {
     auto* s = static_cast<RecvStream*>(self);
-    if (!s->armed_ && s->rearm_ && !s->stopping_ && !s->ended_) s->arm();
+    if (!s->armed_ && s->rearm_ && !s->stopping_ && !s->paused_ && !s->ended_) s->arm();
 }
 
 void RecvStream::cancel() noexcept {
@@ -157,6 +157,31 @@ void RecvStream::cancel() noexcept {
     ended_ = true;
     final_res_ = -ECANCELED;
     if (waiter_) loop_->resume(std::exchange(waiter_, {}));
+}
+
+Task<void> RecvStream::pause() {
+    if (ended_ || cancelled_ || stopping_) co_return;
+    loop_->stop_waiting_for_buffer(*this);
+    if (armed_ && !ud_) {  // still queued: take it back
+        loop_->withdraw(*this);
+        armed_ = false;
+    }
+    if (armed_) {
+        paused_ = true;
+        loop_->cancel(ud_);
+        // Woken early by chunks that still arrive (they queue): wait on.
+        struct UntilDisarmed {
+            RecvStream* s;
+            bool await_ready() const noexcept { return !s->armed_; }
+            void await_suspend(std::coroutine_handle<> h) const noexcept { s->waiter_ = h; }
+            void await_resume() const noexcept {}
+        };
+        while (armed_) co_await UntilDisarmed{this};
+        paused_ = false;
+    }
+    // next() arms the recv again once the queue is empty (ready_slow()),
+    // unless the last completion ended the stream (EOF, an error, cancel()).
+    if (!ended_ && !cancelled_) rearm_ = true;
 }
 
 Task<void> RecvStream::stop() {

@@ -23,19 +23,18 @@ namespace uringkit::net::detail {
 namespace {
 
 constexpr std::uint16_t kGroup = 0;
-// Output gathered from chunks already received before one send: enough for
-// a burst, bounded so one connection cannot grow its buffer without limit.
-constexpr std::size_t kSendBatch = 256 * 1024;
 
 struct Conn {
     int fd = -1;
-    std::uint64_t deadline = 0;
     std::uint32_t window = 0;  // BatchWait's window of its last request
-    Conn* idle_prev = nullptr;
-    Conn* idle_next = nullptr;
-    bool in_idle = false;
+    DeadlineHook<Conn> idle;   // on the engine's idle list
+    DeadlineHook<Conn> stall;  // on the stalled-output list: output was waiting when put there
     bool cancelled = false;
     async::RecvStream* in = nullptr;  // for a stop to end its input; null once past it
+    async::SendStream* out = nullptr; // for the ticker to see its output move; set while on `stall`
+    std::uint64_t sent_taken = 0;     // bytes taken from out->take_sent()
+    std::uint64_t sent_seen = 0;      // sent_taken + out->sent() when put on `stall`
+    std::size_t counted = 0;          // its output not sent yet, as last added to stats_.pending
 };
 
 class CoroEngine {
@@ -47,6 +46,8 @@ public:
           ring_(Ring::create(cfg_.ring_entries, options(cfg_))),
           bufs_(ring_, kGroup, cfg_.buffer_count, cfg_.buffer_size),
           wait_(ring_, batch_wait_options(cfg_)),
+          cap_{cfg_.max_pending},
+          send_timeout_(static_cast<std::uint64_t>(cfg_.send_timeout.count())),
           loop_(ring_),
           accepts_(loop_, Fd{ctx.listen_fd}) {
         loop_.set_wait(&wait_);
@@ -125,6 +126,21 @@ private:
                 if (expired) stats_.idle_closed.add();
                 cancel(c);
             });
+            // The coroutine cannot see its sends complete while it waits, so
+            // the ticker looks: a connection whose output is still waiting
+            // and took no byte since it was put on the list is closed
+            // (--send-timeout); one whose output moved goes back on.
+            stall_.expire(now_, false, [this](Conn* c, bool) {
+                if (c->out->backlog() == 0) return;  // drained: back on once it has output again
+                const std::uint64_t sent = c->sent_taken + c->out->sent();
+                if (sent != c->sent_seen) {
+                    c->sent_seen = sent;
+                    stall_.push_back(c, now_ + send_timeout_);
+                } else if (!c->cancelled) {
+                    stats_.send_timeouts.add();
+                    cancel(c);
+                }
+            });
         }
     }
 
@@ -157,6 +173,28 @@ private:
         loop_.post(op::AsyncCancel::file(Fd{c->fd}).all());
     }
 
+    // Output not sent yet, in the pending gauge; and on the stalled-output
+    // list whenever some waits (the ticker takes it off once drained).
+    void account(Conn& c, async::SendStream& out) {
+        const std::size_t p = out.backlog();
+        if (p != c.counted) {
+            if (p > c.counted) stats_.pending.add(p - c.counted);
+            else stats_.pending.sub(c.counted - p);
+            c.counted = p;
+            stats_.pending_peak.raise_to(p);
+        }
+        if (p == 0 || stall_.contains(&c)) [[likely]] return;
+        c.sent_seen = c.sent_taken + out.sent();
+        stall_.push_back(&c, now_ + send_timeout_);
+    }
+
+    void take_sent(Conn& c, async::SendStream& out) {
+        if (const std::uint64_t n = out.take_sent()) {
+            stats_.bytes_out.add(n);
+            c.sent_taken += n;
+        }
+    }
+
     async::Task<void> connection(int fd) {
         Conn conn;
         conn.fd = fd;
@@ -172,6 +210,7 @@ private:
             // waits for a send only when its output backs up.
             async::SendStream out(loop_, Fd{fd});
             conn.in = &in;
+            conn.out = &out;
             bool deliver = true;  // false after a reset: nothing can be delivered
             for (bool keep = true; keep;) {
                 auto chunk = co_await in.next();
@@ -190,38 +229,71 @@ private:
                 } else {
                     wait_.request(conn.window);
                     stats_.bytes_in.add(static_cast<std::uint64_t>(chunk.res));
-                    keep = session.feed(chunk.text(), out.buffer());
+                    // Requests beyond the room under the cap are held (copied).
+                    keep = session.feed(chunk.text(), out.buffer(), cap_.room(out.backlog()));
                     in.recycle(chunk);
                     if (session.take_progress()) idle_.touch(&conn, now_ + idle);
                     // What has already arrived joins this send: a burst (a
                     // large message over many buffers, pipelined requests)
                     // costs one send, as in the hand-written engine.
-                    if (keep && in.ready() && out.backlog() < kSendBatch) continue;
+                    if (keep && in.ready() && !session.held() && !cap_.full(out.backlog())) continue;
                 }
                 out.flush();
-                if (out.backlog() >= kSendBatch || out.error() != 0) [[unlikely]] {
-                    // A client that does not read holds its own input back,
-                    // not the server's memory.
-                    if (out.error() == 0) co_await out.below(kSendBatch);
-                    if (out.error() != 0) {
-                        deliver = false;
-                        break;
-                    }
+                if (keep && (session.held() || cap_.full(out.backlog()))) [[unlikely]]
+                    keep = co_await backpressure(conn, session, in, out);
+                account(conn, out);
+                if (out.error() != 0) [[unlikely]] {
+                    deliver = false;
+                    break;
                 }
-                if (const std::uint64_t n = out.take_sent()) stats_.bytes_out.add(n);
+                take_sent(conn, out);
             }
             if (deliver) {
                 co_await out.drained();  // flushes first
-                stats_.bytes_out.add(out.take_sent());
+                take_sent(conn, out);
             }
             conn.in = nullptr;
             co_await in.stop();
+            // The stream goes with this scope: off the list that looks at it.
+            stall_.remove(&conn);
+            conn.out = nullptr;
         }
+        stats_.pending.sub(conn.counted);
         idle_.remove(&conn);
         co_await loop_.close(Fd{fd});
         --conns_;
         stats_.active.sub();
         wake_ticker_if_done();
+    }
+
+    // The client sends faster than it reads: its output is at the cap, or
+    // the session holds input for want of room.  Stops reading (the recv is
+    // cancelled and its last completion awaited, and what it had queued is
+    // copied into the session, so a paused connection holds no provided
+    // buffer of the ring the thread's connections share) until half the cap
+    // has drained, answering held input as room appears; next() then
+    // receives again.  False once the session wants the connection closed.
+    async::Task<bool> backpressure(Conn& conn, Session& session, async::RecvStream& in, async::SendStream& out) {
+        stats_.read_pauses.add();
+        account(conn, out);
+        co_await in.pause();
+        bool keep = true;
+        while (keep && in.queued()) {
+            auto chunk = co_await in.next();  // queued: does not suspend
+            stats_.bytes_in.add(static_cast<std::uint64_t>(chunk.res));
+            keep = session.feed(chunk.text(), out.buffer(), 0);
+            in.recycle(chunk);
+        }
+        while (keep && out.error() == 0 && (session.held() || cap_.full(out.backlog()))) {
+            co_await out.below(cap_.cap / 2 + 1);  // backlog() <= cap / 2: OutputCap::low
+            if (out.error() != 0) break;
+            keep = session.feed({}, out.buffer(), cap_.room(out.backlog()));
+            if (session.take_progress()) idle_.touch(&conn, now_ + static_cast<std::uint64_t>(cfg_.idle_timeout.count()));
+            out.flush();
+            account(conn, out);
+            take_sent(conn, out);
+        }
+        co_return keep;
     }
 
     WorkerContext& ctx_;
@@ -230,9 +302,12 @@ private:
     Ring ring_;
     BufferRing bufs_;
     BatchWait wait_;
+    const OutputCap cap_;
+    const std::uint64_t send_timeout_;
     async::Loop loop_;
     async::AcceptStream accepts_;
-    IdleList<Conn> idle_;
+    DeadlineList<Conn, &Conn::idle> idle_;
+    DeadlineList<Conn, &Conn::stall> stall_;
     std::uint64_t now_ = 0;
     std::uint64_t grace_deadline_ = 0;
     unsigned conns_ = 0;

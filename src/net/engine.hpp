@@ -6,6 +6,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace uringkit::net::detail {
@@ -31,12 +32,24 @@ inline std::uint64_t now_ms() noexcept {
     return static_cast<std::uint64_t>(ts.tv_sec) * 1000 + static_cast<std::uint64_t>(ts.tv_nsec) / 1000000;
 }
 
-// How often an engine looks for idle connections: a quarter of the timeout,
-// between 10 ms and 1 s.
+// How often an engine looks for idle and stalled connections: a quarter of
+// the shorter timeout, between 10 ms and 1 s.
 inline std::uint64_t tick_ms(const ServerConfig& c) noexcept {
-    const auto t = static_cast<std::uint64_t>(c.idle_timeout.count()) / 4;
+    const auto shorter = std::min(c.idle_timeout, c.send_timeout);
+    const auto t = static_cast<std::uint64_t>(shorter.count()) / 4;
     return t < 10 ? 10 : t > 1000 ? 1000 : t;
 }
+
+// The per-connection output bound (ServerConfig::max_pending): reading stops
+// at `cap` bytes not yet sent and resumes at half of it, so a connection
+// that just crossed the cap does not stop and start again for each response.
+struct OutputCap {
+    std::size_t cap;
+    bool full(std::size_t pending) const noexcept { return pending >= cap; }
+    bool low(std::size_t pending) const noexcept { return pending <= cap / 2; }
+    // What Session::feed() may append.
+    std::size_t room(std::size_t pending) const noexcept { return pending < cap ? cap - pending : 0; }
+};
 
 // The uring engines' wait: batching under load (see ServerConfig::batch_wait).
 // The timeout only bounds an idle wait; the tick timer does the real work.
@@ -46,43 +59,57 @@ inline BatchWaitOptions batch_wait_options(const ServerConfig& c) noexcept {
     return o;
 }
 
-// Connections ordered by idle deadline: a connection that makes progress
-// moves to the back with the newest deadline, so the expired ones are always
-// at the front and a sweep stops at the first that is not.  Intrusive: no
-// allocation, O(1) moves.  C has `C* idle_prev, *idle_next; bool in_idle;
-// std::uint64_t deadline`.
+// A connection's place in a DeadlineList: each list it can be on has one.
 template <class C>
-class IdleList {
+struct DeadlineHook {
+    C* prev = nullptr;
+    C* next = nullptr;
+    std::uint64_t deadline = 0;
+    bool linked = false;
+};
+
+// Connections ordered by deadline, all deadlines on one list being "now + the
+// same timeout": a connection that makes progress moves to the back with the
+// newest deadline, so the expired ones are always at the front and a sweep
+// stops at the first that is not.  Intrusive: no allocation, O(1) moves.
+// `Hook` names the connection's DeadlineHook for this list, so one
+// connection can be on several (idle, stalled output).
+template <class C, DeadlineHook<C> C::*Hook>
+class DeadlineList {
 public:
     void push_back(C* c, std::uint64_t deadline) noexcept {
-        c->deadline = deadline;
-        c->idle_prev = tail_;
-        c->idle_next = nullptr;
-        (tail_ ? tail_->idle_next : head_) = c;
+        DeadlineHook<C>& h = c->*Hook;
+        h.deadline = deadline;
+        h.prev = tail_;
+        h.next = nullptr;
+        (tail_ ? (tail_->*Hook).next : head_) = c;
         tail_ = c;
-        c->in_idle = true;
+        h.linked = true;
     }
     void remove(C* c) noexcept {
-        if (!c->in_idle) return;
-        (c->idle_prev ? c->idle_prev->idle_next : head_) = c->idle_next;
-        (c->idle_next ? c->idle_next->idle_prev : tail_) = c->idle_prev;
-        c->idle_prev = c->idle_next = nullptr;
-        c->in_idle = false;
+        DeadlineHook<C>& h = c->*Hook;
+        if (!h.linked) return;
+        (h.prev ? (h.prev->*Hook).next : head_) = h.next;
+        (h.next ? (h.next->*Hook).prev : tail_) = h.prev;
+        h.prev = h.next = nullptr;
+        h.linked = false;
     }
     void touch(C* c, std::uint64_t deadline) noexcept {
-        if (!c->in_idle) return;
+        if (!(c->*Hook).linked) return;
         remove(c);
         push_back(c, deadline);
     }
+    static bool contains(const C* c) noexcept { return (c->*Hook).linked; }
     C* front() const noexcept { return head_; }
 
     // Takes off the list every connection whose deadline has passed (they
     // are at the front), or every one when `all` is set (a stop's grace is
-    // over), and hands each to f(c, expired).
+    // over), and hands each to f(c, expired).  f may put c back with a later
+    // deadline.
     template <class F>
     void expire(std::uint64_t now, bool all, F&& f) {
         while (C* c = head_) {
-            const bool expired = c->deadline <= now;
+            const bool expired = (c->*Hook).deadline <= now;
             if (!expired && !all) return;
             remove(c);
             f(c, expired);
@@ -92,7 +119,7 @@ public:
     template <class F>
     void for_each(F&& f) {
         for (C* c = head_; c != nullptr;) {
-            C* next = c->idle_next;
+            C* next = (c->*Hook).next;
             f(c);
             c = next;
         }

@@ -22,13 +22,13 @@ struct Conn {
     int fd = -1;
     Session session;
     std::string out;
-    std::size_t sent = 0;
-    std::uint64_t deadline = 0;
-    Conn* idle_prev = nullptr;
-    Conn* idle_next = nullptr;
-    bool in_idle = false;
+    std::size_t sent = 0;     // of `out`
+    std::size_t counted = 0;  // its output not sent yet, as last added to stats_.pending
+    DeadlineHook<Conn> idle;  // on the engine's idle list
+    DeadlineHook<Conn> stall; // on the stalled-output list while output waits to be sent
     bool closing = false;
     bool aborting = false;
+    bool paused = false;      // output at the cap (or input held): its socket is not read
 };
 
 // epoll_event.data.ptr values for the two non-connection descriptors.
@@ -36,7 +36,13 @@ char listener_tag, wake_tag;
 
 class EpollEngine {
 public:
-    explicit EpollEngine(WorkerContext& ctx) : ctx_(ctx), cfg_(*ctx.config), stats_(*ctx.stats), buf_(64 * 1024) {
+    explicit EpollEngine(WorkerContext& ctx)
+        : ctx_(ctx),
+          cfg_(*ctx.config),
+          stats_(*ctx.stats),
+          buf_(64 * 1024),
+          cap_{cfg_.max_pending},
+          send_timeout_(static_cast<std::uint64_t>(cfg_.send_timeout.count())) {
         ep_ = ::epoll_create1(EPOLL_CLOEXEC);
         if (ep_ < 0) throw std::system_error(errno, std::system_category(), "epoll_create1");
         add(ctx.listen_fd, EPOLLIN | EPOLLET, &listener_tag);
@@ -140,8 +146,9 @@ private:
         if (c->fd < 0) return;
         if (ev & EPOLLERR) c->closing = c->aborting = true;
         if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP)) {
-            if (!c->closing) read_all(c, (ev & (EPOLLRDHUP | EPOLLHUP)) != 0);
-            else if (!c->aborting) discard_input(c);
+            // Paused: the input stays in the socket until resume() reads it.
+            if (!c->closing && !c->paused) read_all(c, (ev & (EPOLLRDHUP | EPOLLHUP)) != 0);
+            else if (c->closing && !c->aborting) discard_input(c);
         }
         advance(c);
     }
@@ -163,19 +170,37 @@ private:
         }
     }
 
+    static std::size_t pending(const Conn* c) noexcept { return c->out.size() - c->sent; }
+
+    // Requests beyond the room under the cap are held by the session and
+    // answered by resume().  Output partly sent is moved to the front first,
+    // so `out` holds no more than the cap (+ one response) however slowly
+    // the client reads; a client that reads every send whole never has any.
+    bool feed(Conn* c, std::string_view data) {
+        if (c->sent > 0) [[unlikely]] {
+            c->out.erase(0, c->sent);
+            c->sent = 0;
+        }
+        const bool keep = c->session.feed(data, c->out, cap_.room(pending(c)));
+        if (c->session.take_progress()) idle_.touch(c, now_ + static_cast<std::uint64_t>(cfg_.idle_timeout.count()));
+        if (!keep) c->closing = true;
+        return keep;
+    }
+
     // `eof_seen`: the peer's FIN came with this edge; read until the 0, as no
-    // later edge will announce it.
+    // later edge will announce it.  Stops at the cap (or once the session
+    // holds input): the rest stays in the socket, where it costs this process
+    // nothing and TCP's window stops the client, until resume().
     void read_all(Conn* c, bool eof_seen) {
         for (;;) {
             const ssize_t n = ::recv(c->fd, buf_.data(), buf_.size(), 0);
             stats_.syscalls.add();
             if (n > 0) {
                 stats_.bytes_in.add(static_cast<std::uint64_t>(n));
-                const bool keep = c->session.feed({buf_.data(), static_cast<std::size_t>(n)}, c->out);
-                if (c->session.take_progress())
-                    idle_.touch(c, now_ + static_cast<std::uint64_t>(cfg_.idle_timeout.count()));
-                if (!keep) {
-                    c->closing = true;
+                if (!feed(c, {buf_.data(), static_cast<std::size_t>(n)})) return;
+                if (c->session.held() || cap_.full(pending(c))) [[unlikely]] {
+                    c->paused = true;
+                    stats_.read_pauses.add();
                     return;
                 }
                 // A short read drained the socket; data arriving later raises
@@ -193,44 +218,107 @@ private:
         }
     }
 
+    // After any event: send what is pending, answer held input and read again
+    // as the output drains, and once closing and sent, close.
     void advance(Conn* c) {
-        if (c->aborting) c->out.clear();
+        bool blocked = false;
+        do {
+            if (c->aborting) {
+                c->out.clear();
+                c->sent = 0;
+            }
+            blocked = !flush(c);
+        } while (resume(c));
+        account(c);
+        if (!c->closing) return;
+        if (blocked && !c->aborting) return;  // an EPOLLOUT edge goes on
+        if (!c->aborting) discard_input(c);  // what came since the last edge
+        close(c);
+    }
+
+    // Sends until everything is sent or the socket takes no more: false
+    // then (EAGAIN), and an EPOLLOUT edge goes on.
+    bool flush(Conn* c) {
         while (c->sent < c->out.size()) {
             const ssize_t n = ::send(c->fd, c->out.data() + c->sent, c->out.size() - c->sent, MSG_NOSIGNAL);
             stats_.syscalls.add();
             if (n > 0) {
                 stats_.bytes_out.add(static_cast<std::uint64_t>(n));
                 c->sent += static_cast<std::size_t>(n);
+                stall_.touch(c, now_ + send_timeout_);  // the client takes its output
                 continue;
             }
             if (n < 0 && errno == EINTR) continue;
-            if (n < 0 && errno == EAGAIN) return;  // EPOLLOUT edge resumes it
+            if (n < 0 && errno == EAGAIN) return false;
             c->closing = c->aborting = true;
-            c->out.clear();
             break;
         }
         c->out.clear();
         c->sent = 0;
-        if (!c->closing) return;
-        if (!c->aborting) discard_input(c);  // what came since the last edge
-        close(c);
+        return true;
+    }
+
+    // Once half the cap has drained: answers held input, then, with nothing
+    // held and room left, reads the socket again (edge-triggered, so what
+    // arrived while paused raises no new edge: read it all, as at a FIN).
+    // True when that gave output to send.
+    bool resume(Conn* c) {
+        const std::size_t before = pending(c);
+        if (c->aborting || !cap_.low(before)) return false;
+        if (c->session.held()) feed(c, {});
+        if (c->paused && !c->closing && !c->session.held() && !cap_.full(pending(c))) {
+            c->paused = false;
+            read_all(c, true);
+        }
+        return pending(c) != before;
+    }
+
+    // Keeps the pending-output gauge and the stalled-output list in step with
+    // the connection after each event: a connection is on the list while it
+    // has output to send, its deadline pushed back by every send that moves
+    // bytes (flush()).
+    void account(Conn* c) {
+        const std::size_t p = pending(c);
+        if (p != c->counted) {
+            if (p > c->counted) stats_.pending.add(p - c->counted);
+            else stats_.pending.sub(c->counted - p);
+            c->counted = p;
+            stats_.pending_peak.raise_to(p);
+        }
+        if (p == 0 || c->aborting) stall_.remove(c);
+        else if (!stall_.contains(c)) stall_.push_back(c, now_ + send_timeout_);
     }
 
     void close(Conn* c) {
         idle_.remove(c);
+        stall_.remove(c);
+        stats_.pending.sub(c->counted);
+        c->counted = 0;
         ::close(c->fd);  // also leaves the epoll set
         stats_.syscalls.add();
         --conns_;
         stats_.active.sub();
         c->fd = -1;
+        // Pooled with its buffers' capacity, but not with what an attack
+        // (or a large body) grew them to.
         c->session.reset();
-        c->closing = c->aborting = false;
+        if (c->out.capacity() > Session::kKeptCapacity) std::string().swap(c->out);
+        c->out.clear();
+        c->sent = 0;
+        c->closing = c->aborting = c->paused = false;
         closed_.push_back(c);
     }
 
     void sweep() {
         idle_.expire(now_, stopping_ && now_ >= grace_deadline_, [this](Conn* c, bool expired) {
             if (expired) stats_.idle_closed.add();
+            c->closing = c->aborting = true;
+            advance(c);
+        });
+        // Output waiting and none of it taken for --send-timeout: the client
+        // does not read.  Aborting takes the connection off this list.
+        stall_.expire(now_, false, [this](Conn* c, bool) {
+            stats_.send_timeouts.add();
             c->closing = c->aborting = true;
             advance(c);
         });
@@ -258,7 +346,10 @@ private:
     std::vector<std::unique_ptr<Conn>> all_;
     std::vector<Conn*> free_;
     std::vector<Conn*> closed_;  // closed in the current batch of events; see run()
-    IdleList<Conn> idle_;
+    DeadlineList<Conn, &Conn::idle> idle_;
+    DeadlineList<Conn, &Conn::stall> stall_;
+    const OutputCap cap_;
+    const std::uint64_t send_timeout_;
     std::uint64_t now_ = 0;
     std::uint64_t grace_deadline_ = 0;
     std::uint64_t accept_paused_until_ = 0;

@@ -29,6 +29,25 @@ Method classify(std::string_view m, bool& known) noexcept {
     return Method::Other;
 }
 
+// RFC 9112 3.2.2: a server must accept the absolute-form ("http://host/a?b"),
+// which clients send to proxies, and take its path and query as if they had
+// come in origin-form.  Any scheme of RFC 3986's syntax followed by "://"
+// counts, as nginx reads it; anything else is left for the router (404).
+// With no path ("http://host", "http://host?b") the path is "/": the second
+// slash of "//", so the target still lies inside the head as HttpRequest
+// promises; the query is dropped then, and nothing here reads one.
+std::string_view origin_form(std::string_view t) noexcept {
+    auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+    if (t.empty() || !alpha(t[0])) return t;
+    std::size_t i = 1;
+    while (i < t.size() && (alpha(t[i]) || (t[i] >= '0' && t[i] <= '9') || t[i] == '+' || t[i] == '-' || t[i] == '.'))
+        ++i;
+    if (t.substr(i, 3) != "://") return t;
+    const std::size_t path = t.find_first_of("/?", i + 3);
+    if (path == std::string_view::npos || t[path] == '?') return t.substr(i + 2, 1);
+    return t.substr(path);
+}
+
 }  // namespace
 
 ParseResult parse_request(std::string_view data, const HttpLimits& limits) noexcept {
@@ -82,6 +101,7 @@ ParseResult parse_request(std::string_view data, const HttpLimits& limits) noexc
         const auto u = static_cast<unsigned char>(c);
         if (u <= 0x20 || u == 0x7f) return r;
     }
+    q.target = origin_form(q.target);
     const std::string_view version = line.substr(sp2 + 1);
     if (version.size() != 8 || version.substr(0, 5) != "HTTP/" || version[6] != '.' || version[5] < '0' ||
         version[5] > '9' || version[7] < '0' || version[7] > '9')

@@ -70,26 +70,45 @@ void Responder::respond_error(ParseStatus status, std::string& out) const {
     (code >= 500 ? stats_->status_5xx : stats_->status_4xx).add();
 }
 
-bool Session::feed(std::string_view data, std::string& out) {
+bool Session::feed(std::string_view data, std::string& out, std::size_t room) {
     if (close_) return false;
-    if (r_->mode() == Mode::Echo) {
-        out.append(data);
-        r_->stats().requests.add();
-        progress_ = true;
-        return true;
-    }
+    held_ = false;
+    // Where appending stops: `room` past the current end (kNoLimit: never).
+    const std::size_t stop = room > kNoLimit - out.size() ? kNoLimit : out.size() + room;
+    if (r_->mode() == Mode::Echo) return echo(data, out, stop);
     if (pending_.empty()) {
         // The common case: whole requests in this chunk, parsed where they lie.
-        bool keep = process(data, out);
+        bool keep = process(data, out, stop);
         if (keep && !data.empty()) pending_.assign(data);
         return keep;
     }
     pending_.append(data);
     std::string_view rest = pending_;
-    const bool keep = process(rest, out);
+    const bool keep = process(rest, out, stop);
     if (keep) pending_.erase(0, pending_.size() - rest.size());
     else pending_.clear();
     return keep;
+}
+
+// Echo has no requests to stop between: it sends back up to the room, and
+// the rest waits in pending_ behind what already waits there.
+bool Session::echo(std::string_view data, std::string& out, std::size_t stop) {
+    if (!data.empty()) r_->stats().requests.add();
+    const std::size_t room = stop > out.size() ? stop - out.size() : 0;
+    std::size_t n = 0;
+    if (pending_.empty()) {
+        n = std::min(room, data.size());
+        out.append(data.substr(0, n));
+        if (n < data.size()) pending_.assign(data.substr(n));
+    } else {
+        pending_.append(data);
+        n = std::min(room, pending_.size());
+        out.append(pending_, 0, n);
+        pending_.erase(0, n);
+    }
+    if (n > 0) progress_ = true;
+    held_ = !pending_.empty();
+    return true;
 }
 
 bool Session::finish_chunked(std::string& out) {
@@ -103,9 +122,15 @@ bool Session::finish_chunked(std::string& out) {
     return false;
 }
 
-bool Session::process(std::string_view& data, std::string& out) {
+bool Session::process(std::string_view& data, std::string& out, std::size_t stop) {
     const HttpLimits& limits = r_->limits();
     for (;;) {
+        // Out of room: what is left waits (feed() keeps it), whatever it is,
+        // so nothing after this point is parsed twice.
+        if (out.size() >= stop && !data.empty()) [[unlikely]] {
+            held_ = true;
+            return true;
+        }
         if (chunked_) {
             const ChunkedBody::Status st = chunked_->consume(data);
             if (st == ChunkedBody::Status::NeedMore) return true;

@@ -41,13 +41,14 @@ struct Conn {
     Session session;
     std::string out;      // responses not yet handed to a send
     std::string sending;  // what the send in flight points to: untouched until its CQE
-    std::size_t sent = 0;
-    std::uint64_t deadline = 0;
+    std::size_t sent = 0;     // of `sending`
+    std::size_t counted = 0;  // its output not sent yet, as last added to stats_.pending
     std::uint32_t window = 0;  // BatchWait's window of its last request
-    Conn* idle_prev = nullptr;
-    Conn* idle_next = nullptr;
-    bool in_idle = false;
+    DeadlineHook<Conn> idle;  // on the engine's idle list
+    DeadlineHook<Conn> stall; // on the stalled-output list while output waits to be sent
     bool recv_armed = false;
+    bool paused = false;      // output at the cap (or input held): the recv is cancelled, not re-armed
+    bool input_done = false;  // the recv ended with EOF or an error: never re-armed
     bool send_inflight = false;
     bool closing = false;   // no more input; close once the output is sent
     bool aborting = false;  // close now; drop the output
@@ -64,7 +65,9 @@ public:
           stats_(*ctx.stats),
           ring_(Ring::create(cfg_.ring_entries, ring_options(cfg_))),
           bufs_(ring_, kGroup, cfg_.buffer_count, cfg_.buffer_size, cfg_.recv_incremental),
-          wait_(ring_, batch_wait_options(cfg_)) {
+          wait_(ring_, batch_wait_options(cfg_)),
+          cap_{cfg_.max_pending},
+          send_timeout_(static_cast<std::uint64_t>(cfg_.send_timeout.count())) {
         tick_.tv_sec = static_cast<long long>(tick_ms(cfg_) / 1000);
         tick_.tv_nsec = static_cast<long long>(tick_ms(cfg_) % 1000) * 1000000;
     }
@@ -220,10 +223,17 @@ private:
         if (cfg_.recv_bundle) recv.bundle();
         sqe(recv).user_data(ud(c, kRecv));
         c->recv_armed = true;
+        c->recv_cancelled = false;
     }
 
+    // Output not sent yet: gathered, and the rest of the send in flight.
+    static std::size_t pending(const Conn* c) noexcept { return c->out.size() + c->sending.size() - c->sent; }
+
+    // Requests beyond the room under the cap are held by the session (copied:
+    // the provided buffer still goes straight back) and answered by advance().
     void feed(Conn* c, std::span<const std::byte> bytes) {
-        const bool keep = c->session.feed({reinterpret_cast<const char*>(bytes.data()), bytes.size()}, c->out);
+        const bool keep = c->session.feed({reinterpret_cast<const char*>(bytes.data()), bytes.size()}, c->out,
+                                          cap_.room(pending(c)));
         if (c->session.take_progress()) idle_.touch(c, now_ + static_cast<std::uint64_t>(cfg_.idle_timeout.count()));
         if (!keep) c->closing = true;
     }
@@ -262,16 +272,21 @@ private:
         }
         if (!cqe.more()) {
             c->recv_armed = false;
-            if (!c->closing && (cqe.res > 0 || cqe.res == -ENOBUFS)) {
-                // ENOBUFS ends the multishot but not the connection: the
-                // buffers were recycled above, so re-arming finds them.
-                stats_.recv_rearms.add();
-                arm_recv(c);
-            } else if (!c->closing) {
+            if (cqe.res == 0 || (cqe.res < 0 && cqe.res != -ENOBUFS && cqe.res != -ECANCELED)) {
                 // EOF: answer what was asked, then close.  An error (reset):
                 // nothing can be delivered.
-                c->closing = true;
-                if (cqe.res < 0) c->aborting = true;
+                c->input_done = true;
+                if (!c->closing) {
+                    c->closing = true;
+                    if (cqe.res < 0) c->aborting = true;
+                }
+            } else if (!c->closing && !c->paused) {
+                // ENOBUFS ends the multishot but not the connection: the
+                // buffers were recycled above, so re-arming finds them.
+                // -ECANCELED here is a pause's cancel, and the connection
+                // resumed before this last CQE came: it reads again now.
+                if (cqe.res != -ECANCELED) stats_.recv_rearms.add();
+                arm_recv(c);
             }
         }
         advance(c);
@@ -284,12 +299,13 @@ private:
         } else {
             stats_.bytes_out.add(static_cast<std::uint64_t>(cqe.res));
             c->sent += static_cast<std::size_t>(cqe.res);
-            if (c->sent < c->sending.size() && !c->aborting) {
-                send(c);  // a short send: the rest, from where it stopped
-                return;
-            }
+            if (cqe.res > 0) stall_.touch(c, now_ + send_timeout_);  // the client takes its output
+            if (c->sent < c->sending.size() && !c->aborting) send(c);  // a short send: the rest, from where it stopped
         }
-        c->sending.clear();
+        if (!c->send_inflight) {
+            c->sending.clear();
+            c->sent = 0;
+        }
         advance(c);
     }
 
@@ -300,16 +316,20 @@ private:
         c->send_inflight = true;
     }
 
-    // The connection's state machine after any event: send what is pending,
-    // and once closing, wait for the send, cancel the recv, then close.
+    // The connection's state machine after any event: answer held input once
+    // there is room, send what is pending, stop or resume reading, and once
+    // closing, wait for the send, cancel the recv, then close.
     void advance(Conn* c) {
         if (c->aborting) c->out.clear();
+        else if (c->session.held() && cap_.low(pending(c))) feed(c, {});
         if (!c->send_inflight && !c->out.empty()) {
             c->sending.swap(c->out);
             c->out.clear();
             c->sent = 0;
             send(c);
         }
+        regulate(c);
+        account(c);
         if (!c->closing) return;
         if (c->send_inflight) {
             if (c->aborting && !c->send_cancelled) {
@@ -334,19 +354,77 @@ private:
         }
     }
 
+    // Reading stops while the connection's output is at the cap or its
+    // session holds input, and starts again once half the cap has drained
+    // and nothing is held: a client that sends without reading fills its
+    // socket and TCP's window, not this process.  The paused multishot recv
+    // is cancelled, and re-armed only after its last CQE (on_recv), so one
+    // recv at most is ever in flight and no buffer it fills is lost: what
+    // arrives before the cancel takes effect is fed, and held.
+    void regulate(Conn* c) {
+        if (c->closing) {
+            // Closing: nothing more is answered, so no cap applies, and the
+            // recv reads again only to drop what arrives (see advance()).
+            if (!c->paused) return;
+            c->paused = false;
+            if (!c->recv_armed && !c->input_done && !c->aborting) arm_recv(c);
+            return;
+        }
+        const std::size_t p = pending(c);
+        if (!c->paused) {
+            if (!cap_.full(p) && !c->session.held()) [[likely]] return;
+            c->paused = true;
+            stats_.read_pauses.add();
+            if (c->recv_armed && !c->recv_cancelled) {
+                sqe(op::AsyncCancel(ud(c, kRecv))).user_data(kIgnore);
+                c->recv_cancelled = true;
+            }
+        } else if (cap_.low(p) && !c->session.held()) {
+            c->paused = false;
+            if (!c->recv_armed) arm_recv(c);  // else its last CQE is still to come: on_recv re-arms
+        }
+    }
+
+    // Keeps the pending-output gauge and the stalled-output list in step with
+    // the connection after each event: a connection is on the list while it
+    // has output to send (and is not being aborted), its deadline pushed back
+    // by every send that moves bytes (on_send).
+    void account(Conn* c) {
+        const std::size_t p = pending(c);
+        if (p != c->counted) {
+            if (p > c->counted) stats_.pending.add(p - c->counted);
+            else stats_.pending.sub(c->counted - p);
+            c->counted = p;
+            stats_.pending_peak.raise_to(p);
+        }
+        if (p == 0 || c->aborting) stall_.remove(c);
+        else if (!stall_.contains(c)) stall_.push_back(c, now_ + send_timeout_);
+    }
+
     void on_close(Conn* c) {
         --conns_;
         stats_.active.sub();
-        // Back to the pool with its buffers' capacity: the next connection
-        // starts with warm memory and no allocation.
+        stats_.pending.sub(c->counted);  // 0 unless the output was dropped (aborted)
+        c->counted = 0;
+        stall_.remove(c);
+        // Back to the pool with its buffers' capacity, so the next connection
+        // starts with warm memory and no allocation; but output grown past
+        // what a connection usually needs is given back, so a pool of closed
+        // connections never keeps an attack's (or a large body's) memory.
         c->session.reset();
-        c->out.clear();
-        c->sending.clear();
+        release(c->out);
+        release(c->sending);
         c->sent = 0;
         c->fd = -1;
         c->recv_armed = c->send_inflight = c->closing = c->aborting = false;
+        c->paused = c->input_done = false;
         c->recv_cancelled = c->send_cancelled = c->close_submitted = false;
         free_.push_back(c);
+    }
+
+    static void release(std::string& s) noexcept {
+        if (s.capacity() > Session::kKeptCapacity) std::string().swap(s);
+        else s.clear();
     }
 
     void on_timer(const Completion& c) {
@@ -354,6 +432,13 @@ private:
         if (c.res == -ECANCELED) return;  // removed at exit
         idle_.expire(now_, stopping_ && now_ >= grace_deadline_, [this](Conn* conn, bool expired) {
             if (expired) stats_.idle_closed.add();
+            conn->closing = conn->aborting = true;
+            advance(conn);
+        });
+        // Output waiting and none of it taken for --send-timeout: the client
+        // does not read.  Aborting takes the connection off this list.
+        stall_.expire(now_, false, [this](Conn* conn, bool) {
+            stats_.send_timeouts.add();
             conn->closing = conn->aborting = true;
             advance(conn);
         });
@@ -386,10 +471,13 @@ private:
     __kernel_timespec backoff_{};
     std::vector<std::unique_ptr<Conn>> all_;
     std::vector<Conn*> free_;
-    IdleList<Conn> idle_;
+    DeadlineList<Conn, &Conn::idle> idle_;
+    DeadlineList<Conn, &Conn::stall> stall_;
     Ring ring_;
     BufferRing bufs_;
     BatchWait wait_;
+    const OutputCap cap_;
+    const std::uint64_t send_timeout_;
     std::uint64_t now_ = 0;
     std::uint64_t grace_deadline_ = 0;
     unsigned conns_ = 0;

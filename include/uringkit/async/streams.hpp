@@ -69,6 +69,14 @@ public:
     // Cancels the recv and resumes after its last completion; queued chunks'
     // buffers are returned.
     Task<void> stop();
+    // Stops receiving without ending the stream, for a consumer that cannot
+    // keep up (its output backs up): cancels the recv and resumes after its
+    // last completion, so no recv is armed and no further buffer is taken
+    // while the consumer waits.  Chunks that arrived before stay queued
+    // (queued()); next() yields them first, then arms the recv again.
+    Task<void> pause();
+    // Chunks queued: next() would yield data without suspending.
+    bool queued() const noexcept { return handed_ || head_ != tail_; }
     // Ends the stream early without waiting: the recv is cancelled, and
     // next() yields the chunks already queued, then -ECANCELED.  For another
     // task (a server's stop, a watchdog) to end this stream's consumer.
@@ -128,6 +136,7 @@ private:
     bool ended_ = false;      // EOF or error delivered or queued: no re-arm
     bool rearm_ = false;      // ended early (ENOBUFS, full CQ): re-arm when asked
     bool stopping_ = false;
+    bool paused_ = false;     // pause() waits for the recv's last completion: no re-arm, no end
     bool cancelled_ = false;  // cancel(): no re-arm; ends at the recv's last completion
     std::int32_t final_res_ = 0;
     std::uint32_t enobufs_ = 0;
@@ -173,6 +182,9 @@ public:
     std::int32_t error() const noexcept { return error_; }
     // Bytes the kernel took since the last call.
     std::uint64_t take_sent() noexcept { return std::exchange(sent_, 0u); }
+    // The same, without taking them: for a watchdog that sees whether a
+    // writer's output moves.
+    std::uint64_t sent() const noexcept { return sent_; }
     // Flushes, then resumes once everything written is sent or a send
     // failed: res 0, or error().
     auto drained() noexcept {

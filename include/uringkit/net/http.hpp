@@ -37,7 +37,9 @@ enum class ParseStatus : std::uint8_t {
 
 struct HttpRequest {
     Method method = Method::Other;
-    std::string_view target;        // points into the parsed bytes
+    // Points into the parsed bytes; origin-form ("/a?b") even when the
+    // request line had the absolute-form ("http://host/a?b", RFC 9112 3.2.2).
+    std::string_view target;
     int minor_version = 1;          // HTTP/1.<minor>
     bool keep_alive = true;         // after Connection: and the version's default
     std::uint64_t content_length = 0;

@@ -38,6 +38,16 @@ struct ServerConfig {
     std::uint16_t port = 8080;  // 0: an ephemeral port (see Server::port())
     unsigned max_conns = 10000; // for the whole server, shared evenly by the threads
     std::chrono::milliseconds idle_timeout{60000};
+    // Output one connection may have waiting to be sent: at this much it
+    // stops reading its socket (its requests wait in the kernel, and TCP
+    // slows the client) until the client has taken half of it.  The server
+    // holds at most max_conns × (max_pending + one response) of output.
+    // At least 1.
+    std::size_t max_pending = 256 * 1024;
+    // A connection with output waiting and none of it taken for this long
+    // is closed (nginx's send_timeout), so a client that never reads holds
+    // its max_pending and its slot for this long, not forever.
+    std::chrono::milliseconds send_timeout{60000};
     std::size_t body_size = 128;
     HttpLimits limits;
     int backlog = 4096;

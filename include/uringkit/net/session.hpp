@@ -59,31 +59,53 @@ public:
     // `out`.  Returns false once the connection must close after `out` is
     // sent (a Connection: close request, or an error answered); bytes fed
     // after that are ignored.
-    bool feed(std::string_view data, std::string& out);
+    //
+    // `room` bounds what one call appends: once `out` has grown by that much
+    // no further request is answered (the one that crossed it is, whole) and
+    // the rest of the input is held, in order, for a later feed(), which
+    // takes it before its own bytes; feed({}, ...) answers held input only.
+    // An engine passes the room left under its per-connection output cap,
+    // so a client that sends faster than it reads holds at most one cap of
+    // output (+ one response) and its own input, not the server's memory.
+    bool feed(std::string_view data, std::string& out, std::size_t room = kNoLimit);
+    static constexpr std::size_t kNoLimit = static_cast<std::size_t>(-1);
+    // Input feed() held back for want of room: the engine stops reading this
+    // connection until it can answer it.
+    bool held() const noexcept { return held_; }
 
     // True once per completed request (or echoed chunk): the engine restarts
     // the connection's idle clock.  Bytes of an unfinished request do not
     // count, so a client that trickles a request is closed at the timeout.
     bool take_progress() noexcept { return std::exchange(progress_, false); }
     bool closing() const noexcept { return close_; }
-    // Holding the bytes of an unfinished request (or an unread body).
+    // Holding the bytes of an unfinished request (or an unread body), or held input.
     bool mid_request() const noexcept { return !pending_.empty() || body_left_ != 0 || chunked_.has_value(); }
 
-    // Ready for a new connection; keeps the buffer's capacity.
+    // Ready for a new connection; keeps the buffer's capacity when it is
+    // small, so the next connection starts warm, but gives back what a large
+    // held input grew it to: a pooled connection keeps no attack's memory.
     void reset() noexcept {
-        pending_.clear();
+        if (pending_.capacity() > kKeptCapacity) std::string().swap(pending_);
+        else pending_.clear();
+        held_ = false;
         body_left_ = 0;
         chunked_.reset();
         close_ = progress_ = false;
     }
 
+    // A buffer a connection leaves behind up to this size is kept for the
+    // next one (no allocation when it starts); a larger one is freed.  The
+    // engines apply it to their output buffers too.
+    static constexpr std::size_t kKeptCapacity = 64 * 1024;
+
 private:
-    bool process(std::string_view& data, std::string& out);
+    bool process(std::string_view& data, std::string& out, std::size_t stop);
+    bool echo(std::string_view data, std::string& out, std::size_t stop);
     // The chunked body ended: answer the request it belonged to.
     bool finish_chunked(std::string& out);
 
     const Responder* r_;
-    std::string pending_;          // an incomplete head carried to the next feed()
+    std::string pending_;          // an incomplete head, or input held for want of room, for the next feed()
     std::uint64_t body_left_ = 0;  // request body bytes still to discard
     // A chunked body being discarded, and its request, answered once the body
     // ends (a body over the limit gets 413 instead).  The target is copied:
@@ -93,6 +115,7 @@ private:
     std::string chunked_target_;
     bool close_ = false;
     bool progress_ = false;
+    bool held_ = false;
 };
 
 }  // namespace uringkit::net
