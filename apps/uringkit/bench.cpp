@@ -4,6 +4,7 @@
 #include "bench_net.hpp"
 #include "bench_replay.hpp"
 #include "command.hpp"
+#include "console.hpp"
 #include "interrupt.hpp"
 
 #include "uringkit/engines/engine.hpp"
@@ -193,14 +194,14 @@ int run(const Options& o) {
     try {
         spec = make_spec(o, tspec);
     } catch (const UsageError& e) {
-        fmt::print(stderr, "uringkit bench: {}\n", e.message);
+        emit(stderr, "uringkit bench: {}\n", e.message);
         return kUsage;
     }
     std::optional<SavedRun> saved;
     try {
         if (!o.compare.empty()) saved = load_saved(o.compare);
     } catch (const OutputError& e) {
-        fmt::print(stderr, "uringkit bench: {}\n", e.what());
+        emit(stderr, "uringkit bench: {}\n", e.what());
         return kBadInput;
     }
     const std::pair<const char*, const std::string*> outputs[] = {
@@ -209,28 +210,24 @@ int run(const Options& o) {
     for (const auto& [opt, path] : outputs) {
         if (util::is_standard_output(*path)) {
             if (to_stdout) {
-                fmt::print(stderr,
-                           "uringkit bench: {} -: {} already writes to standard output; give a "
-                           "file name for one of them\n",
-                           opt, to_stdout);
+                emit(stderr,
+                     "uringkit bench: {} -: {} already writes to standard output; give a "
+                     "file name for one of them\n",
+                     opt, to_stdout);
                 return kUsage;
             }
             to_stdout = opt;
         } else if (!path->empty() && !o.filename.empty() && util::same_file(*path, o.filename)) {
-            fmt::print(stderr,
-                       "uringkit bench: {} {}: is the input file (--filename {}); give another "
-                       "name for the output\n",
-                       opt, *path, o.filename);
+            emit(stderr,
+                 "uringkit bench: {} {}: is the input file (--filename {}); give another "
+                 "name for the output\n",
+                 opt, *path, o.filename);
             return kUsage;
         }
     }
-    try {
-        for (const auto& [opt, path] : outputs)
-            if (!path->empty()) util::check_output_path(*path);
-    } catch (const util::OutputError& e) {
-        fmt::print(stderr, "uringkit bench: {}\n", e.what());
-        return e.permission_refused() ? kFailure : kBadInput;
-    }
+    for (const auto& [opt, path] : outputs)
+        if (!path->empty())
+            if (const int status = check_output(*path)) return status;
     // With an output on standard output the table and verdict go to stderr,
     // so `--json - | jq` reads JSON only.
     std::FILE* const human = to_stdout ? stderr : stdout;
@@ -244,7 +241,7 @@ int run(const Options& o) {
     try {
         target.emplace(tspec);
     } catch (const TargetError& e) {
-        fmt::print(stderr, "uringkit bench: {}\n", e.what());
+        emit(stderr, "uringkit bench: {}\n", e.what());
         return interrupt.exit_status(exit_for(e.kind()));
     }
     spec.workload.size = target->size();
@@ -255,63 +252,58 @@ int run(const Options& o) {
     for (unsigned d : spec.depths) depths += (depths.empty() ? "" : ",") + std::to_string(d);
     const bool batch_capped = spec.batch && std::any_of(spec.depths.begin(), spec.depths.end(),
                                                         [&](unsigned d) { return d < spec.batch; });
-    fmt::print(
-        human,
-        "uringkit bench: {} {}, {}, {} {} {} ({} on {}), depth {}{}, {} job{}, {} engine{}, {}\n",
-        util::format_bytes(w.bs), rw_name(w.rw),
-        w.direct ? "O_DIRECT" : (spec.cache == Cache::warm ? "warm cache" : "cold cache"),
-        util::format_bytes(target->size()), target->temporary() ? "temporary file" : "of",
-        target->path(), host.filesystem, host.device, depths,
-        spec.batch ? fmt::format(" batch {}{}", spec.batch,
-                                 batch_capped ? " (at most the depth)" : "")
-                   : std::string(" batch=depth"),
-        spec.numjobs, spec.numjobs > 1 ? "s" : "", spec.engines.size(),
-        spec.engines.size() > 1 ? "s" : "",
-        spec.runtime_s > 0
-            ? fmt::format("{:g} s per run after {:g} s ramp{}", spec.runtime_s, spec.ramp_s,
-                          spec.ios ? fmt::format(" (or {} I/Os)", spec.ios) : "")
-            : fmt::format("{} I/Os per run", spec.ios));
-    fmt::print(human, "{} round{}, engine order {}{}\n", spec.rounds, spec.rounds > 1 ? "s" : "",
-               order_name(spec.order),
-               spec.order == Order::shuffle ? fmt::format(" (--order-seed {})", spec.order_seed)
-                                            : std::string());
-    std::fflush(human);
+    emit(human,
+         "uringkit bench: {} {}, {}, {} {} {} ({} on {}), depth {}{}, {} job{}, {} engine{}, {}\n",
+         util::format_bytes(w.bs), rw_name(w.rw),
+         w.direct ? "O_DIRECT" : (spec.cache == Cache::warm ? "warm cache" : "cold cache"),
+         util::format_bytes(target->size()), target->temporary() ? "temporary file" : "of",
+         target->path(), host.filesystem, host.device, depths,
+         spec.batch
+             ? fmt::format(" batch {}{}", spec.batch, batch_capped ? " (at most the depth)" : "")
+             : std::string(" batch=depth"),
+         spec.numjobs, spec.numjobs > 1 ? "s" : "", spec.engines.size(),
+         spec.engines.size() > 1 ? "s" : "",
+         spec.runtime_s > 0
+             ? fmt::format("{:g} s per run after {:g} s ramp{}", spec.runtime_s, spec.ramp_s,
+                           spec.ios ? fmt::format(" (or {} I/Os)", spec.ios) : "")
+             : fmt::format("{} I/Os per run", spec.ios));
+    emit(human, "{} round{}, engine order {}{}\n", spec.rounds, spec.rounds > 1 ? "s" : "",
+         order_name(spec.order),
+         spec.order == Order::shuffle ? fmt::format(" (--order-seed {})", spec.order_seed)
+                                      : std::string());
+    // Standard output refused the header (a full disk, a reader gone): the
+    // table could not be printed either, so the run is not started.
+    if (!flush(human) && output_lost()) return kFailure;
 
     const bool live = ::isatty(STDERR_FILENO);
     ProgressFn progress;
     if (live)
         progress = [](const Progress& p) {
-            fmt::print(stderr, "\r\033[K{}", progress_line(p));
-            std::fflush(stderr);
+            emit(stderr, "\r\033[K{}", progress_line(p));
+            flush(stderr);
         };
     const Results results = run_bench(spec, *target, interrupt.flag(), progress);
-    if (live) fmt::print(stderr, "\r\033[K");
+    if (live) emit(stderr, "\r\033[K");
 
     const Report report{spec,           results,         host, target->path(), target->temporary(),
                         target->size(), saved ? &*saved : nullptr};
     target.reset();  // the temporary file goes before printing, so nothing is left if stdout blocks
-    fmt::print(human, "\n{}\n",
-               format_table(results, saved ? compare_saved(results, *saved)
-                                           : std::vector<Comparison>{}));
-    for (const std::string& line : verdict(report)) fmt::print(human, "{}\n", line);
-    fmt::print(human, "\n");
-    for (const std::string& line : notes(report)) fmt::print(human, "note: {}\n", line);
-    std::fflush(human);
+    emit(human, "\n{}\n",
+         format_table(results, saved ? compare_saved(results, *saved) : std::vector<Comparison>{}));
+    for (const std::string& line : verdict(report)) emit(human, "{}\n", line);
+    emit(human, "\n");
+    for (const std::string& line : notes(report)) emit(human, "note: {}\n", line);
+    flush(human);
 
     int status = kOk;
-    try {
-        if (!o.json.empty()) util::write_output(o.json, to_json(report));
-        if (!o.csv.empty()) util::write_output(o.csv, to_csv(results));
-        if (!o.plot.empty()) util::write_output(o.plot, to_svg(report));
-    } catch (const util::OutputError& e) {
-        fmt::print(stderr, "uringkit bench: {}\n", e.what());
-        status = e.permission_refused() ? kFailure : kBadInput;
-    }
+    if (!o.json.empty()) status = save_output(o.json, to_json(report));
+    if (status == kOk && !o.csv.empty()) status = save_output(o.csv, to_csv(results));
+    if (status == kOk && !o.plot.empty()) status = save_output(o.plot, to_svg(report));
     if (results.interrupted) return interrupt.exit_status(kInterrupted);
     const bool any_ok = std::any_of(results.rows.begin(), results.rows.end(),
                                     [](const Row& r) { return r.status == Row::ok; });
     if (!any_ok) {
-        fmt::print(stderr, "uringkit bench: no engine could run (see the reasons in the table)\n");
+        emit(stderr, "uringkit bench: no engine could run (see the reasons in the table)\n");
         return kFailure;
     }
     return interrupt.exit_status(status);
@@ -392,8 +384,9 @@ const Register reg{Command{
                        "output. A regular file is replaced whole through a temporary beside it; "
                        "a symlink, FIFO or device is written in place");
         app.footer(
-            "Exit status: 0 at least one engine ran; 1 no engine could run, or an output path "
-            "refused permission (EACCES, EPERM, EROFS); 2 bad option or value (unknown engine, zero "
+            "Exit status: 0 at least one engine ran; 1 no engine could run, or an output (standard "
+            "output included) could not be written: permission refused (EACCES, EPERM, EROFS), no "
+            "space, an I/O error; 2 bad option or value (unknown engine, zero "
             "or negative size or depth, an empty item in a list, depth above 32768, --batch above "
             "every depth, --size beyond the --filename file, an output that is the --filename "
             "file, two outputs on -, a write to your file without --allow-write); 4 unusable file "

@@ -1,5 +1,6 @@
 // `uringkit probe`: what io_uring can do here, found by trying it.
 #include "command.hpp"
+#include "console.hpp"
 #include "interrupt.hpp"
 
 #include "uringkit/probe/probe.hpp"
@@ -41,19 +42,19 @@ Register probe_command{Command{
             if (!args->dir.empty()) {
                 struct stat st {};
                 if (::stat(args->dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-                    fmt::print(stderr,
-                               "uringkit probe: --dir {}: not a directory (name an existing "
-                               "directory)\n",
-                               args->dir);
+                    emit(stderr,
+                         "uringkit probe: --dir {}: not a directory (name an existing "
+                         "directory)\n",
+                         args->dir);
                     return kBadInput;
                 }
                 // Tried, not asked of access(2): root passes access() on /proc
                 // and on directories of a read-only mount, where no file can be made.
                 if (const int err = probe::check_dir(args->dir)) {
-                    fmt::print(stderr,
-                               "uringkit probe: cannot create a test file in {}: {} (name a "
-                               "directory you may create files in with --dir)\n",
-                               args->dir, std::strerror(err));
+                    emit(stderr,
+                         "uringkit probe: cannot create a test file in {}: {} (name a "
+                         "directory you may create files in with --dir)\n",
+                         args->dir, std::strerror(err));
                     return kBadInput;
                 }
                 options.dir = args->dir;
@@ -65,7 +66,7 @@ Register probe_command{Command{
             const probe::Report report = probe::run(options);
             const std::string text =
                 args->json ? probe::to_json(report) : probe::format_table(report);
-            std::fwrite(text.data(), 1, text.size(), stdout);
+            put(stdout, text);
             return interrupt.exit_status(report.usable() ? kOk : kNoUring);
         };
     }}};

@@ -1,6 +1,7 @@
 // `uringkit readfiles`: hash every regular file under some paths, through
 // open -> read -> close chains on the ring; output as `xxhsum -H1` prints it.
 #include "command.hpp"
+#include "console.hpp"
 #include "interrupt.hpp"
 
 #include "uringkit/fs/path_list.hpp"
@@ -81,7 +82,8 @@ Register readfiles_command{Command{
             "sockets are skipped with a note.  Without io_uring the ring engine falls back to sync "
             "and says so.\n"
             "Exit status: 0 every file was read; 1 a file or directory found inside a tree could not "
-            "be read, or a read failed; 2 bad option; 4 a path given (on the command line or in the "
+            "be read, or a read failed, or standard output could not be written (readfiles stops "
+            "there); 2 bad option; 4 a path given (on the command line or in the "
             "'-' list) is missing or may not be read (the others are still read).  SIGINT/SIGTERM: the "
             "lines of the files already read are printed, in order, then readfiles ends by the signal "
             "(a shell shows 130 or 143).");
@@ -98,8 +100,10 @@ Register readfiles_command{Command{
             const auto parsed = util::parse_size(args->bs);
             const std::uint64_t bs = parsed.value_or(0);
             if (!parsed || bs == 0 || bs % 512 || bs > (1u << 30)) {
-                fmt::print(stderr, "uringkit readfiles: --bs {}: not a size that is a multiple of 512 "
-                           "up to 1g (try 64k, 128k or 1m)\n", args->bs);
+                emit(stderr,
+                     "uringkit readfiles: --bs {}: not a size that is a multiple of 512 "
+                     "up to 1g (try 64k, 128k or 1m)\n",
+                     args->bs);
                 return kUsage;
             }
             o.block_size = bs;
@@ -129,43 +133,55 @@ Register readfiles_command{Command{
 
             static char outbuf[1 << 16];
             std::setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
+            // Standard output failed (a full disk, a reader that went away):
+            // no further line could be printed, so no further file is read.
+            const auto stop_if_output_lost = [&] {
+                if (output_lost()) interrupt.stop();
+            };
             fs::ReadFilesSink sink;
             sink.file = [&](const fs::FileResult& r) {
                 if (r.error) {
                     if (std::strcmp(r.stage, "open") == 0) note_named(r.path, r.error);
-                    std::fflush(stdout);
-                    fmt::print(stderr, "uringkit readfiles: {}: {}: {} (errno {})\n", r.path, r.stage,
-                               std::strerror(r.error), r.error);
-                } else if (o.hash) {
-                    fs::print_xxhsum_line(stdout, r.hash, r.path);
+                    flush(stdout);
+                    stop_if_output_lost();
+                    emit(stderr, "uringkit readfiles: {}: {}: {} (errno {})\n", r.path, r.stage,
+                         std::strerror(r.error), r.error);
+                } else if (o.hash && !output_lost()) {
+                    if (!fs::print_xxhsum_line(stdout, r.hash, r.path)) failed_write(stdout, errno);
+                    stop_if_output_lost();
                 }
             };
             sink.note = [&](std::string_view path, int error, std::string_view message) {
-                std::fflush(stdout);
+                flush(stdout);
+                stop_if_output_lost();
                 if (error) note_named(path, error);
                 if (error)
-                    fmt::print(stderr, "uringkit readfiles: {}: {} (errno {})\n", path, std::strerror(error), error);
+                    emit(stderr, "uringkit readfiles: {}: {} (errno {})\n", path,
+                         std::strerror(error), error);
                 else if (path.empty())
-                    fmt::print(stderr, "uringkit readfiles: {}\n", message);
+                    emit(stderr, "uringkit readfiles: {}\n", message);
                 else
-                    fmt::print(stderr, "uringkit readfiles: {}: {}\n", path, message);
+                    emit(stderr, "uringkit readfiles: {}: {}\n", path, message);
             };
             const fs::ReadFilesStats st = fs::read_files(inputs, o, sink);
-            if (!o.hash) fmt::print("{} files, {} bytes\n", st.files, st.bytes);
-            std::fflush(stdout);
-            if (interrupt.requested())
-                fmt::print(stderr, "uringkit readfiles: interrupted by {}: {} files read, the rest not started\n",
-                           interrupt.signal_name(), st.files + st.failed);
+            if (!o.hash) emit(stdout, "{} files, {} bytes\n", st.files, st.bytes);
+            flush(stdout);
+            if (interrupt.signal() != 0)
+                emit(stderr,
+                     "uringkit readfiles: interrupted by {}: {} files read, the rest not started\n",
+                     interrupt.signal_name(), st.files + st.failed);
             if (args->summary) {
                 const double t = st.seconds > 0 ? st.seconds : 1e-9;
                 const double files = static_cast<double>(st.files + st.failed);
-                fmt::print(stderr,
-                           "readfiles: engine {}: {} files ({} failed, {} skipped), {:.1f} MiB in {:.3f} s "
-                           "(walk {:.3f} s): {:.0f} files/s, {:.1f} MiB/s, {} system calls, {:.3f} per file\n",
-                           fs::engine_name(st.engine), st.files, st.failed, st.skipped,
-                           static_cast<double>(st.bytes) / 1048576.0, st.seconds, st.walk_seconds,
-                           static_cast<double>(st.files) / t, static_cast<double>(st.bytes) / 1048576.0 / t,
-                           st.syscalls, files > 0 ? static_cast<double>(st.syscalls) / files : 0.0);
+                emit(stderr,
+                     "readfiles: engine {}: {} files ({} failed, {} skipped), {:.1f} MiB in "
+                     "{:.3f} s (walk {:.3f} s): {:.0f} files/s, {:.1f} MiB/s, {} system calls, "
+                     "{:.3f} per file\n",
+                     fs::engine_name(st.engine), st.files, st.failed, st.skipped,
+                     static_cast<double>(st.bytes) / 1048576.0, st.seconds, st.walk_seconds,
+                     static_cast<double>(st.files) / t,
+                     static_cast<double>(st.bytes) / 1048576.0 / t, st.syscalls,
+                     files > 0 ? static_cast<double>(st.syscalls) / files : 0.0);
             }
             return interrupt.exit_status(bad_input ? kBadInput : st.failed ? kFailure : kOk);
         };

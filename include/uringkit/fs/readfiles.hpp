@@ -86,6 +86,7 @@ ReadFilesStats read_files(std::span<const std::string> inputs, const ReadFilesOp
 
 // Writes "<16 hex digits>  <path>\n" to `out`, exactly as xxhsum 0.8.1 -H1
 // prints it (the name as given, without escaping).  Allocates nothing.
-void print_xxhsum_line(std::FILE* out, std::uint64_t hash, std::string_view path);
+// False, with errno set, when `out` refused it (a full disk, a closed pipe).
+bool print_xxhsum_line(std::FILE* out, std::uint64_t hash, std::string_view path);
 
 }  // namespace uringkit::fs
