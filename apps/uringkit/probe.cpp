@@ -33,9 +33,10 @@ Register probe_command{Command{
         app.footer(
             "Each trial creates its own ring and runs a real request, checking the data: ok, "
             "unsupported (with the errno that refused it) or failed.\n"
-            "Exit status: 0 io_uring is usable (some trials may still be unsupported); 3 io_uring "
-            "cannot be set up here (sysctl, seccomp, kernel without io_uring; the reason is "
-            "printed); 4 --dir is not a directory a test file can be created in (checked before the "
+            "Exit status: 0 io_uring is usable: a ring can be set up and a NOP goes round it (some "
+            "trials may still be unsupported); 3 io_uring cannot be set up here (sysctl, seccomp, "
+            "kernel without io_uring; the reason is printed), or it can and io_uring_enter is "
+            "refused (the nop trial says why); 4 --dir is not a directory a test file can be created in (checked before the "
             "trials); 2 bad option.");
         return [args]() -> int {
             probe::Options options;
