@@ -8,7 +8,8 @@
 #include "uringkit/fs/readfiles.hpp"
 #include "uringkit/util/size.hpp"
 
-#include <fmt/core.h>
+#include <fmt/format.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -31,6 +32,32 @@ namespace {
 bool unusable_input(int error) noexcept {
     return error == ENOENT || error == ENOTDIR || error == EACCES || error == EPERM ||
            error == ELOOP || error == ENAMETOOLONG;
+}
+
+// Read buffers beyond the machine's memory can never be had: refused before
+// anything is read, naming the options that size them.  Empty when they fit.
+std::string buffers_beyond_memory(const fs::ReadFilesOptions& o, const std::string& bs) {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return {};
+    const std::uint64_t memory =
+        static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
+    const fs::BufferNeed need = fs::read_buffers_needed(o);
+    if (need.total() <= memory) return {};
+    const std::string threads = fmt::format(
+        "{} {}{}", need.threads, o.engine == fs::ReadEngine::ring ? "ring thread" : "worker",
+        need.threads == 1 ? "" : "s");
+    const std::string shape =
+        o.engine == fs::ReadEngine::ring
+            ? fmt::format("2 x {} for each of --inflight {} files, on {}",
+                          util::format_bytes(o.block_size), o.inflight, threads)
+            : fmt::format("{} for each of {}", util::format_bytes(o.block_size), threads);
+    return fmt::format(
+        "--bs {}: the read buffers would take {} ({}), more than the {} of memory here; lower "
+        "--bs{}",
+        bs, util::format_bytes(need.total()), shape, util::format_bytes(memory),
+        o.engine == fs::ReadEngine::ring         ? ", --inflight or --threads"
+        : o.engine == fs::ReadEngine::threadpool ? " or --threads"
+                                                 : "");
 }
 
 Register readfiles_command{Command{
@@ -74,7 +101,9 @@ Register readfiles_command{Command{
                        "ring: threads, each with its own ring and --inflight files (default: one per CPU, "
                        "up to 4); threadpool: blocking workers (default 8)")
             ->check(CLI::Range(1u, 1024u));
-        app.add_option("--bs", args->bs, "Read size per request (e.g. 64k, 1m)");
+        app.add_option("--bs", args->bs,
+                       "Read size per request (e.g. 64k, 1m); the ring keeps 2 blocks per file in "
+                       "flight on each thread, which must fit in memory");
         app.footer(
             "Output: '<XXH64 hex>  <path>' per file, byte-identical to `xxhsum -H1` for the same "
             "files in the same order, so `xxhsum -c` checks it.  Files that cannot be opened or read "
@@ -83,10 +112,10 @@ Register readfiles_command{Command{
             "and says so.\n"
             "Exit status: 0 every file was read; 1 a file or directory found inside a tree could not "
             "be read, or a read failed, or standard output could not be written (readfiles stops "
-            "there); 2 bad option; 4 a path given (on the command line or in the "
-            "'-' list) is missing or may not be read (the others are still read).  SIGINT/SIGTERM: the "
-            "lines of the files already read are printed, in order, then readfiles ends by the signal "
-            "(a shell shows 130 or 143).");
+            "there); 2 bad option (buffers of --bs beyond the memory included); 4 a path given (on "
+            "the command line or in the '-' list) is missing or may not be read (the others are "
+            "still read).  SIGINT/SIGTERM: the lines of the files already read are printed, in "
+            "order, then readfiles ends by the signal (a shell shows 130 or 143).");
         return [args]() -> int {
             fs::ReadFilesOptions o;
             o.engine = args->engine == "ring"         ? fs::ReadEngine::ring
@@ -107,6 +136,10 @@ Register readfiles_command{Command{
                 return kUsage;
             }
             o.block_size = bs;
+            if (const std::string why = buffers_beyond_memory(o, args->bs); !why.empty()) {
+                emit(stderr, "uringkit readfiles: {}\n", why);
+                return kUsage;
+            }
 
             // SIGINT/SIGTERM: no new file is started, reads in flight are
             // abandoned, the lines of the files finished are printed (in

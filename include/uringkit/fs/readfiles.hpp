@@ -79,9 +79,21 @@ struct ReadFilesStats {
     ReadEngine engine = ReadEngine::ring;  // the engine that ran (after any fallback)
 };
 
+// The memory the read buffers take at most: `threads` readers of
+// `per_thread` bytes each.  A ring holds two blocks for each file in flight
+// (the one being hashed and the next); a blocking reader one block.
+struct BufferNeed {
+    unsigned threads = 1;
+    std::uint64_t per_thread = 0;
+    std::uint64_t total() const noexcept { return per_thread * threads; }
+};
+BufferNeed read_buffers_needed(const ReadFilesOptions& options) noexcept;
+
 // Walks `inputs` (directories depth-first, entries in byte order of name) and
-// reads every regular file.  Throws only for bad options; per-file problems
-// go to the sink and the counts.
+// reads every regular file.  Throws for bad options, and when the read
+// buffers cannot be allocated even for reading one file at a time
+// (std::runtime_error naming how much); per-file problems go to the sink and
+// the counts.
 ReadFilesStats read_files(std::span<const std::string> inputs, const ReadFilesOptions& options,
                           const ReadFilesSink& sink);
 
