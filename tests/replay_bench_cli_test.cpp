@@ -171,6 +171,30 @@ TEST_F(ReplayCli, BadInputGetsOneLineAndItsStatus) {
     EXPECT_NE(lenient.out.find("could not be parsed"), std::string::npos) << lenient.out;
 }
 
+// A trace that names a FIFO is refused as --filename refuses one (status 4),
+// before anything is opened: opening a FIFO waits for a writer that never
+// comes.  It blocked in openat, also with --scratch; a regression is killed
+// by the timeout and fails.  A file named through a symlink is still read.
+TEST_F(ReplayCli, AFifoInATraceIsRefusedWithoutBlocking) {
+    ASSERT_EQ(::mkfifo(path("fifo").c_str(), 0644), 0);
+    const std::string trace = read_trace(path("fifo"), 4);
+    fs::create_directory(dir_ / "scratch");
+    for (const bool scratch : {false, true}) {
+        std::vector<std::string> args = {"timeout", "-s", "KILL", "30",      URINGKIT_CLI, "bench",
+                                         "--replay", trace,  "--rounds", "1"};
+        if (scratch) args.insert(args.end(), {"--scratch", path("scratch")});
+        const Child r = run(args);
+        EXPECT_EQ(r.status, 4) << "--scratch " << scratch << ": " << r.err;
+        EXPECT_NE(r.err.find(path("fifo") + ": a FIFO, not a regular file or block device"), std::string::npos)
+            << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    }
+    EXPECT_TRUE(fs::is_empty(dir_ / "scratch"));
+    fs::create_symlink(make_file("real.bin", 65536), path("link"));
+    const Child linked = bench({"--replay", read_trace(path("link"), 4), "--rounds", "1", "--engines", "pread"});
+    EXPECT_EQ(linked.status, 0) << linked.err;
+}
+
 TEST_F(ReplayCli, AWriteNotAllowedIsRefusedAndNothingIsTouched) {
     const std::string data = make_file("w.bin", 8192);
     const std::string trace = write_text(
