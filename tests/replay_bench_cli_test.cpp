@@ -151,6 +151,12 @@ TEST_F(ReplayCli, BadInputGetsOneLineAndItsStatus) {
         {{"--replay", good, "--iodepth", "0"}, 2, "--iodepth 0"},
         {{"--replay", good, "--loops", "0"}, 2, "--loops 0"},
         {{"--replay", good, "--scratch", path("nowhere")}, 4, "--scratch"},
+        // strace's \0: the kernel would read the path up to it, another file.
+        {{"--replay", write_text("nul.strace", fmt::format("openat(AT_FDCWD, \"{}\\0.old\", O_RDONLY) = 3\n"
+                                                           "pread64(3, \"\"..., 10, 0) = 10\n",
+                                                           data))},
+         4,
+         "line 1: a path with a NUL byte"},
         {{"--replay", write_text("untimed.strace", fmt::format("openat(AT_FDCWD, \"{}\", O_RDONLY) = 3\n"
                                                                "pread64(3, \"\"..., 10, 0) = 10\n",
                                                                data)),
