@@ -147,6 +147,7 @@ TEST_F(ReplayCli, BadInputGetsOneLineAndItsStatus) {
         {{"--replay", bad}, 4, "line 3"},
         {{"--replay", good, "--filename", data}, 2, "--filename does not apply to --replay"},
         {{"--replay", good, "--engines", "uring-fast"}, 2, "'uring-fast' does not replay traces"},
+        {{"--replay", good, "--engines", ""}, 2, "--engines '': an empty item"},
         {{"--replay", good, "--mode", "fast"}, 2, "--mode fast"},
         {{"--replay", good, "--iodepth", "0"}, 2, "--iodepth 0"},
         {{"--replay", good, "--loops", "0"}, 2, "--loops 0"},

@@ -55,7 +55,8 @@ double parse_seconds(const std::string& opt, const std::string& text) {
     return *v;
 }
 
-BenchSpec make_spec(const Options& o, TargetSpec& target) {
+// `app` tells an option given as 0 or '' from one left out.
+BenchSpec make_spec(const CLI::App& app, const Options& o, TargetSpec& target) {
     BenchSpec spec;
     Workload& w = spec.workload;
     const auto rw = parse_rw(o.rw);
@@ -101,6 +102,10 @@ BenchSpec make_spec(const Options& o, TargetSpec& target) {
     // A batch larger than every depth could never be submitted: refuse it
     // rather than run something other than what was asked.  Within a sweep
     // each depth uses min(batch, depth), and the header says so.
+    if (app.count("--batch") && o.batch == 0)
+        throw UsageError{
+            "--batch 0: give 1 or more I/Os per submit (leave --batch out for a batch of the "
+            "depth)"};
     const unsigned deepest = *std::max_element(spec.depths.begin(), spec.depths.end());
     if (o.batch > deepest)
         throw UsageError{fmt::format(
@@ -126,7 +131,8 @@ BenchSpec make_spec(const Options& o, TargetSpec& target) {
         throw UsageError{fmt::format("--threads {}: give 1 to 4096", o.threads)};
     w.threadpool_workers = o.threads;
     spec.batch = o.batch;
-    if (o.ios < 0) throw UsageError{fmt::format("--ios {}: give a count above 0", o.ios)};
+    if (o.ios < 0 || (o.ios == 0 && app.count("--ios")))
+        throw UsageError{fmt::format("--ios {}: give a count above 0", o.ios)};
     spec.ios = static_cast<std::uint64_t>(o.ios);
     if (!o.runtime.empty()) {
         spec.runtime_s = parse_seconds("--runtime", o.runtime);
@@ -146,7 +152,7 @@ BenchSpec make_spec(const Options& o, TargetSpec& target) {
         throw UsageError{fmt::format("--cache {}: use warm or cold", o.cache)};
     w.direct = o.direct;
     w.seed = o.seed;
-    if (o.engines.empty()) {
+    if (!app.count("--engines")) {
         for (std::string_view e : default_engines()) spec.engines.emplace_back(e);
     } else {
         for (const std::string& e : split_option("--engines", o.engines, "pread,uring")) {
@@ -159,7 +165,6 @@ BenchSpec make_spec(const Options& o, TargetSpec& target) {
             }
             spec.engines.push_back(e);
         }
-        if (spec.engines.empty()) throw UsageError{"--engines: give at least one engine"};
     }
     if (o.verify && !o.filename.empty())
         throw UsageError{
@@ -188,11 +193,11 @@ int exit_for(TargetError::Kind k) {
     return kFailure;
 }
 
-int run(const Options& o) {
+int run(const CLI::App& app, const Options& o) {
     TargetSpec tspec;
     BenchSpec spec;
     try {
-        spec = make_spec(o, tspec);
+        spec = make_spec(app, o, tspec);
     } catch (const UsageError& e) {
         emit(stderr, "uringkit bench: {}\n", e.message);
         return kUsage;
@@ -386,10 +391,11 @@ const Register reg{Command{
         app.footer(
             "Exit status: 0 at least one engine ran; 1 no engine could run, or an output (standard "
             "output included) could not be written: permission refused (EACCES, EPERM, EROFS), no "
-            "space, an I/O error; 2 bad option or value (unknown engine, zero "
-            "or negative size or depth, an empty item in a list, depth above 32768, --batch above "
-            "every depth, --size beyond the --filename file, an output that is the --filename "
-            "file, two outputs on -, a write to your file without --allow-write); 4 unusable file "
+            "space, an I/O error; 2 bad option or value (unknown engine, zero or negative size or "
+            "depth, --ios 0, --batch 0, an empty item in a list or an empty list: --engines '', "
+            "depth above 32768, --batch above every depth, --size beyond the --filename file, an "
+            "output that is the --filename file, two outputs on -, a write to your file without "
+            "--allow-write); 4 unusable file "
             "or output path (missing, unreadable, a directory, smaller than one block, --bs not a "
             "multiple of the logical block size with --direct, a filesystem refusing O_DIRECT, an "
             "output whose directory does not exist, a --compare file that is not a --json file of "
@@ -404,7 +410,7 @@ const Register reg{Command{
         CLI::App* const bench = &app;
         return [o, net, net_action, replay, bench] {
             if (net->parsed()) return net_action();
-            if (replay->trace.empty()) return run(*o);
+            if (replay->trace.empty()) return run(*bench, *o);
             const SharedBenchOptions shared{o->engines,    o->iodepth, o->cache, o->json,
                                             bench->count("--rounds") ? o->rounds : 0u,
                                             o->confidence, o->allow_write, o->verify};

@@ -61,7 +61,7 @@ replay::Config make_config(const CLI::App& app, const ReplayOptions& o, const Sh
         if (app.count(opt))
             throw UsageError{fmt::format("{} does not apply to --replay: the trace gives the I/O", opt)};
     replay::Config c;
-    if (!s.engines.empty()) {
+    if (app.count("--engines")) {
         c.engines = split_option("--engines", s.engines, "pread,uring");
         for (const std::string& e : c.engines)
             if (!replay::replay_engine_known(e))
