@@ -293,8 +293,7 @@ int run(const CLI::App& app, const Options& o) {
     const Report report{spec,           results,         host, target->path(), target->temporary(),
                         target->size(), saved ? &*saved : nullptr};
     target.reset();  // the temporary file goes before printing, so nothing is left if stdout blocks
-    emit(human, "\n{}\n",
-         format_table(results, saved ? compare_saved(results, *saved) : std::vector<Comparison>{}));
+    emit(human, "\n{}\n", format_table(results, against_saved(report)));
     for (const std::string& line : verdict(report)) emit(human, "{}\n", line);
     emit(human, "\n");
     for (const std::string& line : notes(report)) emit(human, "note: {}\n", line);
@@ -304,6 +303,9 @@ int run(const CLI::App& app, const Options& o) {
     if (!o.json.empty()) status = save_output(o.json, to_json(report));
     if (status == kOk && !o.csv.empty()) status = save_output(o.csv, to_csv(results));
     if (status == kOk && !o.plot.empty()) status = save_output(o.plot, to_svg(report));
+    // A --compare that judged nothing (another job, no engine and depth in
+    // common; the notes say which) has not done what it was asked.
+    if (status == kOk && saved && against_saved(report).empty()) status = kFailure;
     if (results.interrupted) return interrupt.exit_status(kInterrupted);
     const bool any_ok = std::any_of(results.rows.begin(), results.rows.end(),
                                     [](const Row& r) { return r.status == Row::ok; });
@@ -370,7 +372,8 @@ const Register reg{Command{
                        "its comparisons")
             ->capture_default_str();
         app.add_option("--compare", o->compare,
-                       "Judge each engine and depth against an earlier run saved with --json");
+                       "Judge each engine and depth against an earlier run saved with --json, of "
+                       "the same job (--rw, --bs, --size, --direct, --cache, file system)");
         app.add_option("--seed", o->seed, "Seed of the random offsets (the same for every engine)")
             ->capture_default_str();
         app.add_option("--threads", o->threads,
@@ -389,9 +392,10 @@ const Register reg{Command{
                        "output. A regular file is replaced whole through a temporary beside it; "
                        "a symlink, FIFO or device is written in place");
         app.footer(
-            "Exit status: 0 at least one engine ran; 1 no engine could run, or an output (standard "
-            "output included) could not be written: permission refused (EACCES, EPERM, EROFS), no "
-            "space, an I/O error; 2 bad option or value (unknown engine, zero or negative size or "
+            "Exit status: 0 at least one engine ran; 1 no engine could run, --compare compared "
+            "nothing (another job, no engine and depth in common: a note says which), or an output "
+            "(standard output included) could not be written: permission refused (EACCES, EPERM, "
+            "EROFS), no space, an I/O error; 2 bad option or value (unknown engine, zero or negative size or "
             "depth, --ios 0, --batch 0, an empty item in a list or an empty list: --engines '', "
             "depth above 32768, --batch above every depth, --size beyond the --filename file, an "
             "output that is the --filename file, two outputs on -, a write to your file without "
