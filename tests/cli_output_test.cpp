@@ -75,6 +75,20 @@ TEST(CliOutput, LostSummaryTurnsSuccessIntoOne) {
     const Child c = run(cli({"cp", "--summary", t.dir + "/f0", t.s / "copy"}), {}, full(2));
     EXPECT_EQ(c.status, 1);
     EXPECT_EQ(read_file(t.s / "copy"), read_file(t.dir + "/f0"));
+
+    // bench with --json - prints its table on stderr: the JSON is whole, and
+    // the temporary file is gone.
+    Scratch tmp;
+    const Child b = run(cli({"bench", "--size", "1m", "--ios", "200", "--ramp", "0", "--rounds", "1", "--engines",
+                             "pread", "--json", "-"}),
+                        {}, [&] {
+                            ::setenv("TMPDIR", tmp.dir.c_str(), 1);
+                            full(2)();
+                        });
+    EXPECT_EQ(b.status, 1);
+    EXPECT_NE(b.out.find("\"uringkit_bench_version\""), std::string::npos) << b.out;
+    EXPECT_EQ(b.out.back(), '\n');
+    EXPECT_TRUE(stdfs::is_empty(tmp.dir));
 }
 
 // Standard output on /dev/full: one line naming it, status 1.
