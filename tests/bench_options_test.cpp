@@ -37,6 +37,19 @@ TEST_F(BenchOptions, AnEmptyItemInAListIsRefused) {
     refused(bench({"--iodepth", "1,"}), "--iodepth 1,: an empty item");
     refused(bench({"--iodepth", ",4"}), "--iodepth ,4: an empty item");
     refused(bench({"--engines", "pread,,uring"}, false), "--engines pread,,uring: an empty item");
+    // An empty list is an empty item, not the default list (it ran every engine).
+    refused(bench({"--engines", ""}, false), "--engines '': an empty item");
+}
+
+// A count of 0 is refused as a negative one is: --ios 0 ran by time
+// instead, --batch 0 as if --batch had been left out.
+TEST_F(BenchOptions, ZeroIosOrBatchIsRefused) {
+    const std::string tmp = dir / "tmp";
+    for (const auto& [opt, says] : {std::pair{"--ios", "--ios 0: give a count above 0"},
+                                    std::pair{"--batch", "--batch 0: give 1 or more"}})
+        refused(run({URINGKIT_CLI, "bench", "--engines", "pread", "--rounds", "1", opt, "0"}, {},
+                    [tmp] { ::setenv("TMPDIR", tmp.c_str(), 1); }),
+                says);
 }
 
 TEST_F(BenchOptions, ABatchAboveEveryDepthIsRefused) {

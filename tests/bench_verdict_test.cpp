@@ -283,7 +283,9 @@ TEST(BenchVerdict, AgainstASavedRun) {
     now.add("pread", 32, around(100e3, 0.02), around(2.0, 0.02));
     before.add("uring", 32, around(100e3, 0.02), around(1.0, 0.02));
     before.add("pread", 32, around(100e3, 0.02), around(2.0, 0.02));
-    const SavedRun saved{"old.json", before.res.runs};
+    SavedRun saved;
+    saved.name = "old.json";
+    saved.runs = before.res.runs;
     const auto cs = compare_saved(now.res, saved);
     const Comparison* u = find(cs, "uring", "saved", 32, Metric::iops);
     ASSERT_NE(u, nullptr);

@@ -122,6 +122,21 @@ TEST(LoadCli, NothingListeningIsStatus4) {
     EXPECT_EQ(r.out, "");
 }
 
+// An existing file as --json is replaced whole through a new file beside it:
+// where none can be made (/proc), that is what the line says, not "No such
+// file or directory" about a file that is there.  Before the run: status 4.
+TEST(LoadCli, JsonWhereNoFileCanBeMadeSaysWhatFailed) {
+    if (::geteuid() != 0) GTEST_SKIP() << "an ordinary user is refused /proc/version itself (Permission denied)";
+    UnusedPort unused;
+    const Outcome r = run_cli({"--json", "/proc/version", "127.0.0.1:" + std::to_string(unused.port)});
+    EXPECT_EQ(r.status, 4) << r.err;
+    EXPECT_NE(r.err.find("uringkit load: /proc/version: cannot write the output there: it is replaced whole "
+                         "through a new file beside it, and none can be created in /proc: No such file or directory"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
 TEST(LoadCli, ARunPrintsTheTableAndJson) {
     net::ServerConfig sc;
     sc.port = 0;

@@ -215,6 +215,32 @@ TEST(ProbeCli, SeccompEpermExitsThreeAndSaysSo) {
     EXPECT_TRUE(doc.at("trials").empty());
 }
 
+// A sandbox that allows io_uring_setup and refuses io_uring_enter (EPERM from
+// the first call, as a seccomp profile can): a ring can be made, nothing
+// goes round it.  That is not usable (status 3), whatever setup says.
+TEST(ProbeCli, SetupWithoutEnterIsNotUsable) {
+    const std::vector<std::string> refused = {NO_URING, "--fail-enter-after", "0", "--errno", "1", URINGKIT_CLI,
+                                              "probe"};
+    const Child r = run(refused);
+    EXPECT_EQ(r.status, 3) << r.out << r.err;
+    const std::size_t setup = r.out.find("\nio_uring_setup ");
+    ASSERT_NE(setup, std::string::npos) << r.out;
+    EXPECT_NE(r.out.substr(setup, r.out.find('\n', setup + 1) - setup).find("works"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("NOT usable"), std::string::npos) << r.out;
+
+    std::vector<std::string> as_json = refused;
+    as_json.push_back("--json");
+    const Child j = run(as_json);
+    EXPECT_EQ(j.status, 3);
+    const json doc = parse(j);
+    EXPECT_FALSE(doc.at("usable").get<bool>());
+    EXPECT_TRUE(doc.at("setup").at("ok").get<bool>());
+    for (const json& t : doc.at("trials")) {
+        if (t.at("name") != "nop") continue;
+        EXPECT_NE(t.at("result"), "ok") << t.dump();
+    }
+}
+
 TEST(ProbeCli, EnosysIsNamed) {
     const Child r = run({NO_URING, "--errno", "38", URINGKIT_CLI, "probe"});
     EXPECT_EQ(r.status, 3) << r.out << r.err;

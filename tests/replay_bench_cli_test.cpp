@@ -147,10 +147,17 @@ TEST_F(ReplayCli, BadInputGetsOneLineAndItsStatus) {
         {{"--replay", bad}, 4, "line 3"},
         {{"--replay", good, "--filename", data}, 2, "--filename does not apply to --replay"},
         {{"--replay", good, "--engines", "uring-fast"}, 2, "'uring-fast' does not replay traces"},
+        {{"--replay", good, "--engines", ""}, 2, "--engines '': an empty item"},
         {{"--replay", good, "--mode", "fast"}, 2, "--mode fast"},
         {{"--replay", good, "--iodepth", "0"}, 2, "--iodepth 0"},
         {{"--replay", good, "--loops", "0"}, 2, "--loops 0"},
         {{"--replay", good, "--scratch", path("nowhere")}, 4, "--scratch"},
+        // strace's \0: the kernel would read the path up to it, another file.
+        {{"--replay", write_text("nul.strace", fmt::format("openat(AT_FDCWD, \"{}\\0.old\", O_RDONLY) = 3\n"
+                                                           "pread64(3, \"\"..., 10, 0) = 10\n",
+                                                           data))},
+         4,
+         "line 1: a path with a NUL byte"},
         {{"--replay", write_text("untimed.strace", fmt::format("openat(AT_FDCWD, \"{}\", O_RDONLY) = 3\n"
                                                                "pread64(3, \"\"..., 10, 0) = 10\n",
                                                                data)),
@@ -169,6 +176,30 @@ TEST_F(ReplayCli, BadInputGetsOneLineAndItsStatus) {
     const Child lenient = bench({"--replay", bad, "--lenient", "--rounds", "1", "--engines", "pread"});
     EXPECT_EQ(lenient.status, 0) << lenient.err;
     EXPECT_NE(lenient.out.find("could not be parsed"), std::string::npos) << lenient.out;
+}
+
+// A trace that names a FIFO is refused as --filename refuses one (status 4),
+// before anything is opened: opening a FIFO waits for a writer that never
+// comes.  It blocked in openat, also with --scratch; a regression is killed
+// by the timeout and fails.  A file named through a symlink is still read.
+TEST_F(ReplayCli, AFifoInATraceIsRefusedWithoutBlocking) {
+    ASSERT_EQ(::mkfifo(path("fifo").c_str(), 0644), 0);
+    const std::string trace = read_trace(path("fifo"), 4);
+    fs::create_directory(dir_ / "scratch");
+    for (const bool scratch : {false, true}) {
+        std::vector<std::string> args = {"timeout", "-s", "KILL", "30",      URINGKIT_CLI, "bench",
+                                         "--replay", trace,  "--rounds", "1"};
+        if (scratch) args.insert(args.end(), {"--scratch", path("scratch")});
+        const Child r = run(args);
+        EXPECT_EQ(r.status, 4) << "--scratch " << scratch << ": " << r.err;
+        EXPECT_NE(r.err.find(path("fifo") + ": a FIFO, not a regular file or block device"), std::string::npos)
+            << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    }
+    EXPECT_TRUE(fs::is_empty(dir_ / "scratch"));
+    fs::create_symlink(make_file("real.bin", 65536), path("link"));
+    const Child linked = bench({"--replay", read_trace(path("link"), 4), "--rounds", "1", "--engines", "pread"});
+    EXPECT_EQ(linked.status, 0) << linked.err;
 }
 
 TEST_F(ReplayCli, AWriteNotAllowedIsRefusedAndNothingIsTouched) {

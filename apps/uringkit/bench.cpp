@@ -4,6 +4,7 @@
 #include "bench_net.hpp"
 #include "bench_replay.hpp"
 #include "command.hpp"
+#include "console.hpp"
 #include "interrupt.hpp"
 
 #include "uringkit/engines/engine.hpp"
@@ -54,7 +55,8 @@ double parse_seconds(const std::string& opt, const std::string& text) {
     return *v;
 }
 
-BenchSpec make_spec(const Options& o, TargetSpec& target) {
+// `app` tells an option given as 0 or '' from one left out.
+BenchSpec make_spec(const CLI::App& app, const Options& o, TargetSpec& target) {
     BenchSpec spec;
     Workload& w = spec.workload;
     const auto rw = parse_rw(o.rw);
@@ -100,6 +102,10 @@ BenchSpec make_spec(const Options& o, TargetSpec& target) {
     // A batch larger than every depth could never be submitted: refuse it
     // rather than run something other than what was asked.  Within a sweep
     // each depth uses min(batch, depth), and the header says so.
+    if (app.count("--batch") && o.batch == 0)
+        throw UsageError{
+            "--batch 0: give 1 or more I/Os per submit (leave --batch out for a batch of the "
+            "depth)"};
     const unsigned deepest = *std::max_element(spec.depths.begin(), spec.depths.end());
     if (o.batch > deepest)
         throw UsageError{fmt::format(
@@ -125,7 +131,8 @@ BenchSpec make_spec(const Options& o, TargetSpec& target) {
         throw UsageError{fmt::format("--threads {}: give 1 to 4096", o.threads)};
     w.threadpool_workers = o.threads;
     spec.batch = o.batch;
-    if (o.ios < 0) throw UsageError{fmt::format("--ios {}: give a count above 0", o.ios)};
+    if (o.ios < 0 || (o.ios == 0 && app.count("--ios")))
+        throw UsageError{fmt::format("--ios {}: give a count above 0", o.ios)};
     spec.ios = static_cast<std::uint64_t>(o.ios);
     if (!o.runtime.empty()) {
         spec.runtime_s = parse_seconds("--runtime", o.runtime);
@@ -145,7 +152,7 @@ BenchSpec make_spec(const Options& o, TargetSpec& target) {
         throw UsageError{fmt::format("--cache {}: use warm or cold", o.cache)};
     w.direct = o.direct;
     w.seed = o.seed;
-    if (o.engines.empty()) {
+    if (!app.count("--engines")) {
         for (std::string_view e : default_engines()) spec.engines.emplace_back(e);
     } else {
         for (const std::string& e : split_option("--engines", o.engines, "pread,uring")) {
@@ -158,7 +165,6 @@ BenchSpec make_spec(const Options& o, TargetSpec& target) {
             }
             spec.engines.push_back(e);
         }
-        if (spec.engines.empty()) throw UsageError{"--engines: give at least one engine"};
     }
     if (o.verify && !o.filename.empty())
         throw UsageError{
@@ -187,20 +193,20 @@ int exit_for(TargetError::Kind k) {
     return kFailure;
 }
 
-int run(const Options& o) {
+int run(const CLI::App& app, const Options& o) {
     TargetSpec tspec;
     BenchSpec spec;
     try {
-        spec = make_spec(o, tspec);
+        spec = make_spec(app, o, tspec);
     } catch (const UsageError& e) {
-        fmt::print(stderr, "uringkit bench: {}\n", e.message);
+        emit(stderr, "uringkit bench: {}\n", e.message);
         return kUsage;
     }
     std::optional<SavedRun> saved;
     try {
         if (!o.compare.empty()) saved = load_saved(o.compare);
     } catch (const OutputError& e) {
-        fmt::print(stderr, "uringkit bench: {}\n", e.what());
+        emit(stderr, "uringkit bench: {}\n", e.what());
         return kBadInput;
     }
     const std::pair<const char*, const std::string*> outputs[] = {
@@ -209,28 +215,24 @@ int run(const Options& o) {
     for (const auto& [opt, path] : outputs) {
         if (util::is_standard_output(*path)) {
             if (to_stdout) {
-                fmt::print(stderr,
-                           "uringkit bench: {} -: {} already writes to standard output; give a "
-                           "file name for one of them\n",
-                           opt, to_stdout);
+                emit(stderr,
+                     "uringkit bench: {} -: {} already writes to standard output; give a "
+                     "file name for one of them\n",
+                     opt, to_stdout);
                 return kUsage;
             }
             to_stdout = opt;
         } else if (!path->empty() && !o.filename.empty() && util::same_file(*path, o.filename)) {
-            fmt::print(stderr,
-                       "uringkit bench: {} {}: is the input file (--filename {}); give another "
-                       "name for the output\n",
-                       opt, *path, o.filename);
+            emit(stderr,
+                 "uringkit bench: {} {}: is the input file (--filename {}); give another "
+                 "name for the output\n",
+                 opt, *path, o.filename);
             return kUsage;
         }
     }
-    try {
-        for (const auto& [opt, path] : outputs)
-            if (!path->empty()) util::check_output_path(*path);
-    } catch (const util::OutputError& e) {
-        fmt::print(stderr, "uringkit bench: {}\n", e.what());
-        return e.permission_refused() ? kFailure : kBadInput;
-    }
+    for (const auto& [opt, path] : outputs)
+        if (!path->empty())
+            if (const int status = check_output(*path)) return status;
     // With an output on standard output the table and verdict go to stderr,
     // so `--json - | jq` reads JSON only.
     std::FILE* const human = to_stdout ? stderr : stdout;
@@ -244,7 +246,7 @@ int run(const Options& o) {
     try {
         target.emplace(tspec);
     } catch (const TargetError& e) {
-        fmt::print(stderr, "uringkit bench: {}\n", e.what());
+        emit(stderr, "uringkit bench: {}\n", e.what());
         return interrupt.exit_status(exit_for(e.kind()));
     }
     spec.workload.size = target->size();
@@ -255,63 +257,60 @@ int run(const Options& o) {
     for (unsigned d : spec.depths) depths += (depths.empty() ? "" : ",") + std::to_string(d);
     const bool batch_capped = spec.batch && std::any_of(spec.depths.begin(), spec.depths.end(),
                                                         [&](unsigned d) { return d < spec.batch; });
-    fmt::print(
-        human,
-        "uringkit bench: {} {}, {}, {} {} {} ({} on {}), depth {}{}, {} job{}, {} engine{}, {}\n",
-        util::format_bytes(w.bs), rw_name(w.rw),
-        w.direct ? "O_DIRECT" : (spec.cache == Cache::warm ? "warm cache" : "cold cache"),
-        util::format_bytes(target->size()), target->temporary() ? "temporary file" : "of",
-        target->path(), host.filesystem, host.device, depths,
-        spec.batch ? fmt::format(" batch {}{}", spec.batch,
-                                 batch_capped ? " (at most the depth)" : "")
-                   : std::string(" batch=depth"),
-        spec.numjobs, spec.numjobs > 1 ? "s" : "", spec.engines.size(),
-        spec.engines.size() > 1 ? "s" : "",
-        spec.runtime_s > 0
-            ? fmt::format("{:g} s per run after {:g} s ramp{}", spec.runtime_s, spec.ramp_s,
-                          spec.ios ? fmt::format(" (or {} I/Os)", spec.ios) : "")
-            : fmt::format("{} I/Os per run", spec.ios));
-    fmt::print(human, "{} round{}, engine order {}{}\n", spec.rounds, spec.rounds > 1 ? "s" : "",
-               order_name(spec.order),
-               spec.order == Order::shuffle ? fmt::format(" (--order-seed {})", spec.order_seed)
-                                            : std::string());
-    std::fflush(human);
+    emit(human,
+         "uringkit bench: {} {}, {}, {} {} {} ({} on {}), depth {}{}, {} job{}, {} engine{}, {}\n",
+         util::format_bytes(w.bs), rw_name(w.rw),
+         w.direct ? "O_DIRECT" : (spec.cache == Cache::warm ? "warm cache" : "cold cache"),
+         util::format_bytes(target->size()), target->temporary() ? "temporary file" : "of",
+         target->path(), host.filesystem, host.device, depths,
+         spec.batch
+             ? fmt::format(" batch {}{}", spec.batch, batch_capped ? " (at most the depth)" : "")
+             : std::string(" batch=depth"),
+         spec.numjobs, spec.numjobs > 1 ? "s" : "", spec.engines.size(),
+         spec.engines.size() > 1 ? "s" : "",
+         spec.runtime_s > 0
+             ? fmt::format("{:g} s per run after {:g} s ramp{}", spec.runtime_s, spec.ramp_s,
+                           spec.ios ? fmt::format(" (or {} I/Os)", spec.ios) : "")
+             : fmt::format("{} I/Os per run", spec.ios));
+    emit(human, "{} round{}, engine order {}{}\n", spec.rounds, spec.rounds > 1 ? "s" : "",
+         order_name(spec.order),
+         spec.order == Order::shuffle ? fmt::format(" (--order-seed {})", spec.order_seed)
+                                      : std::string());
+    // Standard output refused the header (a full disk, a reader gone): the
+    // table could not be printed either, so the run is not started.
+    if (!flush(human) && output_lost()) return kFailure;
 
     const bool live = ::isatty(STDERR_FILENO);
     ProgressFn progress;
     if (live)
         progress = [](const Progress& p) {
-            fmt::print(stderr, "\r\033[K{}", progress_line(p));
-            std::fflush(stderr);
+            emit(stderr, "\r\033[K{}", progress_line(p));
+            flush(stderr);
         };
     const Results results = run_bench(spec, *target, interrupt.flag(), progress);
-    if (live) fmt::print(stderr, "\r\033[K");
+    if (live) emit(stderr, "\r\033[K");
 
     const Report report{spec,           results,         host, target->path(), target->temporary(),
                         target->size(), saved ? &*saved : nullptr};
     target.reset();  // the temporary file goes before printing, so nothing is left if stdout blocks
-    fmt::print(human, "\n{}\n",
-               format_table(results, saved ? compare_saved(results, *saved)
-                                           : std::vector<Comparison>{}));
-    for (const std::string& line : verdict(report)) fmt::print(human, "{}\n", line);
-    fmt::print(human, "\n");
-    for (const std::string& line : notes(report)) fmt::print(human, "note: {}\n", line);
-    std::fflush(human);
+    emit(human, "\n{}\n", format_table(results, against_saved(report)));
+    for (const std::string& line : verdict(report)) emit(human, "{}\n", line);
+    emit(human, "\n");
+    for (const std::string& line : notes(report)) emit(human, "note: {}\n", line);
+    flush(human);
 
     int status = kOk;
-    try {
-        if (!o.json.empty()) util::write_output(o.json, to_json(report));
-        if (!o.csv.empty()) util::write_output(o.csv, to_csv(results));
-        if (!o.plot.empty()) util::write_output(o.plot, to_svg(report));
-    } catch (const util::OutputError& e) {
-        fmt::print(stderr, "uringkit bench: {}\n", e.what());
-        status = e.permission_refused() ? kFailure : kBadInput;
-    }
+    if (!o.json.empty()) status = save_output(o.json, to_json(report));
+    if (status == kOk && !o.csv.empty()) status = save_output(o.csv, to_csv(results));
+    if (status == kOk && !o.plot.empty()) status = save_output(o.plot, to_svg(report));
+    // A --compare that judged nothing (another job, no engine and depth in
+    // common; the notes say which) has not done what it was asked.
+    if (status == kOk && saved && against_saved(report).empty()) status = kFailure;
     if (results.interrupted) return interrupt.exit_status(kInterrupted);
     const bool any_ok = std::any_of(results.rows.begin(), results.rows.end(),
                                     [](const Row& r) { return r.status == Row::ok; });
     if (!any_ok) {
-        fmt::print(stderr, "uringkit bench: no engine could run (see the reasons in the table)\n");
+        emit(stderr, "uringkit bench: no engine could run (see the reasons in the table)\n");
         return kFailure;
     }
     return interrupt.exit_status(status);
@@ -373,7 +372,8 @@ const Register reg{Command{
                        "its comparisons")
             ->capture_default_str();
         app.add_option("--compare", o->compare,
-                       "Judge each engine and depth against an earlier run saved with --json");
+                       "Judge each engine and depth against an earlier run saved with --json, of "
+                       "the same job (--rw, --bs, --size, --direct, --cache, file system)");
         app.add_option("--seed", o->seed, "Seed of the random offsets (the same for every engine)")
             ->capture_default_str();
         app.add_option("--threads", o->threads,
@@ -392,11 +392,14 @@ const Register reg{Command{
                        "output. A regular file is replaced whole through a temporary beside it; "
                        "a symlink, FIFO or device is written in place");
         app.footer(
-            "Exit status: 0 at least one engine ran; 1 no engine could run, or an output path "
-            "refused permission (EACCES, EPERM, EROFS); 2 bad option or value (unknown engine, zero "
-            "or negative size or depth, an empty item in a list, depth above 32768, --batch above "
-            "every depth, --size beyond the --filename file, an output that is the --filename "
-            "file, two outputs on -, a write to your file without --allow-write); 4 unusable file "
+            "Exit status: 0 at least one engine ran; 1 no engine could run, --compare compared "
+            "nothing (another job, no engine and depth in common: a note says which), or an output "
+            "(standard output included) could not be written: permission refused (EACCES, EPERM, "
+            "EROFS), no space, an I/O error; 2 bad option or value (unknown engine, zero or negative size or "
+            "depth, --ios 0, --batch 0, an empty item in a list or an empty list: --engines '', "
+            "depth above 32768, --batch above every depth, --size beyond the --filename file, an "
+            "output that is the --filename file, two outputs on -, a write to your file without "
+            "--allow-write); 4 unusable file "
             "or output path (missing, unreadable, a directory, smaller than one block, --bs not a "
             "multiple of the logical block size with --direct, a filesystem refusing O_DIRECT, an "
             "output whose directory does not exist, a --compare file that is not a --json file of "
@@ -411,7 +414,7 @@ const Register reg{Command{
         CLI::App* const bench = &app;
         return [o, net, net_action, replay, bench] {
             if (net->parsed()) return net_action();
-            if (replay->trace.empty()) return run(*o);
+            if (replay->trace.empty()) return run(*bench, *o);
             const SharedBenchOptions shared{o->engines,    o->iodepth, o->cache, o->json,
                                             bench->count("--rounds") ? o->rounds : 0u,
                                             o->confidence, o->allow_write, o->verify};

@@ -2,6 +2,7 @@
 // loaded by `uringkit load`'s client, with a verdict (src/netbench).
 #include "bench_net.hpp"
 #include "command.hpp"
+#include "console.hpp"
 #include "interrupt.hpp"
 
 #include "uringkit/netbench/netbench.hpp"
@@ -60,57 +61,48 @@ netbench::Config make_config(const Options& o) {
 }
 
 int run(const Options& o) {
+    set_tool_name("bench net");
     netbench::Config config;
     try {
         config = make_config(o);
     } catch (const UsageError& e) {
-        fmt::print(stderr, "uringkit bench net: {}\n", e.message);
+        emit(stderr, "uringkit bench net: {}\n", e.message);
         return kUsage;
     }
+    if (!o.json.empty())
+        if (const int status = check_output(o.json)) return status;
     const bool json_to_stdout = util::is_standard_output(o.json);
-    if (!o.json.empty() && !json_to_stdout) {
-        try {
-            util::check_output_path(o.json);
-        } catch (const util::OutputError& e) {
-            fmt::print(stderr, "uringkit bench net: {}\n", e.what());
-            return e.permission_refused() ? kFailure : kBadInput;
-        }
-    }
     std::FILE* const human = json_to_stdout ? stderr : stdout;
     InterruptScope interrupt;
     const bool live = ::isatty(STDERR_FILENO);
     netbench::ProgressFn progress;
     if (live)
         progress = [](const netbench::Progress& p) {
-            fmt::print(stderr, "\r\033[Kbench net: run {}/{}: {} on {}", p.done + 1, p.total, p.engine, p.workload);
-            std::fflush(stderr);
+            emit(stderr, "\r\033[Kbench net: run {}/{}: {} on {}", p.done + 1, p.total, p.engine,
+                 p.workload);
+            flush(stderr);
         };
     netbench::Result result;
     try {
         result = netbench::run(config, interrupt.flag(), progress);
     } catch (const std::exception& e) {
-        if (live) fmt::print(stderr, "\r\033[K");
-        fmt::print(stderr, "uringkit bench net: {}\n", e.what());
+        if (live) emit(stderr, "\r\033[K");
+        emit(stderr, "uringkit bench net: {}\n", e.what());
         return interrupt.exit_status(kFailure);
     }
-    if (live) fmt::print(stderr, "\r\033[K");
+    if (live) emit(stderr, "\r\033[K");
     const auto comparisons = netbench::compare(result);
-    fmt::print(human, "{}", netbench::format_report(result, comparisons));
-    std::fflush(human);
+    emit(human, "{}", netbench::format_report(result, comparisons));
+    flush(human);
     bool any_usable = false, any_failed = false;
     for (const netbench::Run& r : result.runs) {
         any_usable = any_usable || r.usable();
         any_failed = any_failed || !r.error.empty();
     }
     int status = any_usable && !any_failed ? kOk : kFailure;
-    if (!o.json.empty()) {
-        try {
-            util::write_output(o.json, netbench::to_json(result, comparisons));
-        } catch (const util::OutputError& e) {
-            fmt::print(stderr, "uringkit bench net: {}\n", e.what());
-            status = e.permission_refused() ? kFailure : kBadInput;
-        }
-    }
+    if (!o.json.empty())
+        if (const int failed = save_output(o.json, netbench::to_json(result, comparisons)))
+            status = failed;
     if (result.interrupted) return interrupt.exit_status(kInterrupted);
     return status;
 }
@@ -149,7 +141,7 @@ std::function<int()> setup_bench_net(CLI::App& app) {
         "are reported beside it and flagged client-bound when the client's thread was saturated.  A "
         "difference is named only when its interval, from the per-round ratios, excludes 1.\n\n"
         "Exit status: 0 every run worked; 1 a run failed (listed under the tables) or none could run, or "
-        "the --json path refused permission; 2 bad option or value; 4 an unusable --json path; 130 "
+        "the --json path or standard output could not be written; 2 bad option or value; 4 an unusable --json path; 130 "
         "interrupted by SIGINT/SIGTERM: what was measured is printed, then bench ends by the signal.");
     return [o] { return run(*o); };
 }

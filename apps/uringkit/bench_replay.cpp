@@ -2,6 +2,7 @@
 // through pread and the ring engines (src/replaybench), with the verdict.
 #include "bench_replay.hpp"
 #include "command.hpp"
+#include "console.hpp"
 #include "interrupt.hpp"
 
 #include "uringkit/replay/bench.hpp"
@@ -60,7 +61,7 @@ replay::Config make_config(const CLI::App& app, const ReplayOptions& o, const Sh
         if (app.count(opt))
             throw UsageError{fmt::format("{} does not apply to --replay: the trace gives the I/O", opt)};
     replay::Config c;
-    if (!s.engines.empty()) {
+    if (app.count("--engines")) {
         c.engines = split_option("--engines", s.engines, "pread,uring");
         for (const std::string& e : c.engines)
             if (!replay::replay_engine_known(e))
@@ -119,18 +120,12 @@ int run_replay(const CLI::App& app, const ReplayOptions& o, const SharedBenchOpt
     try {
         config = make_config(app, o, s);
     } catch (const UsageError& e) {
-        fmt::print(stderr, "uringkit bench: {}\n", e.message);
+        emit(stderr, "uringkit bench: {}\n", e.message);
         return kUsage;
     }
+    if (!s.json.empty())
+        if (const int status = check_output(s.json)) return status;
     const bool json_to_stdout = util::is_standard_output(s.json);
-    if (!s.json.empty() && !json_to_stdout) {
-        try {
-            util::check_output_path(s.json);
-        } catch (const util::OutputError& e) {
-            fmt::print(stderr, "uringkit bench: {}\n", e.what());
-            return e.permission_refused() ? kFailure : kBadInput;
-        }
-    }
     std::FILE* const human = json_to_stdout ? stderr : stdout;
     InterruptScope interrupt;
     replay::Program program;
@@ -138,50 +133,46 @@ int run_replay(const CLI::App& app, const ReplayOptions& o, const SharedBenchOpt
         auto reader = replay::TraceReader::open(o.trace, replay::Options{o.lenient});
         program = replay::compile(reader);
     } catch (const replay::TraceError& e) {
-        fmt::print(stderr, "uringkit bench: --replay {}: {}\n", o.trace, e.what());
+        emit(stderr, "uringkit bench: --replay {}: {}\n", o.trace, e.what());
         return kBadInput;
     } catch (const std::system_error& e) {
-        fmt::print(stderr, "uringkit bench: --replay {}: {}\n", o.trace, e.code().message());
+        emit(stderr, "uringkit bench: --replay {}: {}\n", o.trace, e.code().message());
         return kBadInput;
     }
     const bool live = ::isatty(STDERR_FILENO);
     replay::ProgressFn progress;
     if (live)
         progress = [](const replay::Progress& p) {
-            fmt::print(stderr, "\r\033[Kreplay: run {}/{}: {} {} depth {}", p.done, p.total, p.engine,
-                       replay::mode_name(p.mode), p.depth);
-            std::fflush(stderr);
+            emit(stderr, "\r\033[Kreplay: run {}/{}: {} {} depth {}", p.done, p.total, p.engine,
+                 replay::mode_name(p.mode), p.depth);
+            flush(stderr);
         };
     replay::Result result;
     try {
         result = replay::run(program, config, interrupt.flag(), progress);
     } catch (const replay::ReplayError& e) {
-        if (live) fmt::print(stderr, "\r\033[K");
-        fmt::print(stderr, "uringkit bench: --replay {}: {}\n", o.trace, e.what());
+        if (live) emit(stderr, "\r\033[K");
+        emit(stderr, "uringkit bench: --replay {}: {}\n", o.trace, e.what());
         return interrupt.exit_status(exit_for(e.kind()));
     } catch (const std::exception& e) {
-        if (live) fmt::print(stderr, "\r\033[K");
-        fmt::print(stderr, "uringkit bench: --replay {}: {}\n", o.trace, e.what());
+        if (live) emit(stderr, "\r\033[K");
+        emit(stderr, "uringkit bench: --replay {}: {}\n", o.trace, e.what());
         return interrupt.exit_status(kFailure);
     }
-    if (live) fmt::print(stderr, "\r\033[K");
+    if (live) emit(stderr, "\r\033[K");
     const auto comparisons = replay::compare(result);
-    fmt::print(human, "uringkit bench --replay {}\n{}", o.trace, replay::format_report(program, result, comparisons));
-    std::fflush(human);
+    emit(human, "uringkit bench --replay {}\n{}", o.trace,
+         replay::format_report(program, result, comparisons));
+    flush(human);
     bool any_ok = false, any_failed = false;
     for (const replay::Run& r : result.runs) {
         any_ok = any_ok || r.error.empty();
         any_failed = any_failed || !r.error.empty();
     }
     int status = any_ok && !any_failed ? kOk : kFailure;
-    if (!s.json.empty()) {
-        try {
-            util::write_output(s.json, replay::to_json(program, result, comparisons));
-        } catch (const util::OutputError& e) {
-            fmt::print(stderr, "uringkit bench: {}\n", e.what());
-            status = e.permission_refused() ? kFailure : kBadInput;
-        }
-    }
+    if (!s.json.empty())
+        if (const int failed = save_output(s.json, replay::to_json(program, result, comparisons)))
+            status = failed;
     if (result.interrupted) return interrupt.exit_status(kInterrupted);
     return interrupt.exit_status(status);
 }

@@ -35,8 +35,9 @@ struct UsageError {
 inline std::vector<std::string> split_option(const char* opt, const std::string& text, const char* example) {
     auto items = util::split_list(text);
     if (!items)
-        throw UsageError{fmt::format("{} {}: an empty item in the list; give items between commas, like {}", opt,
-                                     text, example)};
+        throw UsageError{
+            fmt::format("{} {}: an empty item in the list; give items between commas, like {}", opt,
+                        text.empty() ? "''" : text, example)};
     return std::move(*items);
 }
 

@@ -1,5 +1,6 @@
 // `uringkit cp`: copy files and trees by the cheapest path each file system allows.
 #include "command.hpp"
+#include "console.hpp"
 #include "cp_progress.hpp"
 #include "interrupt.hpp"
 
@@ -175,7 +176,7 @@ Register cp_command{Command{
         return [args, qd, bs]() -> int {
             const auto block_size = util::parse_size(args->bs);
             if (!block_size || *block_size < 4096 || *block_size % 4096 || *block_size > (1u << 30)) {
-                fmt::print(stderr, "uringkit cp: --bs {}: not a multiple of 4k up to 1g (try 256k or 1m)\n", args->bs);
+                emit(stderr, "uringkit cp: --bs {}: not a multiple of 4k up to 1g (try 256k or 1m)\n", args->bs);
                 return kUsage;
             }
             fs::CopyOptions o;
@@ -187,10 +188,10 @@ Register cp_command{Command{
                 for (const std::string& list : *lists)
                     if (auto bad = fs::apply_preserve_list(list == "default" ? "mode,ownership,timestamps" : list, on,
                                                            o.preserve)) {
-                        fmt::print(stderr,
-                                   "uringkit cp: --{}preserve={}: '{}' is not one of mode, ownership, timestamps, "
-                                   "xattr, links, all\n",
-                                   on ? "" : "no-", list, *bad);
+                        emit(stderr,
+                             "uringkit cp: --{}preserve={}: '{}' is not one of mode, ownership, timestamps, "
+                             "xattr, links, all\n",
+                             on ? "" : "no-", list, *bad);
                         return kUsage;
                     }
             o.direct = args->direct;
@@ -230,40 +231,40 @@ Register cp_command{Command{
             o.stop = interrupt.flag();
             const fs::CopyResult r = fs::copy(sources, args->paths.back(), o, sink);
             live.finish();
-            if (r.status == fs::CopyStatus::usage) fmt::print(stderr, "uringkit cp: {}\n", r.message);
+            if (r.status == fs::CopyStatus::usage) emit(stderr, "uringkit cp: {}\n", r.message);
             if (interrupt.requested()) {
-                fmt::print(stderr,
-                           "uringkit cp: interrupted by {}: {} files, {} directories, {} symlinks ({} bytes) copied; "
-                           "the new files being written were removed\n",
-                           interrupt.signal_name(), r.files, r.dirs, r.symlinks, r.bytes);
+                emit(stderr,
+                     "uringkit cp: interrupted by {}: {} files, {} directories, {} symlinks ({} bytes) copied; "
+                     "the new files being written were removed\n",
+                     interrupt.signal_name(), r.files, r.dirs, r.symlinks, r.bytes);
                 for (const std::string& p : r.incomplete)
-                    fmt::print(stderr,
-                               "uringkit cp: '{}' was being written in place and is incomplete: its old content is "
-                               "gone (--atomic replaces a file only once the copy is whole)\n",
-                               p);
+                    emit(stderr,
+                         "uringkit cp: '{}' was being written in place and is incomplete: its old content is "
+                         "gone (--atomic replaces a file only once the copy is whole)\n",
+                         p);
             }
             if (args->summary) {
                 const double t = r.seconds > 0 ? r.seconds : 1e-9;
                 const std::uint64_t items = r.files + r.dirs + r.symlinks;
-                fmt::print(stderr,
-                           "cp: {} files, {} directories, {} symlinks, {} special files, {} skipped, {:.1f} MiB in {:.3f} s "
-                           "({:.1f} MiB/s, {:.0f} files/s), {} system calls ({:.3f} per file), {} read with O_DIRECT{}\n",
-                           r.files, r.dirs, r.symlinks, r.specials, r.skipped, static_cast<double>(r.bytes) / 1048576.0, r.seconds,
-                           static_cast<double>(r.bytes) / 1048576.0 / t, static_cast<double>(r.files) / t, r.syscalls,
-                           items ? static_cast<double>(r.syscalls) / static_cast<double>(items) : 0.0,
-                           r.direct_read_files, r.used_ring ? "" : ", read/write fallback");
+                emit(stderr,
+                     "cp: {} files, {} directories, {} symlinks, {} special files, {} skipped, {:.1f} MiB in {:.3f} s "
+                     "({:.1f} MiB/s, {:.0f} files/s), {} system calls ({:.3f} per file), {} read with O_DIRECT{}\n",
+                     r.files, r.dirs, r.symlinks, r.specials, r.skipped, static_cast<double>(r.bytes) / 1048576.0, r.seconds,
+                     static_cast<double>(r.bytes) / 1048576.0 / t, static_cast<double>(r.files) / t, r.syscalls,
+                     items ? static_cast<double>(r.syscalls) / static_cast<double>(items) : 0.0,
+                     r.direct_read_files, r.used_ring ? "" : ", read/write fallback");
                 if (o.preserve.links || o.preserve.xattr)
-                    fmt::print(stderr, "cp: {} hard links kept, {} extended attributes copied{}\n", r.hard_links,
-                               r.xattrs, r.xattrs_on_ring ? " on the ring (IORING_OP_FGETXATTR/FSETXATTR)" : "");
-                fmt::print(stderr, "cp: files by path: {} reflink, {} copy_file_range, {} ring, {} read/write\n",
-                           r.reflinked_files, r.kernel_copied_files, r.ring_files, r.read_write_files);
+                    emit(stderr, "cp: {} hard links kept, {} extended attributes copied{}\n", r.hard_links,
+                         r.xattrs, r.xattrs_on_ring ? " on the ring (IORING_OP_FGETXATTR/FSETXATTR)" : "");
+                emit(stderr, "cp: files by path: {} reflink, {} copy_file_range, {} ring, {} read/write\n",
+                     r.reflinked_files, r.kernel_copied_files, r.ring_files, r.read_write_files);
                 if (o.verify)
-                    fmt::print(stderr,
-                               "cp: verify: {} files matched, {:.1f} MiB read again (source and copy) in {:.3f} s "
-                               "({:.1f} MiB/s), {} copies read with O_DIRECT\n",
-                               r.verified_files, static_cast<double>(r.verify_bytes) / 1048576.0, r.verify_seconds,
-                               r.verify_seconds > 0 ? static_cast<double>(r.verify_bytes) / 1048576.0 / r.verify_seconds : 0.0,
-                               r.verified_direct);
+                    emit(stderr,
+                         "cp: verify: {} files matched, {:.1f} MiB read again (source and copy) in {:.3f} s "
+                         "({:.1f} MiB/s), {} copies read with O_DIRECT\n",
+                         r.verified_files, static_cast<double>(r.verify_bytes) / 1048576.0, r.verify_seconds,
+                         r.verify_seconds > 0 ? static_cast<double>(r.verify_bytes) / 1048576.0 / r.verify_seconds : 0.0,
+                         r.verified_direct);
             }
             return interrupt.exit_status(exit_status(r.status));
         };

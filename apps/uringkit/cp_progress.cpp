@@ -1,5 +1,7 @@
 #include "cp_progress.hpp"
 
+#include "console.hpp"
+
 #include <fmt/core.h>
 
 #include <cstdio>
@@ -68,12 +70,12 @@ std::string CopyProgressLine::line(double seconds, bool last) const {
 
 void CopyProgressLine::draw_locked(double seconds) {
     if (tty_) {
-        fmt::print(stderr, "\r\033[K{}", line(seconds, false));
+        emit(stderr, "\r\033[K{}", line(seconds, false));
         drawn_ = true;
     } else {
-        fmt::print(stderr, "{}\n", line(seconds, false));
+        emit(stderr, "{}\n", line(seconds, false));
     }
-    std::fflush(stderr);
+    flush(stderr);
 }
 
 void CopyProgressLine::draw_loop() {
@@ -96,10 +98,10 @@ void CopyProgressLine::message(std::string_view text, bool failed) {
     if (failed) bytes_current_.store(0, std::memory_order_relaxed);
     std::lock_guard lock(mutex_);
     if (drawn_) {
-        fmt::print(stderr, "\r\033[K");
+        emit(stderr, "\r\033[K");
         drawn_ = false;  // redrawn at the next tick
     }
-    fmt::print(stderr, "uringkit cp: {}\n", text);
+    emit(stderr, "uringkit cp: {}\n", text);
 }
 
 void CopyProgressLine::finish() {
@@ -112,10 +114,10 @@ void CopyProgressLine::finish() {
     wake_.notify_all();
     if (drawer_.joinable()) drawer_.join();
     std::lock_guard lock(mutex_);
-    if (drawn_) fmt::print(stderr, "\r\033[K");
+    if (drawn_) emit(stderr, "\r\033[K");
     drawn_ = false;
-    if (mode_ == Mode::forced && !tty_) fmt::print(stderr, "{}\n", line(elapsed(), true));
-    std::fflush(stderr);
+    if (mode_ == Mode::forced && !tty_) emit(stderr, "{}\n", line(elapsed(), true));
+    flush(stderr);
 }
 
 }  // namespace uringkit::cli

@@ -28,6 +28,10 @@ public:
     // The flag for a library call's `stop` option; set once a signal arrived.
     const std::atomic<bool>* flag() const noexcept;
     bool requested() const noexcept;
+    // Sets the flag without a signal: the work stops as it would for one
+    // (standard output went away, so nothing more could be reported), and
+    // exit_status() returns its argument.
+    void stop() noexcept;
     int signal() const noexcept;       // the signal that arrived first, or 0
     const char* signal_name() const noexcept;  // "SIGINT", "SIGTERM" or ""
     // `status` when no signal arrived.  Otherwise the handlers are removed,

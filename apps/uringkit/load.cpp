@@ -1,6 +1,7 @@
 // `uringkit load`: an HTTP/1.1 keep-alive (or TCP echo) load generator on
 // io_uring.  Parses options, calls uringkit::load::run_load, prints.
 #include "command.hpp"
+#include "console.hpp"
 #include "interrupt.hpp"
 
 #include "uringkit/load/load.hpp"
@@ -77,29 +78,23 @@ int run(const Options& o) {
     try {
         config = make_config(o);
     } catch (const UsageError& e) {
-        fmt::print(stderr, "uringkit load: {}\n", e.message);
+        emit(stderr, "uringkit load: {}\n", e.message);
         return kUsage;
     } catch (const load::TargetError& e) {
-        fmt::print(stderr, "uringkit load: {}\n", e.what());
+        emit(stderr, "uringkit load: {}\n", e.what());
         return kBadInput;
     }
+    if (!o.json.empty())
+        if (const int status = check_output(o.json)) return status;
     const bool json_to_stdout = util::is_standard_output(o.json);
-    if (!o.json.empty() && !json_to_stdout) {
-        try {
-            util::check_output_path(o.json);
-        } catch (const util::OutputError& e) {
-            fmt::print(stderr, "uringkit load: {}\n", e.what());
-            return e.permission_refused() ? kFailure : kBadInput;
-        }
-    }
     if (const std::string why = net::uring_unavailable_reason(); !why.empty()) {
-        fmt::print(stderr, "uringkit load: io_uring is not usable here: {}\n", why);
+        emit(stderr, "uringkit load: io_uring is not usable here: {}\n", why);
         return kNoUring;
     }
     try {
         load::check_reachable(config.target, std::chrono::milliseconds(3000));
     } catch (const load::TargetError& e) {
-        fmt::print(stderr, "uringkit load: {}\n", e.what());
+        emit(stderr, "uringkit load: {}\n", e.what());
         return kBadInput;
     }
 
@@ -109,29 +104,23 @@ int run(const Options& o) {
     load::ProgressFn progress;
     if (live)
         progress = [](const load::Progress& p) {
-            fmt::print(stderr, "\r\033[K{}", load::progress_line(p));
-            std::fflush(stderr);
+            emit(stderr, "\r\033[K{}", load::progress_line(p));
+            flush(stderr);
         };
     load::LoadResult result;
     try {
         result = load::run_load(config, interrupt.flag(), progress);
     } catch (const std::exception& e) {
-        if (live) fmt::print(stderr, "\r\033[K");
-        fmt::print(stderr, "uringkit load: {}\n", e.what());
+        if (live) emit(stderr, "\r\033[K");
+        emit(stderr, "uringkit load: {}\n", e.what());
         return interrupt.exit_status(kFailure);
     }
-    if (live) fmt::print(stderr, "\r\033[K");
-    fmt::print(human, "{}", load::format_report(config, result));
-    std::fflush(human);
+    if (live) emit(stderr, "\r\033[K");
+    emit(human, "{}", load::format_report(config, result));
+    flush(human);
     int status = result.total_errors() > 0 || result.requests == 0 ? kFailure : kOk;
-    if (!o.json.empty()) {
-        try {
-            util::write_output(o.json, load::to_json(config, result));
-        } catch (const util::OutputError& e) {
-            fmt::print(stderr, "uringkit load: {}\n", e.what());
-            status = e.permission_refused() ? kFailure : kBadInput;
-        }
-    }
+    if (!o.json.empty())
+        if (const int failed = save_output(o.json, load::to_json(config, result))) status = failed;
     if (result.interrupted) return interrupt.exit_status(kInterrupted);
     return status;
 }
@@ -177,7 +166,7 @@ const Register reg{Command{
             "connection that fails is counted once and opened again.  It connects only to the target "
             "given, and first checks it accepts a connection.\n"
             "Exit status: 0 the run completed without errors; 1 errors were counted (see the report), no "
-            "response completed, or the --json file refused permission; 2 bad option or value (another "
+            "response completed, or the --json file or standard output could not be written; 2 bad option or value (another "
             "URL scheme, port 0, --connections 0, --threads above --connections); 3 io_uring is not usable "
             "here; 4 the target cannot be used (its name does not resolve, nothing accepts connections "
             "there) or an unusable --json path; SIGINT/SIGTERM print what was measured, then end by the "

@@ -1,13 +1,14 @@
 // uringkit: one binary, one file per subcommand (see command.hpp).
 #include "command.hpp"
+#include "console.hpp"
 #include "uringkit/probe/kernel.hpp"
 #include "uringkit/version.hpp"
-
-#include <fmt/core.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <new>
+#include <sstream>
 #include <string_view>
 
 namespace uringkit::cli {
@@ -49,24 +50,41 @@ int main(int argc, char** argv) {
     std::vector<std::pair<CLI::App*, std::function<int()>>> actions;
     for (const Command& c : commands) {
         CLI::App* sub = app.add_subcommand(c.name, c.summary);
-        if (chosen == c.name) actions.emplace_back(sub, c.setup(*sub));
+        if (chosen == c.name) {
+            set_tool_name(c.name);
+            actions.emplace_back(sub, c.setup(*sub));
+        }
     }
+    // Every way out goes through finish_output(): --help and --version
+    // write to standard output too, and a failed write is not a success.
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        const int code = app.exit(e);
-        return code == 0 ? kOk : kUsage;
+        // Gathered and written through the console, so that a failed write
+        // of --help names its errno like any other.
+        std::ostringstream out, err;
+        const int code = app.exit(e, out, err);
+        put(stdout, out.str());
+        put(stderr, err.str());
+        return finish_output(code == 0 ? kOk : kUsage);
     }
     // Below the minimum every tool still runs where its fallbacks reach; say once that it is untested ground.
     if (const std::string notice = uringkit::probe::below_minimum_notice(uringkit::probe::running_kernel_release());
         !notice.empty())
-        fmt::print(stderr, "uringkit: {}\n", notice);
+        emit(stderr, "uringkit: {}\n", notice);
+    int status = kUsage;
     try {
         for (auto& [sub, action] : actions)
-            if (sub->parsed()) return action();
+            if (sub->parsed()) {
+                status = action();
+                break;
+            }
+    } catch (const std::bad_alloc&) {
+        emit(stderr, "uringkit {}: out of memory\n", chosen);
+        status = kFailure;
     } catch (const std::exception& e) {
-        fmt::print(stderr, "uringkit: {}\n", e.what());
-        return kFailure;
+        emit(stderr, "uringkit {}: {}\n", chosen, e.what());
+        status = kFailure;
     }
-    return kUsage;
+    return finish_output(status);
 }

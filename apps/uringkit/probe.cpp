@@ -1,5 +1,6 @@
 // `uringkit probe`: what io_uring can do here, found by trying it.
 #include "command.hpp"
+#include "console.hpp"
 #include "interrupt.hpp"
 
 #include "uringkit/probe/probe.hpp"
@@ -32,28 +33,29 @@ Register probe_command{Command{
         app.footer(
             "Each trial creates its own ring and runs a real request, checking the data: ok, "
             "unsupported (with the errno that refused it) or failed.\n"
-            "Exit status: 0 io_uring is usable (some trials may still be unsupported); 3 io_uring "
-            "cannot be set up here (sysctl, seccomp, kernel without io_uring; the reason is "
-            "printed); 4 --dir is not a directory a test file can be created in (checked before the "
+            "Exit status: 0 io_uring is usable: a ring can be set up and a NOP goes round it (some "
+            "trials may still be unsupported); 3 io_uring cannot be set up here (sysctl, seccomp, "
+            "kernel without io_uring; the reason is printed), or it can and io_uring_enter is "
+            "refused (the nop trial says why); 4 --dir is not a directory a test file can be created in (checked before the "
             "trials); 2 bad option.");
         return [args]() -> int {
             probe::Options options;
             if (!args->dir.empty()) {
                 struct stat st {};
                 if (::stat(args->dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-                    fmt::print(stderr,
-                               "uringkit probe: --dir {}: not a directory (name an existing "
-                               "directory)\n",
-                               args->dir);
+                    emit(stderr,
+                         "uringkit probe: --dir {}: not a directory (name an existing "
+                         "directory)\n",
+                         args->dir);
                     return kBadInput;
                 }
                 // Tried, not asked of access(2): root passes access() on /proc
                 // and on directories of a read-only mount, where no file can be made.
                 if (const int err = probe::check_dir(args->dir)) {
-                    fmt::print(stderr,
-                               "uringkit probe: cannot create a test file in {}: {} (name a "
-                               "directory you may create files in with --dir)\n",
-                               args->dir, std::strerror(err));
+                    emit(stderr,
+                         "uringkit probe: cannot create a test file in {}: {} (name a "
+                         "directory you may create files in with --dir)\n",
+                         args->dir, std::strerror(err));
                     return kBadInput;
                 }
                 options.dir = args->dir;
@@ -65,7 +67,7 @@ Register probe_command{Command{
             const probe::Report report = probe::run(options);
             const std::string text =
                 args->json ? probe::to_json(report) : probe::format_table(report);
-            std::fwrite(text.data(), 1, text.size(), stdout);
+            put(stdout, text);
             return interrupt.exit_status(report.usable() ? kOk : kNoUring);
         };
     }}};

@@ -1,13 +1,15 @@
 // `uringkit readfiles`: hash every regular file under some paths, through
 // open -> read -> close chains on the ring; output as `xxhsum -H1` prints it.
 #include "command.hpp"
+#include "console.hpp"
 #include "interrupt.hpp"
 
 #include "uringkit/fs/path_list.hpp"
 #include "uringkit/fs/readfiles.hpp"
 #include "uringkit/util/size.hpp"
 
-#include <fmt/core.h>
+#include <fmt/format.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -30,6 +32,32 @@ namespace {
 bool unusable_input(int error) noexcept {
     return error == ENOENT || error == ENOTDIR || error == EACCES || error == EPERM ||
            error == ELOOP || error == ENAMETOOLONG;
+}
+
+// Read buffers beyond the machine's memory can never be had: refused before
+// anything is read, naming the options that size them.  Empty when they fit.
+std::string buffers_beyond_memory(const fs::ReadFilesOptions& o, const std::string& bs) {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return {};
+    const std::uint64_t memory =
+        static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
+    const fs::BufferNeed need = fs::read_buffers_needed(o);
+    if (need.total() <= memory) return {};
+    const std::string threads = fmt::format(
+        "{} {}{}", need.threads, o.engine == fs::ReadEngine::ring ? "ring thread" : "worker",
+        need.threads == 1 ? "" : "s");
+    const std::string shape =
+        o.engine == fs::ReadEngine::ring
+            ? fmt::format("2 x {} for each of --inflight {} files, on {}",
+                          util::format_bytes(o.block_size), o.inflight, threads)
+            : fmt::format("{} for each of {}", util::format_bytes(o.block_size), threads);
+    return fmt::format(
+        "--bs {}: the read buffers would take {} ({}), more than the {} of memory here; lower "
+        "--bs{}",
+        bs, util::format_bytes(need.total()), shape, util::format_bytes(memory),
+        o.engine == fs::ReadEngine::ring         ? ", --inflight or --threads"
+        : o.engine == fs::ReadEngine::threadpool ? " or --threads"
+                                                 : "");
 }
 
 Register readfiles_command{Command{
@@ -73,7 +101,9 @@ Register readfiles_command{Command{
                        "ring: threads, each with its own ring and --inflight files (default: one per CPU, "
                        "up to 4); threadpool: blocking workers (default 8)")
             ->check(CLI::Range(1u, 1024u));
-        app.add_option("--bs", args->bs, "Read size per request (e.g. 64k, 1m)");
+        app.add_option("--bs", args->bs,
+                       "Read size per request (e.g. 64k, 1m); the ring keeps 2 blocks per file in "
+                       "flight on each thread, which must fit in memory");
         app.footer(
             "Output: '<XXH64 hex>  <path>' per file, byte-identical to `xxhsum -H1` for the same "
             "files in the same order, so `xxhsum -c` checks it.  Files that cannot be opened or read "
@@ -81,10 +111,11 @@ Register readfiles_command{Command{
             "sockets are skipped with a note.  Without io_uring the ring engine falls back to sync "
             "and says so.\n"
             "Exit status: 0 every file was read; 1 a file or directory found inside a tree could not "
-            "be read, or a read failed; 2 bad option; 4 a path given (on the command line or in the "
-            "'-' list) is missing or may not be read (the others are still read).  SIGINT/SIGTERM: the "
-            "lines of the files already read are printed, in order, then readfiles ends by the signal "
-            "(a shell shows 130 or 143).");
+            "be read, or a read failed, or standard output could not be written (readfiles stops "
+            "there); 2 bad option (buffers of --bs beyond the memory included); 4 a path given (on "
+            "the command line or in the '-' list) is missing or may not be read (the others are "
+            "still read).  SIGINT/SIGTERM: the lines of the files already read are printed, in "
+            "order, then readfiles ends by the signal (a shell shows 130 or 143).");
         return [args]() -> int {
             fs::ReadFilesOptions o;
             o.engine = args->engine == "ring"         ? fs::ReadEngine::ring
@@ -98,11 +129,17 @@ Register readfiles_command{Command{
             const auto parsed = util::parse_size(args->bs);
             const std::uint64_t bs = parsed.value_or(0);
             if (!parsed || bs == 0 || bs % 512 || bs > (1u << 30)) {
-                fmt::print(stderr, "uringkit readfiles: --bs {}: not a size that is a multiple of 512 "
-                           "up to 1g (try 64k, 128k or 1m)\n", args->bs);
+                emit(stderr,
+                     "uringkit readfiles: --bs {}: not a size that is a multiple of 512 "
+                     "up to 1g (try 64k, 128k or 1m)\n",
+                     args->bs);
                 return kUsage;
             }
             o.block_size = bs;
+            if (const std::string why = buffers_beyond_memory(o, args->bs); !why.empty()) {
+                emit(stderr, "uringkit readfiles: {}\n", why);
+                return kUsage;
+            }
 
             // SIGINT/SIGTERM: no new file is started, reads in flight are
             // abandoned, the lines of the files finished are printed (in
@@ -129,43 +166,55 @@ Register readfiles_command{Command{
 
             static char outbuf[1 << 16];
             std::setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
+            // Standard output failed (a full disk, a reader that went away):
+            // no further line could be printed, so no further file is read.
+            const auto stop_if_output_lost = [&] {
+                if (output_lost()) interrupt.stop();
+            };
             fs::ReadFilesSink sink;
             sink.file = [&](const fs::FileResult& r) {
                 if (r.error) {
                     if (std::strcmp(r.stage, "open") == 0) note_named(r.path, r.error);
-                    std::fflush(stdout);
-                    fmt::print(stderr, "uringkit readfiles: {}: {}: {} (errno {})\n", r.path, r.stage,
-                               std::strerror(r.error), r.error);
-                } else if (o.hash) {
-                    fs::print_xxhsum_line(stdout, r.hash, r.path);
+                    flush(stdout);
+                    stop_if_output_lost();
+                    emit(stderr, "uringkit readfiles: {}: {}: {} (errno {})\n", r.path, r.stage,
+                         std::strerror(r.error), r.error);
+                } else if (o.hash && !output_lost()) {
+                    if (!fs::print_xxhsum_line(stdout, r.hash, r.path)) failed_write(stdout, errno);
+                    stop_if_output_lost();
                 }
             };
             sink.note = [&](std::string_view path, int error, std::string_view message) {
-                std::fflush(stdout);
+                flush(stdout);
+                stop_if_output_lost();
                 if (error) note_named(path, error);
                 if (error)
-                    fmt::print(stderr, "uringkit readfiles: {}: {} (errno {})\n", path, std::strerror(error), error);
+                    emit(stderr, "uringkit readfiles: {}: {} (errno {})\n", path,
+                         std::strerror(error), error);
                 else if (path.empty())
-                    fmt::print(stderr, "uringkit readfiles: {}\n", message);
+                    emit(stderr, "uringkit readfiles: {}\n", message);
                 else
-                    fmt::print(stderr, "uringkit readfiles: {}: {}\n", path, message);
+                    emit(stderr, "uringkit readfiles: {}: {}\n", path, message);
             };
             const fs::ReadFilesStats st = fs::read_files(inputs, o, sink);
-            if (!o.hash) fmt::print("{} files, {} bytes\n", st.files, st.bytes);
-            std::fflush(stdout);
-            if (interrupt.requested())
-                fmt::print(stderr, "uringkit readfiles: interrupted by {}: {} files read, the rest not started\n",
-                           interrupt.signal_name(), st.files + st.failed);
+            if (!o.hash) emit(stdout, "{} files, {} bytes\n", st.files, st.bytes);
+            flush(stdout);
+            if (interrupt.signal() != 0)
+                emit(stderr,
+                     "uringkit readfiles: interrupted by {}: {} files read, the rest not started\n",
+                     interrupt.signal_name(), st.files + st.failed);
             if (args->summary) {
                 const double t = st.seconds > 0 ? st.seconds : 1e-9;
                 const double files = static_cast<double>(st.files + st.failed);
-                fmt::print(stderr,
-                           "readfiles: engine {}: {} files ({} failed, {} skipped), {:.1f} MiB in {:.3f} s "
-                           "(walk {:.3f} s): {:.0f} files/s, {:.1f} MiB/s, {} system calls, {:.3f} per file\n",
-                           fs::engine_name(st.engine), st.files, st.failed, st.skipped,
-                           static_cast<double>(st.bytes) / 1048576.0, st.seconds, st.walk_seconds,
-                           static_cast<double>(st.files) / t, static_cast<double>(st.bytes) / 1048576.0 / t,
-                           st.syscalls, files > 0 ? static_cast<double>(st.syscalls) / files : 0.0);
+                emit(stderr,
+                     "readfiles: engine {}: {} files ({} failed, {} skipped), {:.1f} MiB in "
+                     "{:.3f} s (walk {:.3f} s): {:.0f} files/s, {:.1f} MiB/s, {} system calls, "
+                     "{:.3f} per file\n",
+                     fs::engine_name(st.engine), st.files, st.failed, st.skipped,
+                     static_cast<double>(st.bytes) / 1048576.0, st.seconds, st.walk_seconds,
+                     static_cast<double>(st.files) / t,
+                     static_cast<double>(st.bytes) / 1048576.0 / t, st.syscalls,
+                     files > 0 ? static_cast<double>(st.syscalls) / files : 0.0);
             }
             return interrupt.exit_status(bad_input ? kBadInput : st.failed ? kFailure : kOk);
         };

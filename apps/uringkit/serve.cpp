@@ -2,6 +2,7 @@
 // epoll twin.  Parses options, runs uringkit::net::Server, waits for
 // SIGINT/SIGTERM.
 #include "command.hpp"
+#include "console.hpp"
 
 #include "uringkit/net/server.hpp"
 #include "uringkit/util/duration.hpp"
@@ -56,34 +57,37 @@ int serve(const Args& a, bool batch_wait_given) {
     cfg.max_conns = max_conns;
     const auto idle_ms = util::parse_duration(idle);  // 0 turns the timeout off
     if (!idle_ms) {
-        fmt::print(stderr, "uringkit serve: --idle-timeout {}: not a duration (write 30, 30s, 500ms or 2m)\n", idle);
+        emit(stderr,
+             "uringkit serve: --idle-timeout {}: not a duration (write 30, 30s, 500ms or 2m)\n",
+             idle);
         return kUsage;
     }
     // 0 disables the timeout: a deadline no connection reaches.
     cfg.idle_timeout = idle_ms->count() == 0 ? std::chrono::hours(24 * 365) : *idle_ms;
     const auto pending = util::parse_size(a.max_pending);
     if (!pending || *pending == 0) {
-        fmt::print(stderr, "uringkit serve: --max-pending {}: not a size of at least 1 (write 256k, 1m...)\n",
-                   a.max_pending);
+        emit(stderr, "uringkit serve: --max-pending {}: not a size of at least 1 (write 256k, 1m...)\n",
+             a.max_pending);
         return kUsage;
     }
     cfg.max_pending = *pending;
     const auto send_ms = util::parse_duration(a.send_timeout);
     if (!send_ms) {
-        fmt::print(stderr, "uringkit serve: --send-timeout {}: not a duration (write 30, 30s, 500ms or 2m)\n",
-                   a.send_timeout);
+        emit(stderr, "uringkit serve: --send-timeout {}: not a duration (write 30, 30s, 500ms or 2m)\n",
+             a.send_timeout);
         return kUsage;
     }
     cfg.send_timeout = send_ms->count() == 0 ? std::chrono::hours(24 * 365) : *send_ms;
     const auto body = util::parse_size(body_size);
     if (!body || *body > (64u << 20)) {
-        fmt::print(stderr, "uringkit serve: --body-size {}: not a size up to 64m (write 128, 4k...)\n", body_size);
+        emit(stderr, "uringkit serve: --body-size {}: not a size up to 64m (write 128, 4k...)\n",
+             body_size);
         return kUsage;
     }
     cfg.body_size = *body;
     const auto limit = util::parse_size(max_body);
     if (!limit) {
-        fmt::print(stderr, "uringkit serve: --max-body {}: not a size (write 1m, 64k...)\n", max_body);
+        emit(stderr, "uringkit serve: --max-body {}: not a size (write 1m, 64k...)\n", max_body);
         return kUsage;
     }
     cfg.limits.max_body_bytes = *limit;
@@ -96,44 +100,50 @@ int serve(const Args& a, bool batch_wait_given) {
         if (why.empty()) {
             cfg.engine = engine == "uring-coro" ? net::EngineKind::UringCoro : net::EngineKind::Uring;
         } else if (engine == "auto") {
-            fmt::print(stderr, "uringkit serve: io_uring is not usable here ({}); falling back to the epoll engine\n",
-                       why);
+            emit(stderr,
+                 "uringkit serve: io_uring is not usable here ({}); falling back to the epoll "
+                 "engine\n",
+                 why);
             cfg.engine = net::EngineKind::Epoll;
         } else {
-            fmt::print(stderr, "uringkit serve: --engine {}: io_uring is not usable here: {} (use --engine epoll or auto)\n",
-                       engine, why);
+            emit(stderr,
+                 "uringkit serve: --engine {}: io_uring is not usable here: {} (use --engine epoll "
+                 "or auto)\n",
+                 engine, why);
             return kNoUring;
         }
     }
     if (a.recv_bundle) {
         if (cfg.engine != net::EngineKind::Uring) {
-            fmt::print(stderr, "uringkit serve: --recv-bundle: an option of the uring engine, not of {}\n",
-                       net::engine_name(cfg.engine));
+            emit(stderr,
+                 "uringkit serve: --recv-bundle: an option of the uring engine, not of {}\n",
+                 net::engine_name(cfg.engine));
             return engine == "auto" ? kNoUring : kUsage;
         }
         const std::string why = net::recv_bundle_unavailable_reason();
         if (!why.empty()) {
-            fmt::print(stderr, "uringkit serve: --recv-bundle: {}\n", why);
+            emit(stderr, "uringkit serve: --recv-bundle: {}\n", why);
             return kNoUring;
         }
         cfg.recv_bundle = true;
     }
     if (a.recv_incremental) {
         if (cfg.engine != net::EngineKind::Uring || a.recv_bundle) {
-            fmt::print(stderr, "uringkit serve: --recv-incremental: an option of the uring engine{}\n",
-                       a.recv_bundle ? ", not combined with --recv-bundle" : "");
+            emit(stderr, "uringkit serve: --recv-incremental: an option of the uring engine{}\n",
+                 a.recv_bundle ? ", not combined with --recv-bundle" : "");
             return engine == "auto" && !a.recv_bundle ? kNoUring : kUsage;
         }
         const std::string why = net::recv_incremental_unavailable_reason();
         if (!why.empty()) {
-            fmt::print(stderr, "uringkit serve: --recv-incremental: {}\n", why);
+            emit(stderr, "uringkit serve: --recv-incremental: {}\n", why);
             return kNoUring;
         }
         net::use_recv_incremental(cfg);
     }
     if (batch_wait_given && batch_wait_us > 0 && cfg.engine != net::EngineKind::Epoll && !net::batch_wait_available())
-        fmt::print(stderr, "uringkit serve: --batch-wait: this kernel has no batching wait "
-                   "(IORING_FEAT_MIN_TIMEOUT, Linux 6.12); every wait is a plain one\n");
+        emit(stderr,
+             "uringkit serve: --batch-wait: this kernel has no batching wait "
+             "(IORING_FEAT_MIN_TIMEOUT, Linux 6.12); every wait is a plain one\n");
 
     // Block the stop signals before any thread starts (threads inherit the
     // mask), and take them here with sigtimedwait: no handler, no races.
@@ -147,18 +157,21 @@ int serve(const Args& a, bool batch_wait_given) {
     try {
         server = std::make_unique<net::Server>(cfg);
     } catch (const std::system_error& e) {
-        fmt::print(stderr, "uringkit serve: {} (choose another --bind/--port)\n", e.what());
+        emit(stderr, "uringkit serve: {} (choose another --bind/--port)\n", e.what());
         return e.code().value() == EINVAL ? kUsage : kFailure;
     }
     server->start();
-    fmt::print("uringkit serve: listening on {} (engine {}, mode {}, {} thread{})\n",
-               net::endpoint_name(cfg.bind, server->port()),
-               net::engine_name(cfg.engine), mode, cfg.threads, cfg.threads == 1 ? "" : "s");
-    std::fflush(stdout);
+    // The line clients and scripts wait for (with --port 0, the only place
+    // the port is told): where it cannot be written the server stops at once.
+    const bool announced =
+        emit(stdout, "uringkit serve: listening on {} (engine {}, mode {}, {} thread{})\n",
+             net::endpoint_name(cfg.bind, server->port()), net::engine_name(cfg.engine), mode,
+             cfg.threads, cfg.threads == 1 ? "" : "s") &&
+        flush(stdout);
 
     const timespec poll_interval{0, 200'000'000};
     bool signalled = false;
-    while (!server->finished()) {
+    while (announced && !server->finished()) {
         const int sig = sigtimedwait(&stop_signals, nullptr, &poll_interval);
         if (sig == SIGINT || sig == SIGTERM) {
             signalled = true;
@@ -169,14 +182,17 @@ int serve(const Args& a, bool batch_wait_given) {
     try {
         server->wait();
     } catch (const std::exception& e) {
-        fmt::print(stderr, "uringkit serve: engine {} failed: {}\n", net::engine_name(cfg.engine), e.what());
+        emit(stderr, "uringkit serve: engine {} failed: {}\n", net::engine_name(cfg.engine),
+             e.what());
         return kFailure;
     }
     const net::StatsSnapshot s = server->stats();
-    fmt::print(stderr, "uringkit serve: stopped{}: {} requests on {} connections ({} rejected, {} idle-closed, "
-               "{} send-timed-out), {} system calls\n", signalled ? " on signal" : "", s.requests, s.accepted,
-               s.rejected, s.idle_closed, s.send_timeouts, s.syscalls);
-    return kOk;
+    emit(stderr,
+         "uringkit serve: stopped{}: {} requests on {} connections ({} rejected, {} idle-closed, "
+         "{} send-timed-out), {} system calls\n",
+         signalled ? " on signal" : "", s.requests, s.accepted, s.rejected, s.idle_closed, s.send_timeouts,
+         s.syscalls);
+    return announced ? kOk : kFailure;
 }
 
 Register serve_command{Command{
@@ -224,7 +240,8 @@ Register serve_command{Command{
                      "status 3 where the kernel has none");
         app.footer("Prints 'listening on ADDR:PORT' once ready.  SIGINT/SIGTERM: stop accepting, finish the "
                    "responses being sent (5 s at most), close everything, exit 0.\n"
-                   "Exit status: 0 stopped by a signal; 1 the server failed (bind, an engine error); "
+                   "Exit status: 0 stopped by a signal; 1 the server failed (bind, an engine error), or the "
+                   "'listening on' line could not be written (it then stops at once); "
                    "2 bad option; 3 --engine uring(-coro) where io_uring is not usable, or --recv-bundle or "
                    "--recv-incremental where the kernel lacks them.");
         CLI::Option* batch_wait = app.get_option("--batch-wait");

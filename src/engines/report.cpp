@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <nlohmann/json.hpp>
@@ -102,14 +103,80 @@ std::string format_table(const Results& res, const std::vector<Comparison>& agai
     return out;
 }
 
+std::vector<std::string> saved_job_differences(const Report& rep) {
+    std::vector<std::string> out;
+    if (!rep.saved) return out;
+    const SavedRun& s = *rep.saved;
+    const Workload& w = rep.spec.workload;
+    const auto differ = [&](const char* what, const std::string& here, const auto& there,
+                            auto show) {
+        if (!there)
+            out.push_back(fmt::format("{} {} here, not recorded in {}", what, here, s.name));
+        else if (show(*there) != here)
+            out.push_back(fmt::format("{} {} here, {} in {}", what, here, show(*there), s.name));
+    };
+    const auto same = [](const std::string& v) { return v; };
+    const auto bytes = [](std::uint64_t v) { return util::format_bytes(v); };
+    const auto yes_no = [](bool v) { return std::string(v ? "on" : "off"); };
+    differ("--rw", std::string(rw_name(w.rw)), s.rw, same);
+    differ("--bs", util::format_bytes(w.bs), s.bs, bytes);
+    differ("--size", util::format_bytes(rep.size), s.size, bytes);
+    differ("--direct", yes_no(w.direct), s.direct, yes_no);
+    // The saved "cache" is "direct" under O_DIRECT: --direct already says so.
+    if (!w.direct && !(s.direct && *s.direct))
+        differ("--cache", std::string(rep.spec.cache == Cache::warm ? "warm" : "cold"), s.cache,
+               same);
+    differ("file system", rep.host.filesystem, s.filesystem, same);
+    return out;
+}
+
+std::vector<Comparison> against_saved(const Report& rep) {
+    if (!rep.saved || !saved_job_differences(rep).empty()) return {};
+    return compare_saved(rep.results, *rep.saved);
+}
+
 std::vector<Comparison> comparisons(const Report& rep) {
     std::vector<Comparison> all = compare_engines(rep.results);
-    if (rep.saved) {
-        std::vector<Comparison> saved = compare_saved(rep.results, *rep.saved);
-        all.insert(all.end(), saved.begin(), saved.end());
-    }
+    const std::vector<Comparison> saved = against_saved(rep);
+    all.insert(all.end(), saved.begin(), saved.end());
     return all;
 }
+
+namespace {
+
+// What --compare could not judge, for notes(): the whole saved run when it
+// measured another job or holds no runs, else the rows it has no runs of.
+std::vector<std::string> saved_notes(const Report& rep) {
+    if (!rep.saved) return {};
+    const std::string& name = rep.saved->name;
+    if (const auto d = saved_job_differences(rep); !d.empty())
+        return {fmt::format("--compare {}: nothing compared: it measured another job ({})", name,
+                            fmt::join(d, "; "))};
+    if (rep.saved->runs.empty())
+        return {fmt::format("--compare {}: nothing compared: it holds no runs", name)};
+    const std::vector<Comparison> cs = compare_saved(rep.results, *rep.saved);
+    std::vector<std::string> missing;
+    for (const Row& r : rep.results.rows) {
+        if (r.status != Row::ok) continue;
+        const bool compared = std::any_of(cs.begin(), cs.end(), [&](const Comparison& c) {
+            return c.a == r.engine && c.iodepth == r.iodepth;
+        });
+        if (!compared) missing.push_back(fmt::format("{} at depth {}", r.engine, r.iodepth));
+    }
+    if (cs.empty())
+        return {
+            fmt::format("--compare {}: nothing compared: it has no runs of an engine at a depth "
+                        "that ran here ({})",
+                        name,
+                        missing.empty() ? std::string("none ran")
+                                        : fmt::format("{}", fmt::join(missing, ", ")))};
+    if (!missing.empty())
+        return {fmt::format("--compare {}: not in it, so not compared: {}", name,
+                            fmt::join(missing, ", "))};
+    return {};
+}
+
+}  // namespace
 
 std::optional<std::string> busy_machine(const Report& rep) {
     // The load average when the run started, against the CPUs.
@@ -165,6 +232,7 @@ std::vector<std::string> notes(const Report& rep) {
         n.push_back("cache: warm: the file was read into the page cache before timing");
     if (rep.results.interrupted)
         n.push_back("interrupted: rows marked * cover only what ran before the signal");
+    for (std::string& s : saved_notes(rep)) n.push_back(std::move(s));
     if (const auto busy = busy_machine(rep))
         n.push_back(fmt::format(
             "busy machine: {} (load average {} at the start); engines with more threads "

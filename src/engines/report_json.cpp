@@ -178,6 +178,16 @@ SavedRun load_saved(const std::string& path) {
         if (!doc.contains("uringkit_bench_version") || !doc.contains("runs"))
             throw OutputError(fmt::format(
                 "{}: not a `uringkit bench --json` file with per-run figures (\"runs\")", path));
+        // Each field only where the file records it: an older one may not.
+        const json& job = doc.value("job", json::object());
+        if (job.contains("rw")) saved.rw = job.at("rw").get<std::string>();
+        if (job.contains("bs")) saved.bs = job.at("bs").get<std::uint64_t>();
+        if (job.contains("size")) saved.size = job.at("size").get<std::uint64_t>();
+        if (job.contains("direct")) saved.direct = job.at("direct").get<bool>();
+        if (job.contains("cache")) saved.cache = job.at("cache").get<std::string>();
+        const json& host = doc.value("host", json::object());
+        if (host.contains("filesystem"))
+            saved.filesystem = host.at("filesystem").get<std::string>();
         for (const json& round : doc.at("runs"))
             for (const json& j : round.at("runs")) {
                 RunRecord r;

@@ -2,6 +2,8 @@
 
 #include "readfiles_internal.hpp"
 
+#include "uringkit/util/size.hpp"
+
 #include <cstdio>
 #include <optional>
 #include <stdexcept>
@@ -21,14 +23,36 @@ const char* engine_name(ReadEngine e) noexcept {
     return "?";
 }
 
-void print_xxhsum_line(std::FILE* out, std::uint64_t hash, std::string_view path) {
+bool print_xxhsum_line(std::FILE* out, std::uint64_t hash, std::string_view path) {
     static const char digits[] = "0123456789abcdef";
     char hex[18];
     for (int i = 15; i >= 0; --i, hash >>= 4) hex[i] = digits[hash & 15];
     hex[16] = hex[17] = ' ';
-    std::fwrite(hex, 1, sizeof hex, out);
-    std::fwrite(path.data(), 1, path.size(), out);
-    std::fputc('\n', out);
+    return std::fwrite(hex, 1, sizeof hex, out) == sizeof hex &&
+           std::fwrite(path.data(), 1, path.size(), out) == path.size() &&
+           std::fputc('\n', out) != EOF;
+}
+
+namespace readfiles_detail {
+
+Buffer read_buffer(std::size_t bytes, const std::string& what) {
+    try {
+        return aligned_buffer(bytes);
+    } catch (const std::bad_alloc&) {
+        throw BufferError("cannot allocate " + util::format_bytes(bytes) +
+                          " for the read buffers (" + what + ")");
+    }
+}
+
+}  // namespace readfiles_detail
+
+BufferNeed read_buffers_needed(const ReadFilesOptions& o) noexcept {
+    switch (o.engine) {
+    case ReadEngine::ring: return {ring_threads(o), std::uint64_t{o.inflight} * 2 * o.block_size};
+    case ReadEngine::threadpool: return {threadpool_workers(o), o.block_size};
+    case ReadEngine::sync: break;
+    }
+    return {1, o.block_size};
 }
 
 ReadFilesStats read_files(std::span<const std::string> inputs, const ReadFilesOptions& o,

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <memory>
 #include <thread>
 
 namespace uringkit::fs::readfiles_detail {
@@ -48,15 +49,22 @@ void run_sync(const PathList& files, const ReadFilesOptions& o, Emitter& out, Re
         out.finish(i, reader.read(files.c_str(i), stats.syscalls));
 }
 
+unsigned threadpool_workers(const ReadFilesOptions& o) noexcept { return o.threads ? o.threads : 8; }
+
 void run_threadpool(const PathList& files, const ReadFilesOptions& o, Emitter& out, ReadFilesStats& stats) {
-    const unsigned nthreads = std::max(1u, std::min<unsigned>(o.threads ? o.threads : 8, static_cast<unsigned>(files.size())));
+    const unsigned nthreads = std::max(
+        1u, std::min<unsigned>(threadpool_workers(o), static_cast<unsigned>(files.size())));
+    // Every worker's buffer is made here, before a thread starts: memory that
+    // cannot be had is read_files()' BufferError, not an exception in a worker.
+    std::vector<std::unique_ptr<BlockingReader>> readers;
+    for (unsigned t = 0; t < nthreads; ++t) readers.push_back(std::make_unique<BlockingReader>(o));
     std::atomic<std::size_t> next{0};
     std::vector<std::uint64_t> syscalls(nthreads, 0);
     std::vector<std::thread> pool;
     out.expect_workers(nthreads);
     for (unsigned t = 0; t < nthreads; ++t)
         pool.emplace_back([&, t] {
-            BlockingReader reader(o);
+            BlockingReader& reader = *readers[t];
             std::uint64_t calls = 0;
             for (std::size_t i; !stopping(o) && (i = next.fetch_add(1, std::memory_order_relaxed)) < files.size();)
                 out.record(i, reader.read(files.c_str(i), calls));

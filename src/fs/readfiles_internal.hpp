@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,19 @@ struct FileList {
 // batch on `ring` (null: plain calls); skipped and failed inputs go to the sink.
 FileList collect_files(std::span<const std::string> inputs, Ring* ring, const ReadFilesSink& sink,
                        ReadFilesStats& stats);
+
+// The read buffers could not be allocated: what() says how much, for what.
+// The ring engine takes it as it takes a ring it cannot use (the blocking
+// reader needs one block, not two per file in flight); elsewhere it ends
+// read_files().
+class BufferError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// aligned_buffer(), throwing BufferError for `what` ("2 x 64 KiB for each of
+// 32 files in flight") instead of a bare std::bad_alloc.
+Buffer read_buffer(std::size_t bytes, const std::string& what);
 
 // ---- results in order --------------------------------------------------------
 
@@ -170,7 +184,8 @@ private:
 class BlockingReader {
 public:
     explicit BlockingReader(const ReadFilesOptions& o)
-        : o_(o), bs_(o.block_size), hash_(o.hash), buf_(aligned_buffer(o.block_size)), st_(XXH64_createState()) {}
+        : o_(o), bs_(o.block_size), hash_(o.hash), buf_(read_buffer(o.block_size, "a block")),
+          st_(XXH64_createState()) {}
     ~BlockingReader() { XXH64_freeState(st_); }
     BlockingReader(const BlockingReader&) = delete;
     BlockingReader& operator=(const BlockingReader&) = delete;
@@ -186,6 +201,8 @@ private:
     XXH64_state_t* st_;
 };
 
+// The threadpool engine's workers: --threads, or 8.
+unsigned threadpool_workers(const ReadFilesOptions& o) noexcept;
 void run_sync(const PathList& files, const ReadFilesOptions& o, Emitter& out, ReadFilesStats& stats);
 void run_threadpool(const PathList& files, const ReadFilesOptions& o, Emitter& out,
                     ReadFilesStats& stats);

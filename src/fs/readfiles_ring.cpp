@@ -5,6 +5,7 @@
 #include "uringkit/ops/ops.hpp"
 #include "uringkit/ring/kernel_owned.hpp"
 #include "uringkit/sys/error.hpp"
+#include "uringkit/util/size.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -34,7 +35,9 @@ public:
         : ring_(ring), files_(list.paths), eof_(list.short_read_is_eof), o_(o), out_(out), feed_(feed),
           threaded_(threaded),
           nslots_(static_cast<unsigned>(std::min<std::size_t>(o.inflight, list.paths.size()))),
-          slots_(nslots_), bufs_(aligned_buffer(std::size_t{nslots_} * 2 * o.block_size)) {
+          slots_(nslots_), bufs_(read_buffer(std::size_t{nslots_} * 2 * o.block_size,
+                                             "2 x " + util::format_bytes(o.block_size) + " for each of " +
+                                                 std::to_string(nslots_) + " files in flight")) {
         ring_.register_files_sparse(nslots_);
         const iovec iov{bufs_.get(), std::size_t{nslots_} * 2 * o.block_size};
         try {
@@ -345,7 +348,7 @@ void run_rings(const FileList& list, const ReadFilesOptions& o, unsigned nthread
     // counter, small enough that the threads finish together.
     FileFeed feed(files.size(), std::max(1u, o.inflight / 2), o);
     std::vector<std::uint64_t> syscalls(nthreads, 0);
-    std::vector<std::string> trouble(nthreads);
+    std::vector<std::string> trouble(nthreads), fallback(nthreads);
     std::vector<std::thread> pool;
     out.expect_workers(nthreads);
     for (unsigned t = 0; t < nthreads; ++t)
@@ -371,9 +374,19 @@ void run_rings(const FileList& list, const ReadFilesOptions& o, unsigned nthread
                 trouble[t] = "io_uring unavailable (" + why + ")";
             }
             if (!trouble[t].empty()) {
-                BlockingReader blocking(o);
-                for (std::size_t f : left) out.record(f, blocking.read(files.c_str(f), calls));
-                for (std::size_t i; cursor.take(i);) out.record(i, blocking.read(files.c_str(i), calls));
+                try {
+                    BlockingReader blocking(o);
+                    for (std::size_t f : left) out.record(f, blocking.read(files.c_str(f), calls));
+                    for (std::size_t i; cursor.take(i);)
+                        out.record(i, blocking.read(files.c_str(i), calls));
+                    fallback[t] = "its files were read with blocking calls";
+                } catch (const BufferError& e) {
+                    // Not even one block: its files fail with ENOMEM, each reported.
+                    fallback[t] = std::string("its files could not be read: ") + e.what();
+                    const Slot_result no_memory{0, 0, ENOMEM, "read", false};
+                    for (std::size_t f : left) out.record(f, no_memory);
+                    for (std::size_t i; cursor.take(i);) out.record(i, no_memory);
+                }
             }
             syscalls[t] = calls;
             out.worker_exited();
@@ -383,7 +396,8 @@ void run_rings(const FileList& list, const ReadFilesOptions& o, unsigned nthread
     for (unsigned t = 0; t < nthreads; ++t) {
         stats.syscalls += syscalls[t];
         if (!trouble[t].empty() && sink.note)
-            sink.note({}, 0, "ring thread " + std::to_string(t) + ": " + trouble[t] + "; its files were read with blocking calls");
+            sink.note({}, 0,
+                      "ring thread " + std::to_string(t) + ": " + trouble[t] + "; " + fallback[t]);
     }
 }
 
@@ -401,6 +415,13 @@ bool run_ring(Ring& ring, const FileList& list, const ReadFilesOptions& o, Emitt
             sink.note({}, 0,
                       std::string("io_uring unusable (") + e.what() +
                           "); reading with the sync engine");
+        return false;
+    } catch (const BufferError& e) {
+        // The blocking reader needs one block where the ring needs two per file in flight.
+        if (sink.note)
+            sink.note(
+                {}, 0,
+                std::string(e.what()) + "; reading with the sync engine, one block at a time");
         return false;
     }
     stats.syscalls += reader->register_calls();

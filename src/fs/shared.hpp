@@ -3,6 +3,7 @@
 // block (readfiles' blocking engines, cp --verify).  Internal to src/fs.
 #pragma once
 
+#include "uringkit/ops/ops.hpp"
 #include "uringkit/ring/ring.hpp"
 #include "uringkit/sys/error.hpp"
 
@@ -54,11 +55,22 @@ inline ssize_t read_full(int fd, char* buf, std::size_t len, std::uint64_t offse
 }
 
 // The tools' ring: one thread owns it (SINGLE_ISSUER, DEFER_TASKRUN where the
-// kernel has them).  nullopt with `why` set when io_uring cannot be set up,
-// so the caller can fall back to plain system calls and say why.
+// kernel has them).  nullopt with `why` set when io_uring cannot be used, so
+// the caller can fall back to plain system calls and say why.  Usable means
+// a NOP went round the ring: a sandbox may allow io_uring_setup and refuse
+// io_uring_enter (seccomp, EPERM), and a ring that cannot be entered must
+// take the same fallback as one that cannot be set up, before any work is
+// given to it.  The NOP's io_uring_enter is the one system call this adds.
 inline std::optional<Ring> make_ring(unsigned entries, std::string& why) {
     try {
-        return Ring::create(entries, single_thread_options(entries * 2));
+        std::optional<Ring> ring = Ring::create(entries, single_thread_options(entries * 2));
+        ring->prepare(op::Nop{});
+        if (const int r = ring->submit_and_wait(1); r < 0) {
+            why = RingError("io_uring_enter", -r).what();
+            return std::nullopt;
+        }
+        ring->for_each_completion([](const Completion&) {});
+        return ring;
     } catch (const RingError& e) {
         why = e.what();
         return std::nullopt;

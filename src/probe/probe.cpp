@@ -171,6 +171,11 @@ const Trial* Report::trial(const std::string& name) const noexcept {
     return nullptr;
 }
 
+bool Report::usable() const noexcept {
+    const Trial* nop = trial("nop");
+    return setup_ok && nop && nop->outcome == Outcome::ok;
+}
+
 std::string errno_name(int err) {
     if (err < 0) err = -err;
     if (const char* n = ::strerrorname_np(err)) return n;

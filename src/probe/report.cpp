@@ -189,7 +189,11 @@ std::string format_table(const Report& r) {
     }
     std::size_t ok = 0;
     for (const Trial& t : r.trials) ok += t.outcome == Outcome::ok;
-    out += fmt::format("\nio_uring is usable here: {} of {} trials ok.\n", ok, r.trials.size());
+    if (!r.usable())
+        out += "\nio_uring is NOT usable here: a ring can be set up but a NOP does not come back "
+               "(see the nop trial).\n";
+    else
+        out += fmt::format("\nio_uring is usable here: {} of {} trials ok.\n", ok, r.trials.size());
     return out;
 }
 

@@ -176,6 +176,11 @@ void TraceReader::Source::saw_thread(std::uint32_t pid) {
 }
 
 std::uint32_t TraceReader::Source::file_index(const std::string& path) {
+    // strace writes a NUL as \0 and the kernel stops a path at its first
+    // one, so such a path names no file: replayed, it would open another
+    // one, named by what comes before the NUL.
+    if (path.find('\0') != std::string::npos)
+        throw LineError("a path with a NUL byte (\\0) in it, which no file name can hold");
     auto [it, added] = file_ids_.try_emplace(path, static_cast<std::uint32_t>(files_.size()));
     if (added) {
         files_.push_back(path);

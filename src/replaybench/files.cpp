@@ -7,12 +7,14 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -26,6 +28,55 @@ std::string basename_of(const std::string& path) {
 }
 
 bool used(const FileInfo& f) { return f.reads + f.writes > 0; }
+
+const char* kind_of(mode_t mode) {
+    switch (mode & S_IFMT) {
+    case S_IFIFO: return "a FIFO";
+    case S_IFCHR: return "a character device";
+    case S_IFSOCK: return "a socket";
+    case S_IFDIR: return "a directory";
+    default: return "another kind of file";
+    }
+}
+
+// Opens a file the trace names, as --filename is opened: a regular file or
+// a block device, and nothing on the way may block or act.  A FIFO's open
+// waits for a writer, a terminal's may become the controlling one, a tape's
+// may rewind: none of them is what a program's I/O was recorded on.  So
+// statx says what the path is before anything is opened, and the open takes
+// O_NONBLOCK (a FIFO swapped in since does not block), O_NOFOLLOW (nor is
+// one reached through a symlink planted since: the path is resolved first,
+// so a trace may still name a file through a link) and O_NOCTTY; fstat then
+// checks that what was opened is what statx saw.  O_NONBLOCK is cleared
+// again before the descriptor is used: io_uring answers EAGAIN instead of
+// waiting for a file opened with it.  Returns the descriptor, or -errno
+// when the path cannot be resolved or opened; throws ReplayError
+// (bad_input) when it names anything else.
+int open_recorded(const std::string& path, int flags) {
+    char* resolved = ::realpath(path.c_str(), nullptr);
+    if (!resolved) return -errno;
+    const std::string real(resolved);
+    std::free(resolved);
+    struct statx sx {};
+    if (::statx(AT_FDCWD, real.c_str(), AT_STATX_SYNC_AS_STAT, STATX_TYPE | STATX_INO, &sx) != 0) return -errno;
+    if (!S_ISREG(sx.stx_mode) && !S_ISBLK(sx.stx_mode))
+        throw ReplayError(ReplayError::bad_input,
+                          fmt::format("{}: {}, not a regular file or block device; a trace's files are "
+                                      "read like --filename's",
+                                      path, kind_of(sx.stx_mode)));
+    const int fd = ::open(real.c_str(), flags | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) return -errno;
+    struct stat st {};
+    const bool same = ::fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == (sx.stx_mode & S_IFMT) &&
+                      st.st_ino == sx.stx_ino && major(st.st_dev) == sx.stx_dev_major &&
+                      minor(st.st_dev) == sx.stx_dev_minor;
+    if (!same || ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+        ::close(fd);
+        throw ReplayError(ReplayError::bad_input,
+                          fmt::format("{}: changed while it was being opened; replay again", path));
+    }
+    return fd;
+}
 
 // Copies up to `bytes` of `src` into `dst` (both at 0); returns how many.
 std::uint64_t copy_prefix(int src, int dst, std::uint64_t bytes) {
@@ -105,10 +156,9 @@ ReplayFiles::ReplayFiles(const Program& program, const Config& config)
                 scratch_paths_.push_back(path);
                 fds_[i] = fd;
                 std::uint64_t copied = 0;
-                const int src = ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC);
+                const int src = open_recorded(f.path, O_RDONLY);
                 if (src >= 0) {
-                    struct stat st{};
-                    if (::fstat(src, &st) == 0 && S_ISREG(st.st_mode)) copied = copy_prefix(src, fd, f.extent);
+                    copied = copy_prefix(src, fd, f.extent);
                     ::close(src);
                 } else {
                     ++missing;
@@ -130,23 +180,19 @@ ReplayFiles::ReplayFiles(const Program& program, const Config& config)
                 continue;
             }
             const int access = f.writes > 0 ? O_RDWR : O_RDONLY;
-            fd = ::open(f.path.c_str(), access | O_CLOEXEC | sync_flags | (direct ? O_DIRECT : 0));
-            if (fd < 0 && direct && errno == EINVAL) {
+            fd = open_recorded(f.path, access | sync_flags | (direct ? O_DIRECT : 0));
+            if (fd == -EINVAL && direct) {
                 ++direct_refused;
-                fd = ::open(f.path.c_str(), access | O_CLOEXEC | sync_flags);
+                fd = open_recorded(f.path, access | sync_flags);
             }
             if (fd < 0)
                 throw ReplayError(ReplayError::bad_input,
-                                  fmt::format("{}: {}{}", f.path, std::strerror(errno),
-                                              errno == ENOENT ? " (the trace's files are read where it "
-                                                                "recorded them; --scratch DIR replays "
-                                                                "into copies of the recorded sizes)"
-                                                              : ""));
+                                  fmt::format("{}: {}{}", f.path, std::strerror(-fd),
+                                              fd == -ENOENT ? " (the trace's files are read where it "
+                                                              "recorded them; --scratch DIR replays "
+                                                              "into copies of the recorded sizes)"
+                                                            : ""));
             fds_[i] = fd;
-            struct stat st{};
-            if (::fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)))
-                throw ReplayError(ReplayError::bad_input,
-                                  fmt::format("{}: not a regular file or block device", f.path));
         }
     } catch (...) {
         release();

@@ -14,8 +14,8 @@
 namespace uringkit::util {
 namespace {
 
-[[noreturn]] void fail(const std::string& path, const char* what, int err) {
-    throw OutputError(path + ": " + what + ": " + std::strerror(err), err);
+[[noreturn]] void fail(const std::string& path, std::string_view what, int err) {
+    throw OutputError(path + ": " + std::string(what) + ": " + std::strerror(err), err);
 }
 
 std::string directory_of(const std::string& path) {
@@ -88,7 +88,8 @@ void write_and_rename(const std::string& path, std::string_view content) {
 void check_output_path(const std::string& path) {
     if (is_standard_output(path)) return;
     struct stat lst;
-    if (::lstat(path.c_str(), &lst) == 0) {
+    const bool lst_ok = ::lstat(path.c_str(), &lst) == 0;
+    if (lst_ok) {
         struct stat st;
         if (::stat(path.c_str(), &st) != 0) fail(path, "cannot write the output there", errno);
         if (S_ISDIR(st.st_mode))
@@ -99,9 +100,15 @@ void check_output_path(const std::string& path) {
         fail(path, "cannot write the output there", errno);
     }
     // A new file or a regular file replaced by rename: a temporary must fit
-    // in the directory.
+    // in the directory.  For an existing file that is what fails, not the
+    // file itself (`/proc/version` is there, and /proc takes no new file).
     std::string tmp;
     const int fd = create_temporary(path, tmp);
+    if (fd < 0 && lst_ok)
+        fail(path,
+             "cannot write the output there: it is replaced whole through a new file beside it, "
+             "and none can be created in " + directory_of(path),
+             -fd);
     if (fd < 0) fail(path, "cannot write the output there", -fd);
     ::close(fd);
     ::unlink(tmp.c_str());

@@ -30,6 +30,13 @@ struct Report {
 // ratio of the medians and the verdict of the noise rule.
 std::string format_table(const Results& results,
                          const std::vector<Comparison>& against_saved = {});
+// Where the job of --compare's saved run differs from this one (--rw, --bs,
+// --size, --direct, --cache, the file system), one item each: "--bs 64 KiB
+// here, 4 KiB in old.json".  A field the file does not record is a difference.
+std::vector<std::string> saved_job_differences(const Report& report);
+// compare_saved() against the saved run when it measured the same job; none
+// otherwise (and none without --compare).
+std::vector<Comparison> against_saved(const Report& report);
 // Every comparison the run makes (verdict.hpp), and against the saved run.
 std::vector<Comparison> comparisons(const Report& report);
 // Why the machine counts as busy (load above the CPU count, or a
@@ -37,7 +44,8 @@ std::vector<Comparison> comparisons(const Report& report);
 std::optional<std::string> busy_machine(const Report& report);
 // The verdict in plain words (verdict.hpp's rule).
 std::vector<std::string> verdict(const Report& report);
-// What the figures include and how they were taken (SQPOLL CPU, buffered libaio, cache).
+// What the figures include and how they were taken (SQPOLL CPU, buffered libaio, cache),
+// and what --compare could not judge: another job, or rows the saved run has no runs of.
 std::vector<std::string> notes(const Report& report);
 std::string to_json(const Report& report);
 // Reads the runs of an earlier `--json` file for `--compare`; throws

@@ -59,10 +59,16 @@ double confidence_each(double family, std::size_t comparisons) noexcept;
 // Every pairing of the run on IOPS and on CPU per I/O, from paired rounds.
 std::vector<Comparison> compare_engines(const Results& results);
 
-// Figures of an earlier run (`--compare OLD.json`): its runs per engine and depth.
+// Figures of an earlier run (`--compare OLD.json`): its runs per engine and
+// depth, and the job they measured, which must be this run's for a
+// comparison to mean anything (report.hpp: saved_job_differences).
 struct SavedRun {
     std::string name;  // the file, for the wording
     std::vector<RunRecord> runs;
+    // The saved "job" and host.filesystem; empty where the file does not say.
+    std::optional<std::string> rw, cache, filesystem;
+    std::optional<std::uint64_t> bs, size;
+    std::optional<bool> direct;
 };
 // Each engine x depth present in both against the saved run (b = "saved").
 // The runs are not paired, so the ratio of the medians gets the interval

@@ -69,23 +69,37 @@ struct ReadFilesStats {
     std::uint64_t failed = 0;   // files or directories that could not be opened or read
     std::uint64_t skipped = 0;  // special files left alone
     std::uint64_t bytes = 0;
-    // System calls the job made: io_uring_enter and register calls, the
-    // directory walk and any statx(2)/open/read/close; not counted: the ring's
-    // one-time setup (io_uring_setup, mmap) and teardown.
+    // System calls the job made: io_uring_enter and register calls (the NOP
+    // that proves each ring works included), the directory walk and any
+    // statx(2)/open/read/close; not counted: the ring's one-time setup
+    // (io_uring_setup, mmap) and teardown.
     std::uint64_t syscalls = 0;
     double seconds = 0;         // reading, after the walk
     double walk_seconds = 0;
     ReadEngine engine = ReadEngine::ring;  // the engine that ran (after any fallback)
 };
 
+// The memory the read buffers take at most: `threads` readers of
+// `per_thread` bytes each.  A ring holds two blocks for each file in flight
+// (the one being hashed and the next); a blocking reader one block.
+struct BufferNeed {
+    unsigned threads = 1;
+    std::uint64_t per_thread = 0;
+    std::uint64_t total() const noexcept { return per_thread * threads; }
+};
+BufferNeed read_buffers_needed(const ReadFilesOptions& options) noexcept;
+
 // Walks `inputs` (directories depth-first, entries in byte order of name) and
-// reads every regular file.  Throws only for bad options; per-file problems
-// go to the sink and the counts.
+// reads every regular file.  Throws for bad options, and when the read
+// buffers cannot be allocated even for reading one file at a time
+// (std::runtime_error naming how much); per-file problems go to the sink and
+// the counts.
 ReadFilesStats read_files(std::span<const std::string> inputs, const ReadFilesOptions& options,
                           const ReadFilesSink& sink);
 
 // Writes "<16 hex digits>  <path>\n" to `out`, exactly as xxhsum 0.8.1 -H1
 // prints it (the name as given, without escaping).  Allocates nothing.
-void print_xxhsum_line(std::FILE* out, std::uint64_t hash, std::string_view path);
+// False, with errno set, when `out` refused it (a full disk, a closed pipe).
+bool print_xxhsum_line(std::FILE* out, std::uint64_t hash, std::string_view path);
 
 }  // namespace uringkit::fs

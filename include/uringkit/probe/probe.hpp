@@ -72,7 +72,9 @@ struct Report {
     // ---- the trials (empty when setup failed) --------------------------------
     std::vector<Trial> trials;
 
-    bool usable() const noexcept { return setup_ok; }
+    // A ring can be set up and a NOP goes round it.  Setup alone is not
+    // enough: a sandbox may allow io_uring_setup and refuse io_uring_enter.
+    bool usable() const noexcept;
     const Trial* trial(const std::string& name) const noexcept;
 };
 
