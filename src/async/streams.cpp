@@ -159,26 +159,31 @@ void RecvStream::cancel() noexcept {
     if (waiter_) loop_->resume(std::exchange(waiter_, {}));
 }
 
-Task<void> RecvStream::pause() {
-    if (ended_ || cancelled_ || stopping_) co_return;
+// The recv taken back while still queued, or cancelled and waited for to
+// its last completion: either way no recv is armed when it resumes.
+Task<void> RecvStream::disarm() {
     loop_->stop_waiting_for_buffer(*this);
     if (armed_ && !ud_) {  // still queued: take it back
         loop_->withdraw(*this);
         armed_ = false;
     }
-    if (armed_) {
-        paused_ = true;
-        loop_->cancel(ud_);
-        // Woken early by chunks that still arrive (they queue): wait on.
-        struct UntilDisarmed {
-            RecvStream* s;
-            bool await_ready() const noexcept { return !s->armed_; }
-            void await_suspend(std::coroutine_handle<> h) const noexcept { s->waiter_ = h; }
-            void await_resume() const noexcept {}
-        };
-        while (armed_) co_await UntilDisarmed{this};
-        paused_ = false;
-    }
+    if (!armed_) co_return;
+    loop_->cancel(ud_);
+    // Woken early by chunks that still arrive (they queue): wait on.
+    struct UntilDisarmed {
+        RecvStream* s;
+        bool await_ready() const noexcept { return !s->armed_; }
+        void await_suspend(std::coroutine_handle<> h) const noexcept { s->waiter_ = h; }
+        void await_resume() const noexcept {}
+    };
+    while (armed_) co_await UntilDisarmed{this};
+}
+
+Task<void> RecvStream::pause() {
+    if (ended_ || cancelled_ || stopping_) co_return;
+    paused_ = true;
+    co_await disarm();
+    paused_ = false;
     // next() arms the recv again once the queue is empty (ready_slow()),
     // unless the last completion ended the stream (EOF, an error, cancel()).
     if (!ended_ && !cancelled_) rearm_ = true;
@@ -186,21 +191,7 @@ Task<void> RecvStream::pause() {
 
 Task<void> RecvStream::stop() {
     stopping_ = true;
-    loop_->stop_waiting_for_buffer(*this);
-    if (armed_ && !ud_) {  // still queued: take it back
-        loop_->withdraw(*this);
-        armed_ = false;
-    }
-    if (armed_) {
-        loop_->cancel(ud_);
-        struct UntilDisarmed {
-            RecvStream* s;
-            bool await_ready() const noexcept { return !s->armed_; }
-            void await_suspend(std::coroutine_handle<> h) const noexcept { s->waiter_ = h; }
-            void await_resume() const noexcept {}
-        };
-        while (armed_) co_await UntilDisarmed{this};
-    }
+    co_await disarm();
     return_queued();
 }
 

@@ -130,4 +130,21 @@ private:
     C* tail_ = nullptr;
 };
 
+// After each event of connection `c` (with `pending` bytes not yet sent):
+// keeps the server's pending-output gauge and peak in step, and the
+// stalled-output list: a connection is on it while it has output to send
+// and is not being aborted, its deadline (`deadline`) set when it joins;
+// the engines push it back on every send that moves bytes.
+template <class C, class List>
+void account_output(ServerStats& stats, List& stalled, C* c, std::size_t pending, std::uint64_t deadline) noexcept {
+    if (pending != c->counted) {
+        if (pending > c->counted) stats.pending.add(pending - c->counted);
+        else stats.pending.sub(c->counted - pending);
+        c->counted = pending;
+        stats.pending_peak.raise_to(pending);
+    }
+    if (pending == 0 || c->aborting) stalled.remove(c);
+    else if (!stalled.contains(c)) stalled.push_back(c, deadline);
+}
+
 }  // namespace uringkit::net::detail

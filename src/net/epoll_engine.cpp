@@ -273,21 +273,9 @@ private:
         return pending(c) != before;
     }
 
-    // Keeps the pending-output gauge and the stalled-output list in step with
-    // the connection after each event: a connection is on the list while it
-    // has output to send, its deadline pushed back by every send that moves
-    // bytes (flush()).
-    void account(Conn* c) {
-        const std::size_t p = pending(c);
-        if (p != c->counted) {
-            if (p > c->counted) stats_.pending.add(p - c->counted);
-            else stats_.pending.sub(c->counted - p);
-            c->counted = p;
-            stats_.pending_peak.raise_to(p);
-        }
-        if (p == 0 || c->aborting) stall_.remove(c);
-        else if (!stall_.contains(c)) stall_.push_back(c, now_ + send_timeout_);
-    }
+    // engine.hpp's account_output: the gauge and the stalled-output list
+    // (deadlines pushed back by every send that moves bytes).
+    void account(Conn* c) { account_output(stats_, stall_, c, pending(c), now_ + send_timeout_); }
 
     void close(Conn* c) {
         idle_.remove(c);

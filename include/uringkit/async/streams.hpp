@@ -136,6 +136,7 @@ private:
     bool ended_ = false;      // EOF or error delivered or queued: no re-arm
     bool rearm_ = false;      // ended early (ENOBUFS, full CQ): re-arm when asked
     bool stopping_ = false;
+    Task<void> disarm();
     bool paused_ = false;     // pause() waits for the recv's last completion: no re-arm, no end
     bool cancelled_ = false;  // cancel(): no re-arm; ends at the recv's last completion
     std::int32_t final_res_ = 0;
