@@ -11,7 +11,7 @@
 # root read-only over virtio-9p (virtme's layout) and runs ctest in it.
 #
 # Environment:
-#   URINGKIT_KERNEL_TESTS  ctest selection, default "-L kernel" (see the README); empty: all
+#   URINGKIT_KERNEL_TESTS  ctest selection, default "-L kernel" (see docs/overview.md, "Tests"); empty: all
 #   URINGKIT_VM_ACCEL      kvm or tcg; default kvm when /dev/kvm is usable
 #   URINGKIT_VM_TIMEOUT    seconds one kernel's run may take (default 1500)
 #   URINGKIT_TEST_TIMEOUT  ctest's per-test timeout in the VM (default 300)
