@@ -4,8 +4,8 @@
 // allocates nothing (global operator new is replaced and counted), every I/O
 // completes exactly once (the counts are exact), and the system-call counts
 // follow the batching rule.
-#include "uringkit/engines/engine.hpp"
-#include "uringkit/engines/target.hpp"
+#include "engines/engine.hpp"
+#include "engines/target.hpp"
 #include "uringkit/sys/page_cache.hpp"
 
 #include "count_allocations.hpp"

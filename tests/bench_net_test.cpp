@@ -4,7 +4,7 @@
 // engine with counts that add up, and the CLI's bad input is one line with
 // status 2.
 #include "files_test_support.hpp"
-#include "uringkit/netbench/netbench.hpp"
+#include "netbench/netbench.hpp"
 
 #include <nlohmann/json.hpp>
 

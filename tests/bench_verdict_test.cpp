@@ -2,8 +2,8 @@
 // the noise, too few rounds or I/Os, auto against the engine it did not run,
 // an engine listed twice (A/A), writes, a busy machine, a run that was not
 // steady, and a saved run; plus the order statistics behind the intervals.
-#include "uringkit/engines/stats.hpp"
-#include "uringkit/engines/verdict.hpp"
+#include "engines/stats.hpp"
+#include "engines/verdict.hpp"
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 // the TSan build.
 #include "loop_fs.hpp"
 
-#include "uringkit/fs/copy.hpp"
+#include "fs/copy.hpp"
 
 #include <sys/sysmacros.h>
 

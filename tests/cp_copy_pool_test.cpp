@@ -10,7 +10,7 @@
 // Labelled for the TSan build.
 #include "loop_fs.hpp"
 
-#include "uringkit/fs/copy.hpp"
+#include "fs/copy.hpp"
 #include "uringkit/sys/page_cache.hpp"
 
 

@@ -8,7 +8,7 @@
 
 #include "tools/memlock_limit.hpp"
 #include "tools/refuse_o_direct.hpp"
-#include "uringkit/fs/copy.hpp"
+#include "fs/copy.hpp"
 #include "uringkit/ring/ring.hpp"
 #include "uringkit/sys/error.hpp"
 

@@ -8,7 +8,7 @@
 #include "files_test_support.hpp"
 #include "tools/older_kernel.hpp"
 
-#include "uringkit/fs/copy.hpp"
+#include "fs/copy.hpp"
 
 #include <linux/io_uring.h>
 #include <sys/mount.h>

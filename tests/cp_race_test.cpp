@@ -10,7 +10,7 @@
 // read -> write pool, file by file, --atomic.
 #include "files_test_support.hpp"
 
-#include "uringkit/fs/copy.hpp"
+#include "fs/copy.hpp"
 
 #include <sys/mount.h>
 #include <sys/resource.h>

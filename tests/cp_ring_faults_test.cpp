@@ -17,7 +17,7 @@
 #include "tools/freed_watch.hpp"
 #include "tools/older_kernel.hpp"
 
-#include "uringkit/fs/copy.hpp"
+#include "fs/copy.hpp"
 #include "uringkit/ring/kernel_owned.hpp"
 
 #include <fcntl.h>

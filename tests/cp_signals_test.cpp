@@ -8,7 +8,7 @@
 // the progress hook.
 #include "files_test_support.hpp"
 
-#include "uringkit/fs/copy.hpp"
+#include "fs/copy.hpp"
 
 #include <signal.h>
 

@@ -8,7 +8,7 @@
 // tmpfs and XFS with reflink (where the copy shares the source's extents).
 #include "loop_fs.hpp"
 
-#include "uringkit/fs/copy.hpp"
+#include "fs/copy.hpp"
 
 #include <functional>
 

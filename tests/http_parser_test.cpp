@@ -1,7 +1,7 @@
 // The HTTP/1.1 request parser: what it accepts, what it refuses and with which
 // status, and that no input (the fuzz corpus replayed here) makes it read
 // outside its bytes or claim more than it was given.
-#include "uringkit/net/http.hpp"
+#include "net/http.hpp"
 
 #include <gtest/gtest.h>
 

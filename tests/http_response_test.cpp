@@ -3,7 +3,7 @@
 // and the same responses whatever sizes the bytes arrive in.
 #include <gtest/gtest.h>
 
-#include "uringkit/net/http_response.hpp"
+#include "net/http_response.hpp"
 
 #include <string>
 #include <vector>

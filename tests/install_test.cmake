@@ -131,6 +131,22 @@ file(GLOB_RECURSE headers RELATIVE ${prefix}/include ${prefix}/include/uringkit/
 if(NOT headers)
   message(FATAL_ERROR "install_test: no headers under ${prefix}/include/uringkit")
 endif()
+# The installed headers are exactly include/uringkit/ (plus the generated
+# version.hpp): a header there that is not installed, or one installed from
+# elsewhere, fails here.
+file(GLOB_RECURSE source_headers RELATIVE ${SOURCE_DIR}/include ${SOURCE_DIR}/include/uringkit/*.hpp)
+list(APPEND source_headers uringkit/version.hpp)
+list(SORT source_headers)
+set(installed_headers ${headers})
+list(SORT installed_headers)
+if(NOT source_headers STREQUAL installed_headers)
+  set(only_source ${source_headers})
+  list(REMOVE_ITEM only_source ${installed_headers})
+  set(only_installed ${installed_headers})
+  list(REMOVE_ITEM only_installed ${source_headers})
+  message(FATAL_ERROR "install_test: the installed headers differ from include/uringkit/: "
+                      "not installed: ${only_source}; installed but not in include/: ${only_installed}")
+endif()
 set(all_headers "")
 foreach(h ${headers})
   string(APPEND all_headers "#include <${h}>\n")

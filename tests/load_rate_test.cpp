@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "load_test_support.hpp"
-#include "uringkit/net/server.hpp"
+#include "net/server.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "tools/send_all.hpp"
-#include "uringkit/load/load.hpp"
+#include "load/load.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "load_test_support.hpp"
-#include "uringkit/net/server.hpp"
+#include "net/server.hpp"
 
 #include <numeric>
 

@@ -6,7 +6,7 @@
 #include "files_test_support.hpp"
 #include "tools/older_kernel.hpp"
 #include "uringkit/ops/ops.hpp"
-#include "uringkit/probe/kernel.hpp"
+#include "probe/kernel.hpp"
 #include "uringkit/ring/ring.hpp"
 #include "uringkit/sys/uapi.hpp"
 

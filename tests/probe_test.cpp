@@ -2,7 +2,7 @@
 // kernel says through other paths, and faults injected into a real process
 // (a seccomp filter, a tiny RLIMIT_MEMLOCK without CAP_IPC_LOCK, a tmpfs with
 // no polling) must come out as the named reason, not as a pass.
-#include "uringkit/probe/probe.hpp"
+#include "probe/probe.hpp"
 #include "uringkit/ring/ring.hpp"
 #include "uringkit/sys/uapi.hpp"
 

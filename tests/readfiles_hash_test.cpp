@@ -6,7 +6,7 @@
 #include "files_test_support.hpp"
 #include "tools/forbid_uring.hpp"
 
-#include "uringkit/fs/readfiles.hpp"
+#include "fs/readfiles.hpp"
 
 #include <sys/stat.h>
 #include <xxhash.h>

@@ -4,7 +4,7 @@
 // nothing after a gap, nothing of a file it did not finish.
 #include "files_test_support.hpp"
 
-#include "uringkit/fs/readfiles.hpp"
+#include "fs/readfiles.hpp"
 
 #include <xxhash.h>
 

@@ -16,9 +16,9 @@
 #include <random>
 #include <sstream>
 
-#include "uringkit/replay/bench.hpp"
+#include "replaybench/replaybench.hpp"
 
-using namespace uringkit::replay;
+using namespace uringkit::replaybench;
 namespace fs = std::filesystem;
 
 namespace {
@@ -266,7 +266,7 @@ TEST_F(ReplayBench, ReplayedReadsCarryTheFilesBytes) {
         expect_allowed_unavailable(r, engine);
         if (!r.unavailable.empty()) continue;
         ASSERT_EQ(r.runs.size(), 2u) << engine;
-        for (const uringkit::replay::Run& run : r.runs) {
+        for (const uringkit::replaybench::Run& run : r.runs) {
             EXPECT_EQ(run.error, "");
             EXPECT_EQ(run.ios, 301u - 1);  // every pread (the open is a mark)
             EXPECT_GT(run.bytes, 1000u * 300 / 2);
@@ -396,12 +396,12 @@ TEST_F(ReplayBench, FioIologReplaysWithItsSyncs) {
     c.engines = {"pread", "uring"};
     const Result r = run(p, c);
     ASSERT_EQ(r.runs.size(), 3u * 2 * 2);
-    for (const uringkit::replay::Run& run : r.runs) {
+    for (const uringkit::replaybench::Run& run : r.runs) {
         EXPECT_EQ(run.error, "");
         EXPECT_EQ(run.ios, 1202u);
     }
     // uring at depth 32 makes far fewer system calls than one per I/O.
-    for (const uringkit::replay::Run& run : r.runs)
+    for (const uringkit::replaybench::Run& run : r.runs)
         if (run.engine == "uring" && run.mode == Mode::batched) {
             EXPECT_LT(run.syscalls_per_io(), 0.5);
         }
@@ -431,7 +431,7 @@ TEST_F(ReplayBench, EachEngineCountsItsSystemCalls) {
         if (!r.unavailable.empty()) continue;
         ASSERT_EQ(r.runs.size(), 2u) << engine;
         const std::string e = engine;
-        for (const uringkit::replay::Run& run : r.runs) {
+        for (const uringkit::replaybench::Run& run : r.runs) {
             ASSERT_EQ(run.error, "") << engine;
             ASSERT_EQ(run.ios, 4000u) << engine;
             EXPECT_EQ(run.bytes, 4000u * 4096) << engine;

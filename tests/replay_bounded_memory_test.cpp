@@ -11,7 +11,7 @@
 #include <istream>
 #include <streambuf>
 
-#include "uringkit/replay/trace.hpp"
+#include "replay/trace.hpp"
 
 using namespace uringkit::replay;
 

@@ -16,7 +16,7 @@
 #include <sstream>
 #include <thread>
 
-#include "uringkit/replay/trace.hpp"
+#include "replay/trace.hpp"
 
 using namespace uringkit::replay;
 

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "uringkit/replay/trace.hpp"
+#include "replay/trace.hpp"
 
 using namespace uringkit::replay;
 

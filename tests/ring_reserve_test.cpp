@@ -5,7 +5,7 @@
 // a child that hangs, and the test then fails on the signal.
 #include "tools/forbid_uring.hpp"
 #include "uring_test_support.hpp"
-#include "uringkit/fs/walk.hpp"
+#include "fs/walk.hpp"
 #include "uringkit/ops/ops.hpp"
 #include "uringkit/ring/kernel_owned.hpp"
 

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "tools/send_all.hpp"
-#include "uringkit/net/server.hpp"
+#include "net/server.hpp"
 
 #include <arpa/inet.h>
 #include <dirent.h>

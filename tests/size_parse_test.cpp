@@ -1,15 +1,15 @@
-// util::parse_size: the sizes people type, fio's decimal fractions included,
+// cli::parse_size: the sizes people type, fio's decimal fractions included,
 // exact to the byte; anything that is not a whole number of bytes is refused.
-// Also the durations and lists of serve and bench (util::parse_duration,
+// Also the durations and lists of serve and bench (cli::parse_duration,
 // parse_seconds, split_list).
-#include "uringkit/util/duration.hpp"
-#include "uringkit/util/size.hpp"
+#include "cli/duration.hpp"
+#include "cli/size.hpp"
 
 #include <gtest/gtest.h>
 
 namespace {
 
-using uringkit::util::parse_size;
+using uringkit::cli::parse_size;
 
 TEST(ParseSize, WholeNumbersAndSuffixes) {
     EXPECT_EQ(parse_size("4096"), 4096u);
@@ -52,9 +52,9 @@ TEST(ParseSize, Overflow) {
 namespace {
 
 using namespace std::chrono_literals;
-using uringkit::util::parse_duration;
-using uringkit::util::parse_seconds;
-using uringkit::util::split_list;
+using uringkit::cli::parse_duration;
+using uringkit::cli::parse_seconds;
+using uringkit::cli::split_list;
 
 TEST(ParseDuration, WholeNumbersWithUnits) {
     EXPECT_EQ(parse_duration("30"), 30s);

@@ -1,20 +1,20 @@
 // `uringkit bench`: every submission engine side by side on the same file.
 // This file parses options, calls the engines layer and prints; measuring,
-// engines and formatting live in include/uringkit/engines/.
+// engines and formatting live in src/engines/.
 #include "bench_net.hpp"
 #include "bench_replay.hpp"
 #include "command.hpp"
 #include "console.hpp"
 #include "interrupt.hpp"
 
-#include "uringkit/engines/engine.hpp"
-#include "uringkit/engines/host.hpp"
-#include "uringkit/engines/report.hpp"
-#include "uringkit/engines/runner.hpp"
-#include "uringkit/engines/target.hpp"
-#include "uringkit/util/output_file.hpp"
-#include "uringkit/util/duration.hpp"
-#include "uringkit/util/size.hpp"
+#include "engines/engine.hpp"
+#include "engines/host.hpp"
+#include "engines/report.hpp"
+#include "engines/runner.hpp"
+#include "engines/target.hpp"
+#include "cli/output_file.hpp"
+#include "cli/duration.hpp"
+#include "cli/size.hpp"
 
 #include <fmt/core.h>
 #include <fmt/format.h>
@@ -50,7 +50,7 @@ struct Options {
 
 // "2", "2s", "1.5", "500ms", "1m" -> seconds.
 double parse_seconds(const std::string& opt, const std::string& text) {
-    const auto v = util::parse_seconds(text);
+    const auto v = cli::parse_seconds(text);
     if (!v) throw UsageError{fmt::format("{} {}: give seconds, like 2, 2s, 500ms or 1m", opt, text)};
     return *v;
 }
@@ -67,14 +67,14 @@ BenchSpec make_spec(const CLI::App& app, const Options& o, TargetSpec& target) {
     if (o.rwmixread > 100)
         throw UsageError{fmt::format("--rwmixread {}: give a percentage, 0 to 100", o.rwmixread)};
     w.rwmixread = o.rwmixread;
-    const auto bs = util::parse_size(o.bs);
+    const auto bs = cli::parse_size(o.bs);
     if (!bs || *bs == 0 || *bs > (64u << 20))
         throw UsageError{
             fmt::format("--bs {}: give a block size from 1 byte to 64m, like 4k", o.bs)};
     w.bs = static_cast<std::uint32_t>(*bs);
     std::uint64_t size = 0;
     if (!o.size.empty()) {
-        const auto s = util::parse_size(o.size);
+        const auto s = cli::parse_size(o.size);
         if (!s)
             throw UsageError{fmt::format(
                 "--size {}: not a size; give a whole number of bytes, like 256m, 1.5g or 4096",
@@ -213,7 +213,7 @@ int run(const CLI::App& app, const Options& o) {
         {"--json", &o.json}, {"--csv", &o.csv}, {"--plot", &o.plot}};
     const char* to_stdout = nullptr;
     for (const auto& [opt, path] : outputs) {
-        if (util::is_standard_output(*path)) {
+        if (cli::is_standard_output(*path)) {
             if (to_stdout) {
                 emit(stderr,
                      "uringkit bench: {} -: {} already writes to standard output; give a "
@@ -222,7 +222,7 @@ int run(const CLI::App& app, const Options& o) {
                 return kUsage;
             }
             to_stdout = opt;
-        } else if (!path->empty() && !o.filename.empty() && util::same_file(*path, o.filename)) {
+        } else if (!path->empty() && !o.filename.empty() && cli::same_file(*path, o.filename)) {
             emit(stderr,
                  "uringkit bench: {} {}: is the input file (--filename {}); give another "
                  "name for the output\n",
@@ -259,9 +259,9 @@ int run(const CLI::App& app, const Options& o) {
                                                         [&](unsigned d) { return d < spec.batch; });
     emit(human,
          "uringkit bench: {} {}, {}, {} {} {} ({} on {}), depth {}{}, {} job{}, {} engine{}, {}\n",
-         util::format_bytes(w.bs), rw_name(w.rw),
+         cli::format_bytes(w.bs), rw_name(w.rw),
          w.direct ? "O_DIRECT" : (spec.cache == Cache::warm ? "warm cache" : "cold cache"),
-         util::format_bytes(target->size()), target->temporary() ? "temporary file" : "of",
+         cli::format_bytes(target->size()), target->temporary() ? "temporary file" : "of",
          target->path(), host.filesystem, host.device, depths,
          spec.batch
              ? fmt::format(" batch {}{}", spec.batch, batch_capped ? " (at most the depth)" : "")

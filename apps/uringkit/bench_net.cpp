@@ -5,9 +5,9 @@
 #include "console.hpp"
 #include "interrupt.hpp"
 
-#include "uringkit/netbench/netbench.hpp"
-#include "uringkit/util/duration.hpp"
-#include "uringkit/util/output_file.hpp"
+#include "netbench/netbench.hpp"
+#include "cli/duration.hpp"
+#include "cli/output_file.hpp"
 
 #include <unistd.h>
 
@@ -47,7 +47,7 @@ netbench::Config make_config(const Options& o) {
         if (!parsed) throw UsageError{fmt::format("--workloads {}: {}", w, why)};
         c.workloads.push_back(*parsed);
     }
-    const auto s = util::parse_seconds(o.duration);
+    const auto s = cli::parse_seconds(o.duration);
     if (!s || *s < 0.05)
         throw UsageError{fmt::format("--duration {}: give a time of at least 50ms, like 1s or 500ms", o.duration)};
     c.duration = std::chrono::nanoseconds(static_cast<std::int64_t>(std::llround(*s * 1e9)));
@@ -71,7 +71,7 @@ int run(const Options& o) {
     }
     if (!o.json.empty())
         if (const int status = check_output(o.json)) return status;
-    const bool json_to_stdout = util::is_standard_output(o.json);
+    const bool json_to_stdout = cli::is_standard_output(o.json);
     std::FILE* const human = json_to_stdout ? stderr : stdout;
     InterruptScope interrupt;
     const bool live = ::isatty(STDERR_FILENO);

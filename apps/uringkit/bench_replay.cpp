@@ -5,8 +5,8 @@
 #include "console.hpp"
 #include "interrupt.hpp"
 
-#include "uringkit/replay/bench.hpp"
-#include "uringkit/util/output_file.hpp"
+#include "replaybench/replaybench.hpp"
+#include "cli/output_file.hpp"
 
 #include <unistd.h>
 
@@ -56,21 +56,21 @@ constexpr const char* kNotForReplay[] = {"--filename", "--size",  "--rw",     "-
                                          "--ramp",     "--csv",   "--plot",   "--compare",   "--seed",
                                          "--threads",  "--order", "--order-seed"};
 
-replay::Config make_config(const CLI::App& app, const ReplayOptions& o, const SharedBenchOptions& s) {
+replaybench::Config make_config(const CLI::App& app, const ReplayOptions& o, const SharedBenchOptions& s) {
     for (const char* opt : kNotForReplay)
         if (app.count(opt))
             throw UsageError{fmt::format("{} does not apply to --replay: the trace gives the I/O", opt)};
-    replay::Config c;
+    replaybench::Config c;
     if (app.count("--engines")) {
         c.engines = split_option("--engines", s.engines, "pread,uring");
         for (const std::string& e : c.engines)
-            if (!replay::replay_engine_known(e))
+            if (!replaybench::replay_engine_known(e))
                 throw UsageError{fmt::format("--engines: '{}' does not replay traces; replay engines: {}", e,
-                                             replay::kReplayEngines)};
+                                             replaybench::kReplayEngines)};
     }
     c.modes.clear();
     for (const std::string& m : split_option("--mode", o.modes, "as-recorded,batched")) {
-        const auto mode = replay::parse_mode(m);
+        const auto mode = replaybench::parse_mode(m);
         if (!mode) throw UsageError{fmt::format("--mode {}: use as-recorded, batched or timed", m)};
         c.modes.push_back(*mode);
     }
@@ -92,7 +92,7 @@ replay::Config make_config(const CLI::App& app, const ReplayOptions& o, const Sh
         throw UsageError{fmt::format("--confidence {}: give a probability from 0.5 to below 1", s.confidence)};
     c.confidence = s.confidence;
     if (s.cache == "cold")
-        c.cache = replay::Cache::cold;
+        c.cache = replaybench::Cache::cold;
     else if (s.cache != "warm")
         throw UsageError{fmt::format("--cache {}: use warm or cold", s.cache)};
     c.allow_write = s.allow_write;
@@ -101,13 +101,13 @@ replay::Config make_config(const CLI::App& app, const ReplayOptions& o, const Sh
     return c;
 }
 
-int exit_for(replay::ReplayError::Kind k) {
+int exit_for(replaybench::ReplayError::Kind k) {
     switch (k) {
-        case replay::ReplayError::usage:
+        case replaybench::ReplayError::usage:
             return kUsage;
-        case replay::ReplayError::bad_input:
+        case replaybench::ReplayError::bad_input:
             return kBadInput;
-        case replay::ReplayError::failure:
+        case replaybench::ReplayError::failure:
             break;
     }
     return kFailure;
@@ -116,7 +116,7 @@ int exit_for(replay::ReplayError::Kind k) {
 }  // namespace
 
 int run_replay(const CLI::App& app, const ReplayOptions& o, const SharedBenchOptions& s) {
-    replay::Config config;
+    replaybench::Config config;
     try {
         config = make_config(app, o, s);
     } catch (const UsageError& e) {
@@ -125,14 +125,14 @@ int run_replay(const CLI::App& app, const ReplayOptions& o, const SharedBenchOpt
     }
     if (!s.json.empty())
         if (const int status = check_output(s.json)) return status;
-    const bool json_to_stdout = util::is_standard_output(s.json);
+    const bool json_to_stdout = cli::is_standard_output(s.json);
     std::FILE* const human = json_to_stdout ? stderr : stdout;
     InterruptScope interrupt;
-    replay::Program program;
+    replaybench::Program program;
     try {
-        auto reader = replay::TraceReader::open(o.trace, replay::Options{o.lenient});
-        program = replay::compile(reader);
-    } catch (const replay::TraceError& e) {
+        auto reader = replaybench::TraceReader::open(o.trace, replaybench::Options{o.lenient});
+        program = replaybench::compile(reader);
+    } catch (const replaybench::TraceError& e) {
         emit(stderr, "uringkit bench: --replay {}: {}\n", o.trace, e.what());
         return kBadInput;
     } catch (const std::system_error& e) {
@@ -140,17 +140,17 @@ int run_replay(const CLI::App& app, const ReplayOptions& o, const SharedBenchOpt
         return kBadInput;
     }
     const bool live = ::isatty(STDERR_FILENO);
-    replay::ProgressFn progress;
+    replaybench::ProgressFn progress;
     if (live)
-        progress = [](const replay::Progress& p) {
+        progress = [](const replaybench::Progress& p) {
             emit(stderr, "\r\033[Kreplay: run {}/{}: {} {} depth {}", p.done, p.total, p.engine,
-                 replay::mode_name(p.mode), p.depth);
+                 replaybench::mode_name(p.mode), p.depth);
             flush(stderr);
         };
-    replay::Result result;
+    replaybench::Result result;
     try {
-        result = replay::run(program, config, interrupt.flag(), progress);
-    } catch (const replay::ReplayError& e) {
+        result = replaybench::run(program, config, interrupt.flag(), progress);
+    } catch (const replaybench::ReplayError& e) {
         if (live) emit(stderr, "\r\033[K");
         emit(stderr, "uringkit bench: --replay {}: {}\n", o.trace, e.what());
         return interrupt.exit_status(exit_for(e.kind()));
@@ -160,18 +160,18 @@ int run_replay(const CLI::App& app, const ReplayOptions& o, const SharedBenchOpt
         return interrupt.exit_status(kFailure);
     }
     if (live) emit(stderr, "\r\033[K");
-    const auto comparisons = replay::compare(result);
+    const auto comparisons = replaybench::compare(result);
     emit(human, "uringkit bench --replay {}\n{}", o.trace,
-         replay::format_report(program, result, comparisons));
+         replaybench::format_report(program, result, comparisons));
     flush(human);
     bool any_ok = false, any_failed = false;
-    for (const replay::Run& r : result.runs) {
+    for (const replaybench::Run& r : result.runs) {
         any_ok = any_ok || r.error.empty();
         any_failed = any_failed || !r.error.empty();
     }
     int status = any_ok && !any_failed ? kOk : kFailure;
     if (!s.json.empty())
-        if (const int failed = save_output(s.json, replay::to_json(program, result, comparisons)))
+        if (const int failed = save_output(s.json, replaybench::to_json(program, result, comparisons)))
             status = failed;
     if (result.interrupted) return interrupt.exit_status(kInterrupted);
     return interrupt.exit_status(status);

@@ -2,7 +2,7 @@
 // static Command object; main.cpp builds the CLI from the registry.
 #pragma once
 
-#include "uringkit/util/duration.hpp"
+#include "cli/duration.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -33,7 +33,7 @@ struct UsageError {
 // "1,8,32" -> {"1", "8", "32"}; an empty item ("1,,2", "1,") is a usage
 // error naming `opt`, never skipped.
 inline std::vector<std::string> split_option(const char* opt, const std::string& text, const char* example) {
-    auto items = util::split_list(text);
+    auto items = cli::split_list(text);
     if (!items)
         throw UsageError{
             fmt::format("{} {}: an empty item in the list; give items between commas, like {}", opt,

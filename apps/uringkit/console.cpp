@@ -2,7 +2,7 @@
 
 #include "command.hpp"
 
-#include "uringkit/util/output_file.hpp"
+#include "cli/output_file.hpp"
 
 #include <unistd.h>
 
@@ -24,7 +24,7 @@ void say_failed(std::string_view what, std::string_view detail = {}) noexcept {
 }
 
 // 4: a path the user named cannot be used; 1: writing there failed.
-int output_status(const util::OutputError& e) noexcept {
+int output_status(const cli::OutputError& e) noexcept {
     switch (e.error()) {
     case 0:  // a directory: util/output_file.cpp says so without an errno
     case ENOENT:
@@ -42,7 +42,7 @@ int reported(F&& write) noexcept {
     try {
         write();
         return kOk;
-    } catch (const util::OutputError& e) {
+    } catch (const cli::OutputError& e) {
         say_failed(e.what());
         return output_status(e);
     } catch (const std::exception& e) {  // std::bad_alloc
@@ -108,12 +108,12 @@ int finish_output(int status) noexcept {
 }
 
 int check_output(const std::string& path) noexcept {
-    return reported([&] { util::check_output_path(path); });
+    return reported([&] { cli::check_output_path(path); });
 }
 
 int save_output(const std::string& path, std::string_view content) noexcept {
-    if (util::is_standard_output(path)) return put(stdout, content) && flush(stdout) ? kOk : kFailure;
-    return reported([&] { util::write_output(path, content); });
+    if (cli::is_standard_output(path)) return put(stdout, content) && flush(stdout) ? kOk : kFailure;
+    return reported([&] { cli::write_output(path, content); });
 }
 
 }  // namespace uringkit::cli

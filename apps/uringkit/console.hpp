@@ -69,7 +69,7 @@ int finish_output(int status) noexcept;
 
 // ---- output files (--json, --csv, --plot) -----------------------------------
 
-// Checks before a run that an output can be written (util::check_output_path);
+// Checks before a run that an output can be written (cli::check_output_path);
 // 0, or the status after one line naming the path and what failed.
 int check_output(const std::string& path) noexcept;
 

@@ -4,8 +4,8 @@
 #include "cp_progress.hpp"
 #include "interrupt.hpp"
 
-#include "uringkit/fs/copy.hpp"
-#include "uringkit/util/size.hpp"
+#include "fs/copy.hpp"
+#include "cli/size.hpp"
 
 #include <fmt/core.h>
 #include <unistd.h>
@@ -174,7 +174,7 @@ Register cp_command{Command{
             "copy onto itself; 5 no space "
             "(ENOSPC, EFBIG, EDQUOT); killed by SIGINT or SIGTERM when interrupted.");
         return [args, qd, bs]() -> int {
-            const auto block_size = util::parse_size(args->bs);
+            const auto block_size = cli::parse_size(args->bs);
             if (!block_size || *block_size < 4096 || *block_size % 4096 || *block_size > (1u << 30)) {
                 emit(stderr, "uringkit cp: --bs {}: not a multiple of 4k up to 1g (try 256k or 1m)\n", args->bs);
                 return kUsage;

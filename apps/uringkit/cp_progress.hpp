@@ -14,7 +14,7 @@
 // with the totals (in bytes too) when the copy ends.
 #pragma once
 
-#include "uringkit/fs/copy.hpp"
+#include "fs/copy.hpp"
 
 #include <atomic>
 #include <chrono>

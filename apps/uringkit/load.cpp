@@ -4,11 +4,11 @@
 #include "console.hpp"
 #include "interrupt.hpp"
 
-#include "uringkit/load/load.hpp"
-#include "uringkit/net/server.hpp"
-#include "uringkit/util/output_file.hpp"
-#include "uringkit/util/duration.hpp"
-#include "uringkit/util/size.hpp"
+#include "load/load.hpp"
+#include "net/server.hpp"
+#include "cli/output_file.hpp"
+#include "cli/duration.hpp"
+#include "cli/size.hpp"
 
 #include <fmt/core.h>
 #include <unistd.h>
@@ -30,7 +30,7 @@ struct Options {
 };
 
 std::chrono::nanoseconds duration_of(const char* opt, const std::string& text, bool zero_ok) {
-    const auto s = util::parse_seconds(text);
+    const auto s = cli::parse_seconds(text);
     if (!s || (!zero_ok && *s <= 0))
         throw UsageError{fmt::format("{} {}: give a time above 0, like 5s, 500ms or 1m", opt, text)};
     return std::chrono::nanoseconds(static_cast<std::int64_t>(std::llround(*s * 1e9)));
@@ -55,7 +55,7 @@ load::LoadConfig make_config(const Options& o) {
     c.rate = o.rate;
     c.duration = duration_of("--duration", o.duration, false);
     c.timeout = duration_of("--timeout", o.timeout, false);
-    const auto size = util::parse_size(o.size);
+    const auto size = cli::parse_size(o.size);
     if (!size || *size == 0 || *size > (16u << 20))
         throw UsageError{fmt::format("--size {}: give 1 byte to 16m, like 64 or 4k", o.size)};
     c.size = *size;
@@ -86,7 +86,7 @@ int run(const Options& o) {
     }
     if (!o.json.empty())
         if (const int status = check_output(o.json)) return status;
-    const bool json_to_stdout = util::is_standard_output(o.json);
+    const bool json_to_stdout = cli::is_standard_output(o.json);
     if (const std::string why = net::uring_unavailable_reason(); !why.empty()) {
         emit(stderr, "uringkit load: io_uring is not usable here: {}\n", why);
         return kNoUring;

@@ -1,7 +1,7 @@
 // uringkit: one binary, one file per subcommand (see command.hpp).
 #include "command.hpp"
 #include "console.hpp"
-#include "uringkit/probe/kernel.hpp"
+#include "probe/kernel.hpp"
 #include "uringkit/version.hpp"
 
 #include <algorithm>

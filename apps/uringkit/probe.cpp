@@ -3,7 +3,7 @@
 #include "console.hpp"
 #include "interrupt.hpp"
 
-#include "uringkit/probe/probe.hpp"
+#include "probe/probe.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -4,9 +4,9 @@
 #include "console.hpp"
 #include "interrupt.hpp"
 
-#include "uringkit/fs/path_list.hpp"
-#include "uringkit/fs/readfiles.hpp"
-#include "uringkit/util/size.hpp"
+#include "fs/path_list.hpp"
+#include "fs/readfiles.hpp"
+#include "cli/size.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -49,12 +49,12 @@ std::string buffers_beyond_memory(const fs::ReadFilesOptions& o, const std::stri
     const std::string shape =
         o.engine == fs::ReadEngine::ring
             ? fmt::format("2 x {} for each of --inflight {} files, on {}",
-                          util::format_bytes(o.block_size), o.inflight, threads)
-            : fmt::format("{} for each of {}", util::format_bytes(o.block_size), threads);
+                          cli::format_bytes(o.block_size), o.inflight, threads)
+            : fmt::format("{} for each of {}", cli::format_bytes(o.block_size), threads);
     return fmt::format(
         "--bs {}: the read buffers would take {} ({}), more than the {} of memory here; lower "
         "--bs{}",
-        bs, util::format_bytes(need.total()), shape, util::format_bytes(memory),
+        bs, cli::format_bytes(need.total()), shape, cli::format_bytes(memory),
         o.engine == fs::ReadEngine::ring         ? ", --inflight or --threads"
         : o.engine == fs::ReadEngine::threadpool ? " or --threads"
                                                  : "");
@@ -126,7 +126,7 @@ Register readfiles_command{Command{
             o.inflight = args->inflight;
             o.threads = args->threads;
             o.async_open = args->async;
-            const auto parsed = util::parse_size(args->bs);
+            const auto parsed = cli::parse_size(args->bs);
             const std::uint64_t bs = parsed.value_or(0);
             if (!parsed || bs == 0 || bs % 512 || bs > (1u << 30)) {
                 emit(stderr,

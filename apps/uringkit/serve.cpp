@@ -4,9 +4,9 @@
 #include "command.hpp"
 #include "console.hpp"
 
-#include "uringkit/net/server.hpp"
-#include "uringkit/util/duration.hpp"
-#include "uringkit/util/size.hpp"
+#include "net/server.hpp"
+#include "cli/duration.hpp"
+#include "cli/size.hpp"
 
 #include <signal.h>
 
@@ -55,7 +55,7 @@ int serve(const Args& a, bool batch_wait_given) {
     cfg.bind = bind;
     cfg.port = static_cast<std::uint16_t>(port);
     cfg.max_conns = max_conns;
-    const auto idle_ms = util::parse_duration(idle);  // 0 turns the timeout off
+    const auto idle_ms = cli::parse_duration(idle);  // 0 turns the timeout off
     if (!idle_ms) {
         emit(stderr,
              "uringkit serve: --idle-timeout {}: not a duration (write 30, 30s, 500ms or 2m)\n",
@@ -64,28 +64,28 @@ int serve(const Args& a, bool batch_wait_given) {
     }
     // 0 disables the timeout: a deadline no connection reaches.
     cfg.idle_timeout = idle_ms->count() == 0 ? std::chrono::hours(24 * 365) : *idle_ms;
-    const auto pending = util::parse_size(a.max_pending);
+    const auto pending = cli::parse_size(a.max_pending);
     if (!pending || *pending == 0) {
         emit(stderr, "uringkit serve: --max-pending {}: not a size of at least 1 (write 256k, 1m...)\n",
              a.max_pending);
         return kUsage;
     }
     cfg.max_pending = *pending;
-    const auto send_ms = util::parse_duration(a.send_timeout);
+    const auto send_ms = cli::parse_duration(a.send_timeout);
     if (!send_ms) {
         emit(stderr, "uringkit serve: --send-timeout {}: not a duration (write 30, 30s, 500ms or 2m)\n",
              a.send_timeout);
         return kUsage;
     }
     cfg.send_timeout = send_ms->count() == 0 ? std::chrono::hours(24 * 365) : *send_ms;
-    const auto body = util::parse_size(body_size);
+    const auto body = cli::parse_size(body_size);
     if (!body || *body > (64u << 20)) {
         emit(stderr, "uringkit serve: --body-size {}: not a size up to 64m (write 128, 4k...)\n",
              body_size);
         return kUsage;
     }
     cfg.body_size = *body;
-    const auto limit = util::parse_size(max_body);
+    const auto limit = cli::parse_size(max_body);
     if (!limit) {
         emit(stderr, "uringkit serve: --max-body {}: not a size (write 1m, 64k...)\n", max_body);
         return kUsage;

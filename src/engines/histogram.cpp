@@ -1,4 +1,4 @@
-#include "uringkit/engines/histogram.hpp"
+#include "engines/histogram.hpp"
 
 #include <algorithm>
 #include <cmath>

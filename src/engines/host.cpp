@@ -1,4 +1,4 @@
-#include "uringkit/engines/host.hpp"
+#include "engines/host.hpp"
 
 #include <sys/stat.h>
 #include <sys/sysmacros.h>

@@ -1,7 +1,7 @@
 // Engine entry points and helpers shared by the engine files (not installed).
 #pragma once
 
-#include "uringkit/engines/engine.hpp"
+#include "engines/engine.hpp"
 
 #include <memory>
 

@@ -1,7 +1,7 @@
-#include "uringkit/engines/report.hpp"
+#include "engines/report.hpp"
 
-#include "uringkit/engines/engine.hpp"
-#include "uringkit/util/size.hpp"
+#include "engines/engine.hpp"
+#include "cli/size.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -116,11 +116,11 @@ std::vector<std::string> saved_job_differences(const Report& rep) {
             out.push_back(fmt::format("{} {} here, {} in {}", what, here, show(*there), s.name));
     };
     const auto same = [](const std::string& v) { return v; };
-    const auto bytes = [](std::uint64_t v) { return util::format_bytes(v); };
+    const auto bytes = [](std::uint64_t v) { return cli::format_bytes(v); };
     const auto yes_no = [](bool v) { return std::string(v ? "on" : "off"); };
     differ("--rw", std::string(rw_name(w.rw)), s.rw, same);
-    differ("--bs", util::format_bytes(w.bs), s.bs, bytes);
-    differ("--size", util::format_bytes(rep.size), s.size, bytes);
+    differ("--bs", cli::format_bytes(w.bs), s.bs, bytes);
+    differ("--size", cli::format_bytes(rep.size), s.size, bytes);
     differ("--direct", yes_no(w.direct), s.direct, yes_no);
     // The saved "cache" is "direct" under O_DIRECT: --direct already says so.
     if (!w.direct && !(s.direct && *s.direct))

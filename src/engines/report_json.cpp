@@ -1,6 +1,6 @@
 // The JSON output of `uringkit bench` (schema in docs/bench.md) and reading
 // it back for `--compare`.
-#include "uringkit/engines/report.hpp"
+#include "engines/report.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
-#include "uringkit/engines/runner.hpp"
+#include "engines/runner.hpp"
 
-#include "uringkit/engines/engine.hpp"
+#include "engines/engine.hpp"
 #include "uringkit/sys/page_cache.hpp"
 
 #include <sys/resource.h>

@@ -1,4 +1,4 @@
-#include "uringkit/engines/stats.hpp"
+#include "engines/stats.hpp"
 
 #include <algorithm>
 #include <cmath>

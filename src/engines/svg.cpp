@@ -1,8 +1,8 @@
 // The chart: two panels side by side, IOPS against depth per engine and CPU
 // microseconds per I/O against depth, written as plain SVG (no library) so it
 // opens in any browser and pastes into a report.
-#include "uringkit/engines/report.hpp"
-#include "uringkit/util/size.hpp"
+#include "engines/report.hpp"
+#include "cli/size.hpp"
 
 #include <fmt/format.h>
 
@@ -78,8 +78,8 @@ std::string to_svg(const Report& rep) {
         "<text x=\"{}\" y=\"24\" font-size=\"16\" font-weight=\"bold\" "
         "text-anchor=\"middle\">uringkit "
         "bench: {} {} {}, {} file, {} job{}</text>\n",
-        W / 2, escape(util::format_bytes(w.bs)), rw_name(w.rw), cache,
-        escape(util::format_bytes(rep.size)), rep.spec.numjobs, rep.spec.numjobs > 1 ? "s" : "");
+        W / 2, escape(cli::format_bytes(w.bs)), rw_name(w.rw), cache,
+        escape(cli::format_bytes(rep.size)), rep.spec.numjobs, rep.spec.numjobs > 1 ? "s" : "");
     s += fmt::format(
         "<text x=\"{}\" y=\"44\" fill=\"#555\" text-anchor=\"middle\">Linux {}, {} cores, {} on {}"
         "</text>\n",

@@ -1,7 +1,7 @@
-#include "uringkit/engines/target.hpp"
+#include "engines/target.hpp"
 
-#include "uringkit/engines/workload.hpp"
-#include "uringkit/util/size.hpp"
+#include "engines/workload.hpp"
+#include "cli/size.hpp"
 #include "uringkit/util/unique_fd.hpp"
 
 #include <fcntl.h>
@@ -86,13 +86,13 @@ Target::Target(const TargetSpec& spec) : direct_(spec.direct), write_(spec.write
                 TargetError::usage,
                 fmt::format("--size {}: larger than {} ({}); give at most its size or leave out "
                             "--size",
-                            util::format_bytes(spec.size), path_, util::format_bytes(bytes)));
+                            cli::format_bytes(spec.size), path_, cli::format_bytes(bytes)));
         if (spec.size) bytes = spec.size;
         size_ = bytes / spec.bs * spec.bs;
         if (size_ == 0)
             throw TargetError(TargetError::bad_input,
                               fmt::format("{}: {} is smaller than one block (--bs {})", path_,
-                                          util::format_bytes(bytes), spec.bs));
+                                          cli::format_bytes(bytes), spec.bs));
     }
 
     if (spec.direct) {
@@ -183,7 +183,7 @@ void Target::create_temporary(const TargetSpec& spec) {
                 TargetError::no_space,
                 fmt::format("{}: no room for a {} temporary file in {} ({} failed: {}); free "
                             "space, set TMPDIR elsewhere or lower --size",
-                            p, util::format_bytes(size_), dir, what, std::strerror(err)));
+                            p, cli::format_bytes(size_), dir, what, std::strerror(err)));
         throw TargetError(TargetError::bad_input,
                           fmt::format("{}: {} failed: {}", p, what, std::strerror(err)));
     };

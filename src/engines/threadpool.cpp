@@ -5,7 +5,7 @@
 // (engines/handoff.hpp, where each futex call is counted).
 #include "queue_job.hpp"
 
-#include "uringkit/engines/handoff.hpp"
+#include "engines/handoff.hpp"
 
 #include <unistd.h>
 

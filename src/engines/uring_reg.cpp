@@ -5,7 +5,7 @@
 
 #include "uringkit/ops/ops.hpp"
 
-#include "uringkit/util/size.hpp"
+#include "cli/size.hpp"
 
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -25,12 +25,12 @@ std::string memlock_refusal(std::size_t bytes) {
     const bool known = ::getrlimit(RLIMIT_MEMLOCK, &rl) == 0;
     const std::string limit = !known                         ? "unknown"
                               : rl.rlim_cur == RLIM_INFINITY ? "unlimited"
-                                                             : util::format_bytes(rl.rlim_cur);
+                                                             : cli::format_bytes(rl.rlim_cur);
     return fmt::format(
         "registering {} of I/O buffers: ENOMEM: registered buffers are pinned and count against "
         "RLIMIT_MEMLOCK ({}, less what this process has locked already); raise it with `ulimit "
         "-l`, or lower --iodepth or --bs",
-        util::format_bytes(bytes), limit);
+        cli::format_bytes(bytes), limit);
 }
 
 }  // namespace uringkit::engines

@@ -1,6 +1,6 @@
-#include "uringkit/engines/verdict.hpp"
+#include "engines/verdict.hpp"
 
-#include "uringkit/engines/stats.hpp"
+#include "engines/stats.hpp"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
 // copy(): checks the options and copies each operand (copy_tree.cpp for -r, copy_destination.cpp for a file).
 #include "copy_internal.hpp"
 
-#include "uringkit/fs/walk.hpp"
+#include "fs/walk.hpp"
 #include "uringkit/ring/kernel_owned.hpp"
 #include "uringkit/sys/error.hpp"
 

@@ -8,7 +8,7 @@
 // half-written file.  --atomic replaces an existing file the same way.
 #include "copy_internal.hpp"
 
-#include "uringkit/fs/walk.hpp"
+#include "fs/walk.hpp"
 
 #include <fcntl.h>
 #include <sys/statfs.h>

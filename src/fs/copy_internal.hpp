@@ -13,7 +13,7 @@
 //   copy.cpp              copy(): options, each operand
 #pragma once
 
-#include "uringkit/fs/copy.hpp"
+#include "fs/copy.hpp"
 #include "uringkit/ops/ops.hpp"
 #include "uringkit/ring/ring.hpp"
 #include "uringkit/util/unique_fd.hpp"

@@ -20,7 +20,7 @@
 // everything was copied; any failure removes it.
 #include "copy_chain.hpp"
 
-#include "uringkit/fs/walk.hpp"
+#include "fs/walk.hpp"
 #include "uringkit/util/unique_fd.hpp"
 
 #include <fcntl.h>

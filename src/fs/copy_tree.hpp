@@ -3,8 +3,8 @@
 #pragma once
 
 #include "copy_internal.hpp"
-#include "uringkit/fs/path_list.hpp"
-#include "uringkit/fs/walk.hpp"
+#include "fs/path_list.hpp"
+#include "fs/walk.hpp"
 
 #include <linux/stat.h>
 

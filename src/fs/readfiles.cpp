@@ -1,8 +1,8 @@
-#include "uringkit/fs/readfiles.hpp"
+#include "fs/readfiles.hpp"
 
 #include "readfiles_internal.hpp"
 
-#include "uringkit/util/size.hpp"
+#include "cli/size.hpp"
 
 #include <cstdio>
 #include <optional>
@@ -39,7 +39,7 @@ Buffer read_buffer(std::size_t bytes, const std::string& what) {
     try {
         return aligned_buffer(bytes);
     } catch (const std::bad_alloc&) {
-        throw BufferError("cannot allocate " + util::format_bytes(bytes) +
+        throw BufferError("cannot allocate " + cli::format_bytes(bytes) +
                           " for the read buffers (" + what + ")");
     }
 }

@@ -2,7 +2,7 @@
 // ring, directories walked, everything else skipped with a note.
 #include "readfiles_internal.hpp"
 
-#include "uringkit/fs/walk.hpp"
+#include "fs/walk.hpp"
 #include "uringkit/sys/error.hpp"
 
 #include <fcntl.h>

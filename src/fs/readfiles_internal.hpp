@@ -4,7 +4,7 @@
 // they all hand results to (the Emitter, here).  Not installed.
 #pragma once
 
-#include "uringkit/fs/readfiles.hpp"
+#include "fs/readfiles.hpp"
 #include "shared.hpp"
 #include "uringkit/ring/ring.hpp"
 

@@ -5,7 +5,7 @@
 #include "uringkit/ops/ops.hpp"
 #include "uringkit/ring/kernel_owned.hpp"
 #include "uringkit/sys/error.hpp"
-#include "uringkit/util/size.hpp"
+#include "cli/size.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -36,7 +36,7 @@ public:
           threaded_(threaded),
           nslots_(static_cast<unsigned>(std::min<std::size_t>(o.inflight, list.paths.size()))),
           slots_(nslots_), bufs_(read_buffer(std::size_t{nslots_} * 2 * o.block_size,
-                                             "2 x " + util::format_bytes(o.block_size) + " for each of " +
+                                             "2 x " + cli::format_bytes(o.block_size) + " for each of " +
                                                  std::to_string(nslots_) + " files in flight")) {
         ring_.register_files_sparse(nslots_);
         const iovec iov{bufs_.get(), std::size_t{nslots_} * 2 * o.block_size};

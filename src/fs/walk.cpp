@@ -1,4 +1,4 @@
-#include "uringkit/fs/walk.hpp"
+#include "fs/walk.hpp"
 
 #include "uringkit/ops/ops.hpp"
 #include "uringkit/ring/kernel_owned.hpp"

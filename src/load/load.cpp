@@ -1,6 +1,6 @@
 // run_load: the threads, the start and end of the measured interval, and
 // the sum of what each thread counted.
-#include "uringkit/load/load.hpp"
+#include "load/load.hpp"
 
 #include "worker.hpp"
 

@@ -1,6 +1,6 @@
 // What `uringkit load` prints: the table, the JSON document (docs/load.md)
 // and the live progress line.
-#include "uringkit/load/load.hpp"
+#include "load/load.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-#include "uringkit/load/target.hpp"
+#include "load/target.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

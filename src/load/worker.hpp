@@ -2,10 +2,10 @@
 // share of the connections (internal to src/load).
 #pragma once
 
-#include "uringkit/engines/histogram.hpp"
-#include "uringkit/load/load.hpp"
-#include "uringkit/net/http_response.hpp"
-#include "uringkit/net/stats.hpp"
+#include "engines/histogram.hpp"
+#include "load/load.hpp"
+#include "net/http_response.hpp"
+#include "net/stats.hpp"
 #include "uringkit/ring/buffer_ring.hpp"
 #include "uringkit/ring/ring.hpp"
 

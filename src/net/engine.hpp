@@ -1,7 +1,7 @@
 // What one engine thread is given, and the engines' entry points (internal).
 #pragma once
 
-#include "uringkit/net/server.hpp"
+#include "net/server.hpp"
 #include "uringkit/ring/batch_wait.hpp"
 
 #include <time.h>

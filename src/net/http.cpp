@@ -1,4 +1,4 @@
-#include "uringkit/net/http.hpp"
+#include "net/http.hpp"
 
 #include "http_text.hpp"
 

@@ -1,4 +1,4 @@
-#include "uringkit/net/http_response.hpp"
+#include "net/http_response.hpp"
 
 #include "http_text.hpp"
 

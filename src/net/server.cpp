@@ -1,4 +1,4 @@
-#include "uringkit/net/server.hpp"
+#include "net/server.hpp"
 
 #include "engine.hpp"
 #include "uringkit/ops/ops.hpp"

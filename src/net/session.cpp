@@ -1,4 +1,4 @@
-#include "uringkit/net/session.hpp"
+#include "net/session.hpp"
 
 #include <algorithm>
 

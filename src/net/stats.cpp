@@ -1,4 +1,4 @@
-#include "uringkit/net/stats.hpp"
+#include "net/stats.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
 // bench net's comparisons, its table and its verdict in words, and its JSON.
-#include "uringkit/netbench/netbench.hpp"
+#include "netbench/netbench.hpp"
 
-#include "uringkit/engines/stats.hpp"
+#include "engines/stats.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

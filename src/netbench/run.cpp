@@ -1,10 +1,10 @@
 // bench net's runs: a fresh server in a child process per run, loaded from
 // this process, each on its own CPU, in rounds with the engine order rotated.
-#include "uringkit/netbench/netbench.hpp"
+#include "netbench/netbench.hpp"
 
-#include "uringkit/engines/stats.hpp"
-#include "uringkit/net/server.hpp"
-#include "uringkit/util/size.hpp"
+#include "engines/stats.hpp"
+#include "net/server.hpp"
+#include "cli/size.hpp"
 #include "uringkit/util/unique_fd.hpp"
 
 #include <fcntl.h>
@@ -269,7 +269,7 @@ std::string Workload::name() const {
 
 std::string Workload::describe() const {
     const std::string conns = fmt::format("{} connection{}", connections, connections == 1 ? "" : "s");
-    if (mode == load::Mode::Echo) return fmt::format("echo {}, {}", util::format_bytes(size), conns);
+    if (mode == load::Mode::Echo) return fmt::format("echo {}, {}", cli::format_bytes(size), conns);
     return pipeline == 1 ? fmt::format("HTTP, {}", conns) : fmt::format("HTTP pipelined {}, {}", pipeline, conns);
 }
 
@@ -298,7 +298,7 @@ std::optional<Workload> parse_workload(std::string_view text, std::string& why) 
     }
     w.connections = *n;
     if (w.mode == load::Mode::Echo) {
-        const auto size = util::parse_size(last);
+        const auto size = cli::parse_size(last);
         if (!size || *size == 0 || *size > (1u << 20)) {
             why = fmt::format("'{}': give a message size of 1 byte to 1m, like 64 or 4k", last);
             return std::nullopt;

@@ -1,4 +1,4 @@
-#include "uringkit/probe/kernel.hpp"
+#include "probe/kernel.hpp"
 
 #include <sys/utsname.h>
 

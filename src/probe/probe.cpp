@@ -1,4 +1,4 @@
-#include "uringkit/probe/probe.hpp"
+#include "probe/probe.hpp"
 
 #include "trials.hpp"
 #include "uringkit/ring/ring.hpp"

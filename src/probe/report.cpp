@@ -1,9 +1,9 @@
 // The probe report for people (an aligned table) and for scripts (JSON, schema
 // in docs/probe.md).  Both render the same Report; neither decides anything.
-#include "uringkit/probe/kernel.hpp"
-#include "uringkit/probe/probe.hpp"
+#include "probe/kernel.hpp"
+#include "probe/probe.hpp"
 #include "uringkit/sys/uapi.hpp"
-#include "uringkit/util/size.hpp"
+#include "cli/size.hpp"
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
@@ -131,7 +131,7 @@ std::string seccomp_meaning(const std::optional<int>& v) {
 }
 
 std::string limit_text(const std::optional<std::uint64_t>& v) {
-    return v ? util::format_bytes(*v) : std::string("unlimited");
+    return v ? cli::format_bytes(*v) : std::string("unlimited");
 }
 
 std::string memlock_meaning(const Report& r) {

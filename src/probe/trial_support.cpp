@@ -1,7 +1,7 @@
 // The probe trials' shared parts (trial_support.hpp).
 #include "trial_support.hpp"
 
-#include "uringkit/util/size.hpp"
+#include "cli/size.hpp"
 
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -114,7 +114,7 @@ std::string memlock_text() {
     rlimit rl{};
     if (::getrlimit(RLIMIT_MEMLOCK, &rl) != 0) return "RLIMIT_MEMLOCK unknown";
     if (rl.rlim_cur == RLIM_INFINITY) return "RLIMIT_MEMLOCK unlimited";
-    return fmt::format("RLIMIT_MEMLOCK {}", util::format_bytes(rl.rlim_cur));
+    return fmt::format("RLIMIT_MEMLOCK {}", cli::format_bytes(rl.rlim_cur));
 }
 
 Trial attempt(const char* name, const char* summary, const std::function<void(Trial&)>& body) {

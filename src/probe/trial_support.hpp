@@ -3,7 +3,7 @@
 // completions, and turning results and exceptions into a Trial's outcome.
 #pragma once
 
-#include "uringkit/probe/probe.hpp"
+#include "probe/probe.hpp"
 #include "uringkit/ring/ring.hpp"
 #include "uringkit/sys/error.hpp"
 #include "uringkit/util/unique_fd.hpp"

@@ -5,7 +5,7 @@
 #include "uringkit/ring/buffer_ring.hpp"
 #include "uringkit/ring/ring.hpp"
 #include "uringkit/sys/error.hpp"
-#include "uringkit/util/size.hpp"
+#include "cli/size.hpp"
 #include "uringkit/util/unique_fd.hpp"
 
 #include <arpa/inet.h>

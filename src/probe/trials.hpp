@@ -2,7 +2,7 @@
 // what came back.  Internal to the probe layer.
 #pragma once
 
-#include "uringkit/probe/probe.hpp"
+#include "probe/probe.hpp"
 
 #include <string>
 #include <vector>

@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "uringkit/replay/trace.hpp"
+#include "replay/trace.hpp"
 
 namespace uringkit::replay {
 

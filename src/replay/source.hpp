@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "uringkit/replay/trace.hpp"
+#include "replay/trace.hpp"
 
 namespace uringkit::replay {
 

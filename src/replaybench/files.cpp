@@ -18,7 +18,7 @@
 #include <cstring>
 #include <vector>
 
-namespace uringkit::replay::detail {
+namespace uringkit::replaybench::detail {
 namespace {
 
 std::string basename_of(const std::string& path) {
@@ -251,4 +251,4 @@ void ReplayFiles::drop() const {
     }
 }
 
-}  // namespace uringkit::replay::detail
+}  // namespace uringkit::replaybench::detail

@@ -3,12 +3,12 @@
 // scratch directory and removed afterwards.
 #pragma once
 
-#include "uringkit/replay/bench.hpp"
+#include "replaybench/replaybench.hpp"
 
 #include <string>
 #include <vector>
 
-namespace uringkit::replay::detail {
+namespace uringkit::replaybench::detail {
 
 class ReplayFiles {
 public:
@@ -34,4 +34,4 @@ private:
     std::vector<std::string> notes_;
 };
 
-}  // namespace uringkit::replay::detail
+}  // namespace uringkit::replaybench::detail

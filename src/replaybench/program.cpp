@@ -1,7 +1,7 @@
 // A trace compiled into per-thread programs of steps, held in chunks: in
 // memory while few, then in an unlinked temporary file, so a trace of ten
 // million I/Os costs a few chunks of memory per thread, not 320 MB.
-#include "uringkit/replay/bench.hpp"
+#include "replaybench/replaybench.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -15,7 +15,7 @@
 #include <system_error>
 #include <utility>
 
-namespace uringkit::replay {
+namespace uringkit::replaybench {
 
 namespace {
 constexpr std::size_t kChunkSteps = 4096;  // 128 KiB
@@ -289,4 +289,4 @@ Program compile(TraceReader& reader, std::size_t spill_steps) {
     return p;
 }
 
-}  // namespace uringkit::replay
+}  // namespace uringkit::replaybench

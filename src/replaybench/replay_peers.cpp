@@ -7,7 +7,7 @@
 // their own system call once their file has drained.
 #include "replay_queue.hpp"
 
-#include "uringkit/engines/handoff.hpp"
+#include "engines/handoff.hpp"
 
 #ifdef URINGKIT_HAVE_LIBAIO
 #include <libaio.h>
@@ -22,7 +22,7 @@
 #include <algorithm>
 #include <cerrno>
 
-namespace uringkit::replay::detail {
+namespace uringkit::replaybench::detail {
 
 namespace {
 
@@ -351,4 +351,4 @@ ThreadResult replay_thread_threadpool(const ThreadJob& job) {
     }
 }
 
-}  // namespace uringkit::replay::detail
+}  // namespace uringkit::replaybench::detail

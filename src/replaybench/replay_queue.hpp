@@ -25,7 +25,7 @@
 
 #include "thread_replay.hpp"
 
-#include "uringkit/engines/engine.hpp"
+#include "engines/engine.hpp"
 #include "uringkit/ring/kernel_owned.hpp"
 
 #include <fcntl.h>
@@ -38,7 +38,7 @@
 #include <memory>
 #include <vector>
 
-namespace uringkit::replay::detail {
+namespace uringkit::replaybench::detail {
 
 // Per-slot buffers while they fit in this; above it every step of the
 // thread shares one buffer (the bytes read are not used, only counted).
@@ -228,4 +228,4 @@ ThreadResult replay_queued(const ThreadJob& job, Backend& backend,
     return out;
 }
 
-}  // namespace uringkit::replay::detail
+}  // namespace uringkit::replaybench::detail

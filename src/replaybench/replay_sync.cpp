@@ -4,7 +4,7 @@
 // in batched mode it shows what the program gets without changing its calls.
 #include "thread_replay.hpp"
 
-#include "uringkit/engines/engine.hpp"
+#include "engines/engine.hpp"
 
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -18,7 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace uringkit::replay::detail {
+namespace uringkit::replaybench::detail {
 
 std::uint64_t monotonic_ns() noexcept { return engines::now_ns(); }
 
@@ -185,4 +185,4 @@ ThreadResult replay_thread_sync(const ThreadJob& job) {
     return out;
 }
 
-}  // namespace uringkit::replay::detail
+}  // namespace uringkit::replaybench::detail

@@ -5,7 +5,7 @@
 // thread's buffers (READ_FIXED/WRITE_FIXED on fixed files).
 #include "replay_queue.hpp"
 
-#include "uringkit/engines/engine.hpp"
+#include "engines/engine.hpp"
 #include "uringkit/ops/files.hpp"
 #include "uringkit/ops/ops.hpp"
 #include "uringkit/ring/ring.hpp"
@@ -18,7 +18,7 @@
 #include <chrono>
 #include <optional>
 
-namespace uringkit::replay::detail {
+namespace uringkit::replaybench::detail {
 namespace {
 
 RingOptions options_for(const ThreadJob& job) {
@@ -150,4 +150,4 @@ ThreadResult replay_thread_uring(const ThreadJob& job) {
     return replay_queued(job, backend, arena);
 }
 
-}  // namespace uringkit::replay::detail
+}  // namespace uringkit::replaybench::detail

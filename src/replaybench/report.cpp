@@ -3,10 +3,10 @@
 // call changes (as recorded), what could change if it issued its I/O
 // together (batched, an upper bound), and what latency it gets at its own
 // pace (timed).
-#include "uringkit/replay/bench.hpp"
+#include "replaybench/replaybench.hpp"
 
-#include "uringkit/engines/runner.hpp"
-#include "uringkit/engines/stats.hpp"
+#include "engines/runner.hpp"
+#include "engines/stats.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -14,7 +14,7 @@
 #include <algorithm>
 #include <map>
 
-namespace uringkit::replay {
+namespace uringkit::replaybench {
 namespace {
 
 using engines::Comparison;
@@ -334,4 +334,4 @@ std::string to_json(const Program& p, const Result& res, const std::vector<Compa
     return j.dump(2) + "\n";
 }
 
-}  // namespace uringkit::replay
+}  // namespace uringkit::replaybench

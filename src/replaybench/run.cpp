@@ -4,8 +4,8 @@
 #include "files.hpp"
 #include "thread_replay.hpp"
 
-#include "uringkit/engines/runner.hpp"
-#include "uringkit/engines/stats.hpp"
+#include "engines/runner.hpp"
+#include "engines/stats.hpp"
 
 #include <fmt/format.h>
 
@@ -13,7 +13,7 @@
 #include <map>
 #include <thread>
 
-namespace uringkit::replay {
+namespace uringkit::replaybench {
 
 const char* mode_name(Mode m) {
     switch (m) {
@@ -233,4 +233,4 @@ Result run(const Program& p, const Config& config, const std::atomic<bool>* stop
     return res;
 }
 
-}  // namespace uringkit::replay
+}  // namespace uringkit::replaybench

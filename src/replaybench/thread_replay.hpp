@@ -3,15 +3,15 @@
 // replay_uring.cpp each implement replay_thread_* below.
 #pragma once
 
-#include "uringkit/engines/histogram.hpp"
-#include "uringkit/replay/bench.hpp"
+#include "engines/histogram.hpp"
+#include "replaybench/replaybench.hpp"
 
 #include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace uringkit::replay::detail {
+namespace uringkit::replaybench::detail {
 
 // Every replay thread sets up (its ring, its buffers), then waits here; the
 // run's clock and its CPU count start when the last one arrives and the CPU
@@ -96,4 +96,4 @@ inline std::uint32_t io_len(const ThreadJob& j, const Step& s) noexcept {
     return static_cast<std::uint32_t>(s.length < j.max_io_bytes ? s.length : j.max_io_bytes);
 }
 
-}  // namespace uringkit::replay::detail
+}  // namespace uringkit::replaybench::detail

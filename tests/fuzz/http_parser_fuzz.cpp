@@ -9,7 +9,7 @@
 // inside the input, its target inside the head, its body under the limit, and
 // parsing the head alone gives the same answer (the engines parse from
 // wherever the bytes are, with or without what follows).
-#include "uringkit/net/http.hpp"
+#include "net/http.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -3,7 +3,7 @@
 // an accepted duration is digits and a known unit and has that value; an
 // accepted number of seconds is finite, between 0 and a day; a list
 // accepted joins back to the input and has no empty item, a refused one has.
-#include "uringkit/util/duration.hpp"
+#include "cli/duration.hpp"
 
 #include <cstdint>
 #include <cstdlib>
@@ -13,7 +13,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
 
-    if (const auto d = uringkit::util::parse_duration(text)) {
+    if (const auto d = uringkit::cli::parse_duration(text)) {
         std::size_t digits = 0;
         std::uint64_t v = 0;
         while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
@@ -26,12 +26,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (per == 0 || static_cast<std::uint64_t>(d->count()) != v * per) std::abort();
     }
 
-    if (const auto s = uringkit::util::parse_seconds(text)) {
+    if (const auto s = uringkit::cli::parse_seconds(text)) {
         if (!(*s >= 0 && *s <= 86400)) std::abort();
         if (text.empty() || text.front() == '-' || text.front() == '+' || text.front() == ' ') std::abort();
     }
 
-    const auto list = uringkit::util::split_list(text);
+    const auto list = uringkit::cli::split_list(text);
     bool empty_item = text.empty() || text.front() == ',' || text.back() == ',' ||
                       text.find(",,") != std::string_view::npos;
     if (list.has_value() == empty_item) std::abort();

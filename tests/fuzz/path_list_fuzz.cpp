@@ -3,7 +3,7 @@
 // separator (odd: NUL, even: newline).  Beyond memory safety: no entry is
 // empty or holds the separator, the entries joined with it give the input
 // without its empty entries, and the arena gives every name back intact.
-#include "uringkit/fs/path_list.hpp"
+#include "fs/path_list.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,8 +1,8 @@
-// libFuzzer target for util::parse_size (every --bs/--size/--body-size
+// libFuzzer target for cli::parse_size (every --bs/--size/--body-size
 // option).  Beyond memory safety: a size it accepts starts with a digit,
 // reads back the same from its decimal form and from the largest binary
 // suffix that divides it, and format_bytes never fails on it.
-#include "uringkit/util/size.hpp"
+#include "cli/size.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -11,7 +11,7 @@
 #include <string_view>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    using uringkit::util::parse_size;
+    using uringkit::cli::parse_size;
     const std::string_view in(reinterpret_cast<const char*>(data), size);
     const auto v = parse_size(in);
     if (!v) return 0;
@@ -26,6 +26,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             break;
         }
     }
-    if (uringkit::util::format_bytes(*v).empty()) std::abort();
+    if (uringkit::cli::format_bytes(*v).empty()) std::abort();
     return 0;
 }

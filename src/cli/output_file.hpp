@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace uringkit::util {
+namespace uringkit::cli {
 
 // An output path that cannot be written; what() names the path and the
 // reason, error() is the errno (0 when the path is unsuitable, a directory).
@@ -53,4 +53,4 @@ void write_output(const std::string& path, std::string_view content);
 // through symlinks): an output must never be the input it measures.
 bool same_file(const std::string& a, const std::string& b) noexcept;
 
-}  // namespace uringkit::util
+}  // namespace uringkit::cli

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace uringkit::util {
+namespace uringkit::cli {
 
 // Whole numbers with an optional unit: none or "s" (seconds), "ms", "m".
 // nullopt for anything else: no digits, another unit, a sign, a fraction,
@@ -25,4 +25,4 @@ std::optional<double> parse_seconds(std::string_view text) noexcept;
 // ",1", "1,"): such an item is a mistake to report, never one to skip.
 std::optional<std::vector<std::string>> split_list(std::string_view text);
 
-}  // namespace uringkit::util
+}  // namespace uringkit::cli

@@ -10,8 +10,8 @@
 //   epoll       edge-triggered, non-blocking twin with the same Session code.
 #pragma once
 
-#include "uringkit/net/session.hpp"
-#include "uringkit/net/stats.hpp"
+#include "net/session.hpp"
+#include "net/stats.hpp"
 
 #include <atomic>
 #include <chrono>

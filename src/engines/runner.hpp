@@ -6,10 +6,10 @@
 // its interval (stats.hpp).
 #pragma once
 
-#include "uringkit/engines/histogram.hpp"
-#include "uringkit/engines/stats.hpp"
-#include "uringkit/engines/target.hpp"
-#include "uringkit/engines/workload.hpp"
+#include "engines/histogram.hpp"
+#include "engines/stats.hpp"
+#include "engines/target.hpp"
+#include "engines/workload.hpp"
 
 #include <atomic>
 #include <cstdint>

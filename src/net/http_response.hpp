@@ -7,7 +7,7 @@
 // head inside one read is parsed where it lies.
 #pragma once
 
-#include "uringkit/net/http.hpp"
+#include "net/http.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -21,8 +21,8 @@
 // which of them waited for which.
 #pragma once
 
-#include "uringkit/engines/verdict.hpp"
-#include "uringkit/replay/trace.hpp"
+#include "engines/verdict.hpp"
+#include "replay/trace.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -33,7 +33,18 @@
 #include <string_view>
 #include <vector>
 
-namespace uringkit::replay {
+namespace uringkit::replaybench {
+
+// The trace's vocabulary (replay/trace.hpp), which a replay speaks throughout.
+using replay::describe;
+using replay::Event;
+using replay::Format;
+using replay::Op;
+using replay::op_name;
+using replay::Options;
+using replay::Summary;
+using replay::TraceError;
+using replay::TraceReader;
 
 enum class Mode : std::uint8_t { as_recorded, batched, timed };
 const char* mode_name(Mode m);  // "as-recorded", "batched", "timed"
@@ -257,4 +268,4 @@ std::vector<std::string> verdict_lines(const Result& result,
 std::string to_json(const Program& program, const Result& result,
                     const std::vector<engines::Comparison>& comparisons);
 
-}  // namespace uringkit::replay
+}  // namespace uringkit::replaybench

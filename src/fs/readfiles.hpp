@@ -12,7 +12,7 @@
 // engines run the same job the usual ways, for comparison.
 #pragma once
 
-#include "uringkit/fs/path_list.hpp"
+#include "fs/path_list.hpp"
 
 #include <atomic>
 #include <cstddef>

@@ -3,10 +3,10 @@
 // progress line.  Pure formatting: nothing here measures.
 #pragma once
 
-#include "uringkit/engines/host.hpp"
-#include "uringkit/engines/runner.hpp"
-#include "uringkit/engines/verdict.hpp"
-#include "uringkit/util/output_file.hpp"
+#include "engines/host.hpp"
+#include "engines/runner.hpp"
+#include "engines/verdict.hpp"
+#include "cli/output_file.hpp"
 
 #include <optional>
 #include <stdexcept>
@@ -57,6 +57,6 @@ std::string to_svg(const Report& report);
 std::string progress_line(const Progress& p);
 
 // A file bench cannot read or write (util/output_file.hpp writes the outputs).
-using util::OutputError;
+using cli::OutputError;
 
 }  // namespace uringkit::engines

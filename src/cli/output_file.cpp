@@ -1,4 +1,4 @@
-#include "uringkit/util/output_file.hpp"
+#include "cli/output_file.hpp"
 
 #include "uringkit/util/unique_fd.hpp"
 
@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace uringkit::util {
+namespace uringkit::cli {
 namespace {
 
 [[noreturn]] void fail(const std::string& path, std::string_view what, int err) {
@@ -65,7 +65,7 @@ int write_all(int fd, std::string_view content) {
 
 void write_in_place(const std::string& path, std::string_view content) {
     // No O_CREAT: a dangling symlink is an error, never a way to create its target.
-    const UniqueFd fd(::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY));
+    const util::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY));
     if (fd.get() < 0) fail(path, "cannot write", errno);
     if (const int err = write_all(fd.get(), content)) fail(path, "cannot write", err);
 }
@@ -138,4 +138,4 @@ bool same_file(const std::string& a, const std::string& b) noexcept {
            sa.st_ino == sb.st_ino;
 }
 
-}  // namespace uringkit::util
+}  // namespace uringkit::cli

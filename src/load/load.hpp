@@ -13,8 +13,8 @@
 // quietly slowing the client down (coordinated omission).
 #pragma once
 
-#include "uringkit/engines/histogram.hpp"
-#include "uringkit/load/target.hpp"
+#include "engines/histogram.hpp"
+#include "load/target.hpp"
 
 #include <atomic>
 #include <chrono>

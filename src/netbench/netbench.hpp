@@ -17,8 +17,8 @@
 // server (the row says "client-bound").
 #pragma once
 
-#include "uringkit/engines/verdict.hpp"
-#include "uringkit/load/load.hpp"
+#include "engines/verdict.hpp"
+#include "load/load.hpp"
 
 #include <atomic>
 #include <chrono>

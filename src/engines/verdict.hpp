@@ -7,7 +7,7 @@
 // probability at most 1 - confidence.  Pure functions: nothing here measures.
 #pragma once
 
-#include "uringkit/engines/runner.hpp"
+#include "engines/runner.hpp"
 
 #include <optional>
 #include <string>

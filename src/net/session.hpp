@@ -3,8 +3,8 @@
 // it appended; nothing here knows about rings, epoll or sockets.
 #pragma once
 
-#include "uringkit/net/http.hpp"
-#include "uringkit/net/stats.hpp"
+#include "net/http.hpp"
+#include "net/stats.hpp"
 
 #include <cstdint>
 #include <ctime>

@@ -1,10 +1,10 @@
-#include "uringkit/util/duration.hpp"
+#include "cli/duration.hpp"
 
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 
-namespace uringkit::util {
+namespace uringkit::cli {
 
 std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) noexcept {
     std::size_t i = 0;
@@ -49,4 +49,4 @@ std::optional<std::vector<std::string>> split_list(std::string_view text) {
     }
 }
 
-}  // namespace uringkit::util
+}  // namespace uringkit::cli

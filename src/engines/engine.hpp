@@ -4,8 +4,8 @@
 // takes no lock; it counts the system calls it makes as it makes them.
 #pragma once
 
-#include "uringkit/engines/histogram.hpp"
-#include "uringkit/engines/workload.hpp"
+#include "engines/histogram.hpp"
+#include "engines/workload.hpp"
 
 #include <atomic>
 #include <cstdint>

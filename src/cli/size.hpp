@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace uringkit::util {
+namespace uringkit::cli {
 
 // Parses a non-negative size with an optional k/m/g/t suffix (any case,
 // optional trailing "b"/"ib": 4k, 4K, 4KiB) and an optional decimal fraction
@@ -18,4 +18,4 @@ std::optional<std::uint64_t> parse_size(std::string_view text) noexcept;
 // 4096 -> "4 KiB", 1610612736 -> "1.5 GiB", 100 -> "100 B".
 std::string format_bytes(std::uint64_t bytes);
 
-}  // namespace uringkit::util
+}  // namespace uringkit::cli

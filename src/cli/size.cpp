@@ -1,11 +1,11 @@
-#include "uringkit/util/size.hpp"
+#include "cli/size.hpp"
 
 #include <array>
 #include <cctype>
 #include <cstdio>
 #include <limits>
 
-namespace uringkit::util {
+namespace uringkit::cli {
 
 std::optional<std::uint64_t> parse_size(std::string_view text) noexcept {
     std::size_t i = 0;
@@ -72,4 +72,4 @@ std::string format_bytes(std::uint64_t bytes) {
     return out;
 }
 
-}  // namespace uringkit::util
+}  // namespace uringkit::cli
