@@ -23,6 +23,7 @@
 #include <vector>
 
 using namespace uringkit::engines;
+using namespace uringkit::measure;
 
 namespace {
 

@@ -1,6 +1,6 @@
 // The latency histogram: every value lands in a bucket less than 1% wide, and
 // the quantiles it reports are within 1% of the exact ones.
-#include "engines/histogram.hpp"
+#include "measure/histogram.hpp"
 #include "engines/workload.hpp"
 
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 #include <vector>
 
 using namespace uringkit::engines;
+using namespace uringkit::measure;
 
 TEST(BenchHistogram, BucketsAreNarrowerThanOnePercent) {
     std::uint64_t seed = 7;

@@ -11,6 +11,7 @@
 #include <vector>
 
 using namespace uringkit::engines;
+using namespace uringkit::measure;
 using namespace uringkit::engines::detail;
 
 namespace {

@@ -4,6 +4,7 @@
 // engine with counts that add up, and the CLI's bad input is one line with
 // status 2.
 #include "files_test_support.hpp"
+#include "measure/interval.hpp"
 #include "netbench/netbench.hpp"
 
 #include <nlohmann/json.hpp>
@@ -18,8 +19,8 @@
 #include <thread>
 
 using namespace uringkit;
-using engines::Judgement;
-using engines::Metric;
+using measure::Judgement;
+using measure::Metric;
 using namespace std::chrono_literals;
 
 namespace {
@@ -95,7 +96,7 @@ netbench::Result made_up(std::vector<std::string> engines, unsigned rounds, F ra
     return res;
 }
 
-const engines::Comparison& on(const std::vector<engines::Comparison>& cs, Metric m) {
+const measure::Comparison& on(const std::vector<measure::Comparison>& cs, Metric m) {
     const auto it = std::find_if(cs.begin(), cs.end(), [&](const auto& c) { return c.metric == m; });
     EXPECT_NE(it, cs.end());
     return *it;
@@ -144,7 +145,7 @@ TEST(BenchNetVerdict, RoundsByDefaultAreEnoughForAVerdict) {
     c.workloads = {parse("echo:8:64")};
     const unsigned n = netbench::rounds_of(c);
     // Two comparisons at 95% family-wise: 97.5% each.
-    EXPECT_EQ(n, engines::samples_needed(engines::confidence_each(0.95, 2)));
+    EXPECT_EQ(n, measure::samples_needed(measure::confidence_each(0.95, 2)));
     const auto res = made_up({"uring", "epoll"}, n, [](unsigned) { return 0.8; });
     EXPECT_NE(on(netbench::compare(res), Metric::cpu_us_per_io).verdict, Judgement::too_few_samples);
     c.rounds = 3;

@@ -2,7 +2,7 @@
 // the noise, too few rounds or I/Os, auto against the engine it did not run,
 // an engine listed twice (A/A), writes, a busy machine, a run that was not
 // steady, and a saved run; plus the order statistics behind the intervals.
-#include "engines/stats.hpp"
+#include "measure/interval.hpp"
 #include "engines/verdict.hpp"
 
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 #include <vector>
 
 using namespace uringkit::engines;
+using namespace uringkit::measure;
 
 namespace {
 

@@ -4,7 +4,7 @@
 // takes no lock; it counts the system calls it makes as it makes them.
 #pragma once
 
-#include "engines/histogram.hpp"
+#include "measure/histogram.hpp"
 #include "engines/workload.hpp"
 
 #include <atomic>
@@ -35,7 +35,7 @@ struct Phase {
     std::uint64_t deadline_ns = UINT64_MAX;   // CLOCK_MONOTONIC
     std::uint64_t max_ios = UINT64_MAX;       // I/Os to issue at most
     const std::atomic<bool>* stop = nullptr;  // set by a signal handler: stop issuing
-    LatencyHistogram* latency = nullptr;      // null: do not record (ramp)
+    measure::LatencyHistogram* latency = nullptr;      // null: do not record (ramp)
     std::atomic<std::uint64_t>* progress =
         nullptr;  // completed I/Os, stored once per batch for the progress line
     // Start the offsets from the first again, so every engine and round

@@ -247,7 +247,7 @@ std::vector<std::string> notes(const Report& rep) {
         n.push_back(fmt::format(
             "steady state: not assessed for runs {} (lengthen --runtime to {:g} s or more to "
             "judge it)",
-            unassessed, kSteadyMinWindows * kSteadyWindowS + 0.1));
+            unassessed, measure::kSteadyMinWindows * measure::kSteadyWindowS + 0.1));
     return n;
 }
 

@@ -90,7 +90,7 @@ double seconds_of(const timeval& tv) {
 }
 
 double median(std::vector<double> v) {
-    return median_of(std::move(v));
+    return measure::median_of(std::move(v));
 }
 
 double iops_of(const Outcome& o) {
@@ -243,7 +243,7 @@ Outcome run_once(RunContext& rc, const EngineInfo& engine, unsigned depth) {
         std::uint64_t window_ios = 0, window_ns = 0;
         bool measuring = false;
         unsigned tick = 0;
-        const auto window = std::chrono::microseconds(static_cast<long>(kSteadyWindowS * 1e6));
+        const auto window = std::chrono::microseconds(static_cast<long>(measure::kSteadyWindowS * 1e6));
         std::unique_lock lk(m);
         while (!cv.wait_for(lk, window, [&] { return finished == jobs; })) {
             std::uint64_t ios = 0;
@@ -355,7 +355,7 @@ Row aggregate(const std::string& label, unsigned depth, unsigned batch,
     };
     auto med = [&](auto&& f) { return median(values(f)); };
     auto per_io = [](double x, const Outcome& o) { return x / static_cast<double>(o.ios); };
-    const Estimate iops = median_interval(values(iops_of), confidence);
+    const Estimate iops = measure::median_interval(values(iops_of), confidence);
     row.iops = iops.median;
     row.iops_low = iops.low;
     row.iops_high = iops.high;
@@ -363,7 +363,7 @@ Row aggregate(const std::string& label, unsigned depth, unsigned batch,
     const std::vector<double> all_iops = values(iops_of);
     row.iops_min = *std::min_element(all_iops.begin(), all_iops.end());
     row.iops_max = *std::max_element(all_iops.begin(), all_iops.end());
-    const Estimate cpu = median_interval(values(cpu_us_per_io_of), confidence);
+    const Estimate cpu = measure::median_interval(values(cpu_us_per_io_of), confidence);
     row.cpu_us_per_io = cpu.median;
     row.cpu_us_per_io_low = cpu.low;
     row.cpu_us_per_io_high = cpu.high;
@@ -416,7 +416,7 @@ RunRecord record(const Outcome& o, const std::string& label, unsigned depth, uns
         r.cpu_us_per_io = cpu_us_per_io_of(o);
         r.lat_p50_ns = o.lat.p50;
         r.lat_p99_ns = o.lat.p99;
-        r.steady = assess_steadiness(o.windows);
+        r.steady = measure::assess_steadiness(o.windows);
     }
     r.syscalls = o.syscalls;
     r.submits = o.submits;

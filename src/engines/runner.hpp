@@ -6,10 +6,12 @@
 // its interval (stats.hpp).
 #pragma once
 
-#include "engines/histogram.hpp"
-#include "engines/stats.hpp"
 #include "engines/target.hpp"
 #include "engines/workload.hpp"
+#include "measure/histogram.hpp"
+#include "measure/interval.hpp"
+#include "measure/paired.hpp"
+#include "measure/steady.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -19,6 +21,12 @@
 #include <vector>
 
 namespace uringkit::engines {
+
+// The measurement layer's figures, which every run records.
+using measure::Estimate;
+using measure::LatencyHistogram;
+using measure::Steadiness;
+using measure::Window;
 
 enum class Cache { warm, cold };
 
@@ -36,10 +44,7 @@ std::optional<Order> parse_order(std::string_view text) noexcept;
 // default run's 32 comparisons (16 pairs x IOPS and CPU): 1 - 2^(1-n) >=
 // 1 - 0.05/32 needs n >= 11.  docs/bench.md derives it.
 constexpr unsigned kDefaultRounds = 11;
-// A run of fewer I/Os gives no figure worth comparing: a run's IOPS is
-// uncertain by about one batch in its I/O count, and its CPU time by the
-// accounting granularity of getrusage.
-constexpr std::uint64_t kMinIosPerRun = 1000;
+using measure::kMinIosPerRun;  // runs shorter than this are not compared
 
 // Labels for the engines as listed: an engine listed twice gets "#2" on its
 // second occurrence ("uring", "uring#2"), so A/A runs can be told apart.

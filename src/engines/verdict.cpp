@@ -1,6 +1,6 @@
 #include "engines/verdict.hpp"
 
-#include "engines/stats.hpp"
+#include "measure/interval.hpp"
 
 #include <fmt/format.h>
 
@@ -9,24 +9,6 @@
 #include <map>
 
 namespace uringkit::engines {
-
-std::string_view metric_name(Metric m) noexcept {
-    return m == Metric::iops ? "iops" : "cpu_us_per_io";
-}
-
-std::string_view judgement_name(Judgement j) noexcept {
-    switch (j) {
-        case Judgement::faster:
-            return "faster";
-        case Judgement::slower:
-            return "slower";
-        case Judgement::same:
-            return "same";
-        case Judgement::too_few_samples:
-            return "too_few_samples";
-    }
-    return "too_few_samples";
-}
 
 namespace {
 
@@ -58,18 +40,7 @@ bool usable(const RunRecord& r) {
     return r.status == Row::ok && r.ios > 0 && r.seconds > 0;
 }
 
-// The verdict of an interval of a/b: for IOPS above 1 is better, for CPU below.
-Judgement judge_interval(double low, double high, Metric m) {
-    if (low > 1) return m == Metric::iops ? Judgement::faster : Judgement::slower;
-    if (high < 1) return m == Metric::iops ? Judgement::slower : Judgement::faster;
-    return Judgement::same;
-}
-
 }  // namespace
-
-double confidence_each(double family, std::size_t comparisons) noexcept {
-    return comparisons > 1 ? 1 - (1 - family) / static_cast<double>(comparisons) : family;
-}
 
 std::vector<Pairing> pairings(const Results& res) {
     std::vector<Pairing> out;
@@ -108,26 +79,6 @@ std::vector<Pairing> pairings(const Results& res) {
     return out;
 }
 
-Comparison judge(std::vector<double> ratios, double confidence, Metric metric, bool min_ios_ok) {
-    Comparison c;
-    c.metric = metric;
-    c.pairs = static_cast<unsigned>(ratios.size());
-    const Estimate e = median_interval(std::move(ratios), confidence);
-    c.ratio = e.median;
-    c.ratio_low = e.low;
-    c.ratio_high = e.high;
-    if (!min_ios_ok) {
-        c.why = fmt::format("runs of fewer than {} I/Os", kMinIosPerRun);
-    } else if (!e.covered) {
-        c.why = fmt::format("{} round{}; {} needed for {:.4g}% per comparison", c.pairs,
-                            c.pairs == 1 ? "" : "s", samples_needed(confidence),
-                            confidence * 100);
-    } else {
-        c.verdict = judge_interval(e.low, e.high, metric);
-    }
-    return c;
-}
-
 std::vector<Comparison> compare_engines(const Results& res) {
     const std::vector<Pairing> pairs = pairings(res);
     const double each = confidence_each(res.confidence, pairs.size() * 2);
@@ -135,22 +86,14 @@ std::vector<Comparison> compare_engines(const Results& res) {
     for (const Pairing& p : pairs)
         for (Metric m : {Metric::iops, Metric::cpu_us_per_io}) {
             // a's and b's runs at this depth, by round.
-            std::map<unsigned, const RunRecord*> ra, rb;
-            bool min_ios_ok = true;
+            measure::ByRound ra, rb;
             for (const RunRecord& r : res.runs) {
                 if (r.iodepth != p.iodepth || !usable(r)) continue;
-                if (r.engine == p.a) ra[r.round] = &r;
-                if (r.engine == p.b) rb[r.round] = &r;
+                if (r.engine == p.a) ra[r.round] = {metric_of(r, m), r.ios};
+                if (r.engine == p.b) rb[r.round] = {metric_of(r, m), r.ios};
             }
-            std::vector<double> ratios;
-            for (const auto& [round, a] : ra) {
-                const auto b = rb.find(round);
-                if (b == rb.end()) continue;
-                if (a->ios < kMinIosPerRun || b->second->ios < kMinIosPerRun) min_ios_ok = false;
-                const double vb = metric_of(*b->second, m);
-                if (vb > 0) ratios.push_back(metric_of(*a, m) / vb);
-            }
-            Comparison c = judge(std::move(ratios), each, m, min_ios_ok);
+            measure::PairedRatios q = measure::paired_ratios(ra, rb, kMinIosPerRun);
+            Comparison c = judge(std::move(q.ratios), each, m, q.min_ios_ok);
             c.a = p.a;
             c.b = p.b;
             c.iodepth = p.iodepth;
@@ -194,7 +137,7 @@ std::vector<Comparison> compare_saved(const Results& now, const SavedRun& saved)
                 b.push_back(metric_of(*r, m));
                 min_ios_ok &= r->ios >= kMinIosPerRun;
             }
-            const Estimate ea = median_interval(a, half), eb = median_interval(b, half);
+            const Estimate ea = measure::median_interval(a, half), eb = measure::median_interval(b, half);
             Comparison c;
             c.a = row.engine;
             c.b = "saved";
@@ -209,9 +152,9 @@ std::vector<Comparison> compare_saved(const Results& now, const SavedRun& saved)
                 c.why = fmt::format("runs of fewer than {} I/Os", kMinIosPerRun);
             else if (!ea.covered || !eb.covered)
                 c.why = fmt::format("{} and {} runs; {} each needed for {:.4g}% per comparison",
-                                    ea.n, eb.n, samples_needed(half), each * 100);
+                                    ea.n, eb.n, measure::samples_needed(half), each * 100);
             else
-                c.verdict = judge_interval(c.ratio_low, c.ratio_high, m);
+                c.verdict = measure::judge_interval(c.ratio_low, c.ratio_high, m);
             out.push_back(std::move(c));
         }
     }

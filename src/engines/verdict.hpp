@@ -1,13 +1,12 @@
-// The verdict: which engine was faster or cheaper than which, said only
-// where the run's own noise allows it.  Engines are compared by the ratio of
-// their runs in the same round (paired), which cancels the machine's drift;
-// the median of those ratios gets an order-statistic interval (stats.hpp) at
-// a confidence corrected for the number of comparisons the run makes
-// (Bonferroni), so that across all of them a false "faster" happens with
-// probability at most 1 - confidence.  Pure functions: nothing here measures.
+// bench's verdict: which engine was faster or cheaper than which, said only
+// where the run's own noise allows it.  Which engines a run compares, at
+// each depth, and the plain words; the statistics of a paired comparison
+// are the measurement layer's (measure/paired.hpp).  Pure functions:
+// nothing here measures.
 #pragma once
 
 #include "engines/runner.hpp"
+#include "measure/paired.hpp"
 
 #include <optional>
 #include <string>
@@ -16,24 +15,14 @@
 
 namespace uringkit::engines {
 
-enum class Metric { iops, cpu_us_per_io };
-// For iops, faster means more I/Os per second; for cpu_us_per_io it means
-// less CPU per I/O (a is the better of the two on that metric).
-enum class Judgement { faster, slower, same, too_few_samples };
-
-std::string_view metric_name(Metric m) noexcept;
-std::string_view judgement_name(Judgement j) noexcept;
-
-// One comparison: a against b at one depth on one metric.
-struct Comparison {
-    std::string a, b;
-    unsigned iodepth = 0;
-    Metric metric = Metric::iops;
-    double ratio = 0, ratio_low = 0, ratio_high = 0;  // a / b: median and its interval
-    unsigned pairs = 0;                               // rounds (or runs) behind the ratio
-    Judgement verdict = Judgement::too_few_samples;
-    std::string why;  // too_few_samples: what was missing
-};
+// The comparison vocabulary is the measurement layer's (measure/paired.hpp).
+using measure::Comparison;
+using measure::confidence_each;
+using measure::judge;
+using measure::judgement_name;
+using measure::Judgement;
+using measure::Metric;
+using measure::metric_name;
 
 // A pair of engines to compare at one depth, and why this pair.
 struct Pairing {
@@ -47,14 +36,6 @@ struct Pairing {
 // that depth (comparing it with itself says nothing); uring against liburing.
 // Only pairs whose rows both ran.
 std::vector<Pairing> pairings(const Results& results);
-
-// Judges a sample of ratios a/b with an interval at `confidence` (already
-// corrected for the number of comparisons).  `min_ios_ok` false: some run had
-// fewer than kMinIosPerRun I/Os.
-Comparison judge(std::vector<double> ratios, double confidence, Metric metric, bool min_ios_ok);
-
-// Each comparison's own confidence: 1 - (1 - family) / count (Bonferroni).
-double confidence_each(double family, std::size_t comparisons) noexcept;
 
 // Every pairing of the run on IOPS and on CPU per I/O, from paired rounds.
 std::vector<Comparison> compare_engines(const Results& results);

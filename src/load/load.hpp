@@ -13,7 +13,7 @@
 // quietly slowing the client down (coordinated omission).
 #pragma once
 
-#include "engines/histogram.hpp"
+#include "measure/histogram.hpp"
 #include "load/target.hpp"
 
 #include <atomic>
@@ -63,7 +63,7 @@ struct LoadResult {
     std::uint64_t enobufs = 0;           // multishot recv found the buffer ring empty (re-armed)
     double cpu_user_s = 0, cpu_system_s = 0;  // the whole process, over the interval
     std::uint64_t late = 0;              // open loop: requests still unsent when the run ended
-    engines::LatencyHistogram latency;   // ns, per response
+    measure::LatencyHistogram latency;   // ns, per response
     std::vector<ThreadResult> threads;
     std::vector<std::uint64_t> per_connection;  // responses per connection, connection order
     std::string first_error;             // the first error's description, for the report

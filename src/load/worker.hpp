@@ -2,7 +2,7 @@
 // share of the connections (internal to src/load).
 #pragma once
 
-#include "engines/histogram.hpp"
+#include "measure/histogram.hpp"
 #include "load/load.hpp"
 #include "net/http_response.hpp"
 #include "net/stats.hpp"
@@ -86,7 +86,7 @@ struct WorkerResult {
     std::int64_t end_ns = 0;
     std::vector<std::uint64_t> per_connection;
     std::string first_error;
-    engines::LatencyHistogram latency;
+    measure::LatencyHistogram latency;
 };
 
 class Worker {

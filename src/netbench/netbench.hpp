@@ -17,7 +17,7 @@
 // server (the row says "client-bound").
 #pragma once
 
-#include "engines/verdict.hpp"
+#include "measure/paired.hpp"
 #include "load/load.hpp"
 
 #include <atomic>
@@ -123,13 +123,13 @@ Result run(const Config& config, const std::atomic<bool>* stop = nullptr, const 
 // The verdict's comparisons, per workload: every engine against epoll (or
 // the first engine listed when epoll is not), and an engine listed twice
 // against its first listing (A/A), on server CPU per request
-// (engines::Metric::cpu_us_per_io) and on requests/s (Metric::iops), from
+// (measure::Metric::cpu_us_per_io) and on requests/s (Metric::iops), from
 // the ratios of runs in the same round.  Comparison::iodepth holds the
 // workload's index.
-std::vector<engines::Comparison> compare(const Result& result);
+std::vector<measure::Comparison> compare(const Result& result);
 
 // The report: per workload a table of medians, then the verdict in words.
-std::string format_report(const Result& result, const std::vector<engines::Comparison>& comparisons);
-std::string to_json(const Result& result, const std::vector<engines::Comparison>& comparisons);
+std::string format_report(const Result& result, const std::vector<measure::Comparison>& comparisons);
+std::string to_json(const Result& result, const std::vector<measure::Comparison>& comparisons);
 
 }  // namespace uringkit::netbench

@@ -1,7 +1,8 @@
 // bench net's comparisons, its table and its verdict in words, and its JSON.
 #include "netbench/netbench.hpp"
 
-#include "engines/stats.hpp"
+#include "measure/comparison_json.hpp"
+#include "measure/interval.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -12,9 +13,9 @@
 namespace uringkit::netbench {
 namespace {
 
-using engines::Comparison;
-using engines::Judgement;
-using engines::Metric;
+using measure::Comparison;
+using measure::Judgement;
+using measure::Metric;
 
 double metric_of(const Run& r, Metric m) {
     return m == Metric::iops ? r.requests_per_s() : r.server_cpu_us_per_request();
@@ -55,23 +56,12 @@ std::vector<std::pair<std::string, std::string>> pairs_on(const Result& res, uns
     return out;
 }
 
-struct Summary {
-    double median = 0, low = 0, high = 0;
-    unsigned n = 0;
-};
-
-Summary summarize(const Result& res, unsigned w, const std::string& label, double (Run::*f)() const noexcept) {
+measure::Spread summarize(const Result& res, unsigned w, const std::string& label,
+                          double (Run::*f)() const noexcept) {
     std::vector<double> v;
     for (const Run& r : res.runs)
         if (r.workload == w && r.engine == label && r.usable()) v.push_back((r.*f)());
-    Summary s;
-    s.n = static_cast<unsigned>(v.size());
-    if (v.empty()) return s;
-    std::sort(v.begin(), v.end());
-    s.low = v.front();
-    s.high = v.back();
-    s.median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-    return s;
+    return measure::spread_of(std::move(v));
 }
 
 double p99_of(const Run& r) { return r.p99_us; }
@@ -92,7 +82,7 @@ std::string words(const Comparison& c) {
 }
 
 bool client_bound(const Result& res, unsigned w, const std::string& label) {
-    const Summary s = summarize(res, w, label, &Run::client_cpu_share);
+    const measure::Spread s = summarize(res, w, label, &Run::client_cpu_share);
     return s.n > 0 && s.median >= 0.9;
 }
 
@@ -101,25 +91,20 @@ bool client_bound(const Result& res, unsigned w, const std::string& label) {
 std::vector<Comparison> compare(const Result& res) {
     std::size_t count = 0;
     for (unsigned w = 0; w < res.config.workloads.size(); ++w) count += pairs_on(res, w).size() * 2;
-    const double each = engines::confidence_each(res.config.confidence, count);
+    const double each = measure::confidence_each(res.config.confidence, count);
     std::vector<Comparison> out;
     for (unsigned w = 0; w < res.config.workloads.size(); ++w) {
         for (const auto& [a, b] : pairs_on(res, w)) {
             for (Metric m : {Metric::cpu_us_per_io, Metric::iops}) {
-                std::map<unsigned, const Run*> ra, rb;
+                // A run's length is its duration, not an I/O count: no minimum.
+                measure::ByRound ra, rb;
                 for (const Run& r : res.runs) {
                     if (r.workload != w || !r.usable()) continue;
-                    if (r.engine == a) ra[r.round] = &r;
-                    if (r.engine == b) rb[r.round] = &r;
+                    if (r.engine == a) ra[r.round] = {metric_of(r, m), 0};
+                    if (r.engine == b) rb[r.round] = {metric_of(r, m), 0};
                 }
-                std::vector<double> ratios;
-                for (const auto& [round, run_a] : ra) {
-                    const auto it = rb.find(round);
-                    if (it == rb.end()) continue;
-                    const double vb = metric_of(*it->second, m);
-                    if (vb > 0) ratios.push_back(metric_of(*run_a, m) / vb);
-                }
-                Comparison c = engines::judge(std::move(ratios), each, m, true);
+                measure::PairedRatios q = measure::paired_ratios(ra, rb, 0);
+                Comparison c = measure::judge(std::move(q.ratios), each, m, true);
                 c.a = a;
                 c.b = b;
                 c.iodepth = w;
@@ -142,21 +127,21 @@ std::string format_report(const Result& res, const std::vector<Comparison>& comp
         out += fmt::format("  {:<12} {:>24} {:>32} {:>13} {:>9} {:>11}\n", "engine", "requests/s (min-max)",
                            "server CPU µs/request (min-max)", "syscalls/req", "p99 µs", "client CPU");
         for (const std::string& label : labels_on(res, w)) {
-            const Summary rps = summarize(res, w, label, &Run::requests_per_s);
+            const measure::Spread rps = summarize(res, w, label, &Run::requests_per_s);
             if (rps.n == 0) {
                 out += fmt::format("  {:<12} no usable run\n", label);
                 continue;
             }
-            const Summary cpu = summarize(res, w, label, &Run::server_cpu_us_per_request);
-            const Summary sys = summarize(res, w, label, &Run::server_syscalls_per_request);
-            const Summary cli = summarize(res, w, label, &Run::client_cpu_share);
+            const measure::Spread cpu = summarize(res, w, label, &Run::server_cpu_us_per_request);
+            const measure::Spread sys = summarize(res, w, label, &Run::server_syscalls_per_request);
+            const measure::Spread cli = summarize(res, w, label, &Run::client_cpu_share);
             std::vector<double> p99;
             for (const Run& r : res.runs)
                 if (r.workload == w && r.engine == label && r.usable()) p99.push_back(p99_of(r));
             std::sort(p99.begin(), p99.end());
             out += fmt::format("  {:<12} {:>24} {:>32} {:>13.2f} {:>9.0f} {:>10.0f}%{}\n", label,
-                               fmt::format("{:.0f} ({:.0f}-{:.0f})", rps.median, rps.low, rps.high),
-                               fmt::format("{:.2f} ({:.2f}-{:.2f})", cpu.median, cpu.low, cpu.high), sys.median,
+                               fmt::format("{:.0f} ({:.0f}-{:.0f})", rps.median, rps.min, rps.max),
+                               fmt::format("{:.2f} ({:.2f}-{:.2f})", cpu.median, cpu.min, cpu.max), sys.median,
                                p99[p99.size() / 2], cli.median * 100,
                                cli.median >= 0.9 ? " client-bound" : "");
         }
@@ -227,16 +212,9 @@ std::string to_json(const Result& res, const std::vector<Comparison>& comparison
     }
     json& cs = j["comparisons"] = json::array();
     for (const Comparison& c : comparisons) {
-        json x = {{"workload", res.config.workloads[c.iodepth].name()},
-                  {"a", c.a},
-                  {"b", c.b},
-                  {"metric", c.metric == Metric::iops ? "requests_per_s" : "server_cpu_us_per_request"},
-                  {"ratio", c.ratio},
-                  {"low", c.ratio_low},
-                  {"high", c.ratio_high},
-                  {"rounds", c.pairs},
-                  {"verdict", std::string(engines::judgement_name(c.verdict))}};
-        if (!c.why.empty()) x["why"] = c.why;
+        json x = measure::comparison_json(
+            c, c.metric == Metric::iops ? "requests_per_s" : "server_cpu_us_per_request");
+        x["workload"] = res.config.workloads[c.iodepth].name();
         cs.push_back(std::move(x));
     }
     return j.dump(2) + "\n";

@@ -2,7 +2,7 @@
 // this process, each on its own CPU, in rounds with the engine order rotated.
 #include "netbench/netbench.hpp"
 
-#include "engines/stats.hpp"
+#include "measure/interval.hpp"
 #include "net/server.hpp"
 #include "cli/size.hpp"
 #include "uringkit/util/unique_fd.hpp"
@@ -337,7 +337,7 @@ unsigned rounds_of(const Config& config) {
     if (config.rounds > 0) return config.rounds;
     // As compare() counts: per workload every engine but the baseline, on two metrics.
     const std::size_t n = config.engines.size() > 1 ? (config.engines.size() - 1) * config.workloads.size() * 2 : 1;
-    return std::max(3u, engines::samples_needed(engines::confidence_each(config.confidence, n)));
+    return std::max(3u, measure::samples_needed(measure::confidence_each(config.confidence, n)));
 }
 
 Result run(const Config& config, const std::atomic<bool>* stop, const ProgressFn& progress) {

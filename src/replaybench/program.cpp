@@ -190,7 +190,7 @@ Program compile(TraceReader& reader, std::size_t spill_steps) {
             for (std::size_t i = p.files_.size(); i < reader.files().size(); ++i)
                 p.files_.push_back(FileInfo{reader.files()[i]});
         }
-        if ((e->op == Op::read || e->op == Op::write) && e->offset == unknown_offset) {
+        if ((e->op == Op::read || e->op == Op::write) && e->offset == replay::unknown_offset) {
             ++sh.unknown_offset;
             continue;
         }

@@ -21,7 +21,7 @@
 // which of them waited for which.
 #pragma once
 
-#include "engines/verdict.hpp"
+#include "measure/paired.hpp"
 #include "replay/trace.hpp"
 
 #include <atomic>
@@ -259,13 +259,13 @@ struct Cell {
     unsigned depth;
 };
 std::vector<Cell> cells(const Config& config);
-std::vector<engines::Comparison> compare(const Result& result);
+std::vector<measure::Comparison> compare(const Result& result);
 
 std::string format_report(const Program& program, const Result& result,
-                          const std::vector<engines::Comparison>& comparisons);
+                          const std::vector<measure::Comparison>& comparisons);
 std::vector<std::string> verdict_lines(const Result& result,
-                                       const std::vector<engines::Comparison>& comparisons);
+                                       const std::vector<measure::Comparison>& comparisons);
 std::string to_json(const Program& program, const Result& result,
-                    const std::vector<engines::Comparison>& comparisons);
+                    const std::vector<measure::Comparison>& comparisons);
 
 }  // namespace uringkit::replaybench

@@ -6,7 +6,8 @@
 #include "replaybench/replaybench.hpp"
 
 #include "engines/runner.hpp"
-#include "engines/stats.hpp"
+#include "measure/comparison_json.hpp"
+#include "measure/interval.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -17,9 +18,9 @@
 namespace uringkit::replaybench {
 namespace {
 
-using engines::Comparison;
-using engines::Judgement;
-using engines::Metric;
+using measure::Comparison;
+using measure::Judgement;
+using measure::Metric;
 
 bool usable(const Run& r) { return r.error.empty() && r.ios > 0 && r.seconds > 0; }
 
@@ -54,11 +55,11 @@ std::vector<std::pair<std::string, std::string>> pairs_in(const Result& res, con
 
 double metric_of(const Run& r, Metric m) { return m == Metric::iops ? r.ios_per_s() : r.cpu_us_per_io(); }
 
-engines::Estimate estimate(const Result& res, const Cell& c, const std::string& label, double (*f)(const Run&)) {
+measure::Estimate estimate(const Result& res, const Cell& c, const std::string& label, double (*f)(const Run&)) {
     std::vector<double> v;
     for (const Run& r : res.runs)
         if (in_cell(r, c) && r.engine == label && usable(r)) v.push_back(f(r));
-    return engines::median_interval(std::move(v), res.config.confidence);
+    return measure::median_interval(std::move(v), res.config.confidence);
 }
 
 std::string cell_title(const Cell& c) {
@@ -120,30 +121,23 @@ std::vector<Comparison> compare(const Result& res) {
     const std::vector<Cell> cs = cells(res.config);
     std::size_t count = 0;
     for (const Cell& c : cs) count += pairs_in(res, c).size() * 2;
-    const double each = engines::confidence_each(res.config.confidence, std::max<std::size_t>(count, 1));
+    const double each = measure::confidence_each(res.config.confidence, std::max<std::size_t>(count, 1));
     std::vector<Comparison> out;
     for (unsigned ci = 0; ci < cs.size(); ++ci) {
         for (const auto& [a, b] : pairs_in(res, cs[ci])) {
             for (Metric m : {Metric::iops, Metric::cpu_us_per_io}) {
-                std::map<unsigned, const Run*> ra, rb;
-                bool enough = true;
+                measure::ByRound ra, rb;
                 for (const Run& r : res.runs) {
                     if (!in_cell(r, cs[ci]) || !usable(r)) continue;
-                    if (r.engine == a) ra[r.round] = &r;
-                    if (r.engine == b) rb[r.round] = &r;
+                    if (r.engine == a) ra[r.round] = {metric_of(r, m), r.ios};
+                    if (r.engine == b) rb[r.round] = {metric_of(r, m), r.ios};
                 }
-                std::vector<double> ratios;
-                for (const auto& [round, x] : ra) {
-                    const auto y = rb.find(round);
-                    if (y == rb.end()) continue;
-                    if (x->ios < engines::kMinIosPerRun || y->second->ios < engines::kMinIosPerRun) enough = false;
-                    const double vb = metric_of(*y->second, m);
-                    if (vb > 0) ratios.push_back(metric_of(*x, m) / vb);
-                }
-                Comparison c = engines::judge(std::move(ratios), each, m, enough);
+                measure::PairedRatios q = measure::paired_ratios(ra, rb, measure::kMinIosPerRun);
+                const bool enough = q.min_ios_ok;
+                Comparison c = measure::judge(std::move(q.ratios), each, m, enough);
                 if (!enough)
                     c.why = fmt::format("runs of fewer than {} I/Os: replay more with --loops",
-                                        engines::kMinIosPerRun);
+                                        measure::kMinIosPerRun);
                 c.a = a;
                 c.b = b;
                 c.iodepth = ci;
@@ -318,17 +312,9 @@ std::string to_json(const Program& p, const Result& res, const std::vector<Compa
     const std::vector<Cell> cs = cells(res.config);
     json& cj = j["comparisons"] = json::array();
     for (const Comparison& c : comparisons) {
-        json x = {{"mode", mode_name(cs[c.iodepth].mode)},
-                  {"depth", cs[c.iodepth].depth},
-                  {"a", c.a},
-                  {"b", c.b},
-                  {"metric", c.metric == Metric::iops ? "ios_per_s" : "cpu_us_per_io"},
-                  {"ratio", c.ratio},
-                  {"low", c.ratio_low},
-                  {"high", c.ratio_high},
-                  {"rounds", c.pairs},
-                  {"verdict", std::string(engines::judgement_name(c.verdict))}};
-        if (!c.why.empty()) x["why"] = c.why;
+        json x = measure::comparison_json(c, c.metric == Metric::iops ? "ios_per_s" : "cpu_us_per_io");
+        x["mode"] = mode_name(cs[c.iodepth].mode);
+        x["depth"] = cs[c.iodepth].depth;
         cj.push_back(std::move(x));
     }
     return j.dump(2) + "\n";

@@ -5,7 +5,7 @@
 #include "thread_replay.hpp"
 
 #include "engines/runner.hpp"
-#include "engines/stats.hpp"
+#include "measure/interval.hpp"
 
 #include <fmt/format.h>
 
@@ -139,7 +139,7 @@ Run run_once(const Program& p, const Config& config, const detail::ReplayFiles& 
         }
     }
     run.cpu_s = gate.cpu_seconds();
-    engines::LatencyHistogram lat;
+    measure::LatencyHistogram lat;
     std::uint64_t start = UINT64_MAX, end = 0;
     for (const detail::ThreadResult& r : results) {
         if (!r.unavailable.empty() && unavailable.empty()) unavailable = r.unavailable;
@@ -166,7 +166,7 @@ unsigned rounds_of(const Config& config) {
     if (config.rounds) return config.rounds;
     const std::size_t n = comparison_count(config);
     if (n == 0) return 3;
-    return std::max(3u, engines::samples_needed(engines::confidence_each(config.confidence, n)));
+    return std::max(3u, measure::samples_needed(measure::confidence_each(config.confidence, n)));
 }
 
 Result run(const Program& p, const Config& config, const std::atomic<bool>* stop,

@@ -3,7 +3,7 @@
 // replay_uring.cpp each implement replay_thread_* below.
 #pragma once
 
-#include "engines/histogram.hpp"
+#include "measure/histogram.hpp"
 #include "replaybench/replaybench.hpp"
 
 #include <atomic>
@@ -58,7 +58,7 @@ struct ThreadResult {
     std::uint64_t short_ios = 0, verify_failures = 0;
     std::uint64_t start_ns = 0;  // the gate's start
     std::uint64_t end_ns = 0;    // when its last step completed
-    engines::LatencyHistogram latency;
+    measure::LatencyHistogram latency;
     std::string error;       // the first failed step
     std::string unavailable;  // the engine cannot run here (ring setup refused)
 };

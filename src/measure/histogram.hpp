@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <memory>
 
-namespace uringkit::engines {
+namespace uringkit::measure {
 
 class LatencyHistogram {
 public:
@@ -69,4 +69,4 @@ private:
     std::uint64_t min_ = UINT64_MAX;
 };
 
-}  // namespace uringkit::engines
+}  // namespace uringkit::measure

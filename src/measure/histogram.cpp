@@ -1,9 +1,9 @@
-#include "engines/histogram.hpp"
+#include "measure/histogram.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-namespace uringkit::engines {
+namespace uringkit::measure {
 
 void LatencyHistogram::merge(const LatencyHistogram& o) noexcept {
     for (unsigned i = 0; i < kBuckets; ++i) counts_[i] += o.counts_[i];
@@ -40,4 +40,4 @@ double LatencyHistogram::quantile(double q) const noexcept {
     return static_cast<double>(max_);
 }
 
-}  // namespace uringkit::engines
+}  // namespace uringkit::measure

@@ -1,4 +1,5 @@
-// Distribution-free statistics for `uringkit bench`: a median with an
+// Distribution-free statistics for every tool that measures (bench, bench
+// net, bench --replay, load): a median with an
 // interval from order statistics, which needs no assumption about the shape
 // of the run-to-run noise (a busy machine's noise is anything but normal).
 //
@@ -13,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace uringkit::engines {
+namespace uringkit::measure {
 
 // P(the order-statistic interval of rank k covers the median) for n samples;
 // 0 when k is 0 or the interval is empty (2k > n + 1).
@@ -36,33 +37,13 @@ struct Estimate {
 };
 
 double median_of(std::vector<double> values);
+// The median with the smallest and largest value: the run-to-run spread a
+// table shows beside the interval.
+struct Spread {
+    double median = 0, min = 0, max = 0;
+    unsigned n = 0;
+};
+Spread spread_of(std::vector<double> values);
 Estimate median_interval(std::vector<double> values, double confidence);
 
-// Steady state.  A run's completions are counted in windows of
-// kSteadyWindowS; a least-squares line through the windows' IOPS says whether
-// the rate was still moving (page cache filling, a device's write cliff).
-// Judged only for runs long enough that the windows' own scatter cannot pass
-// for a trend: at least kSteadyMinWindows windows of at least
-// kSteadyMinWindowIos I/Os each.  Trending means the fitted line moves by at
-// least kSteadyMaxChange of the mean over the run AND its slope is at least
-// 4 standard errors from zero.
-constexpr double kSteadyWindowS = 0.05;
-constexpr unsigned kSteadyMinWindows = 8;
-constexpr std::uint64_t kSteadyMinWindowIos = 100;
-constexpr double kSteadyMaxChange = 0.10;
-
-struct Window {
-    double seconds = 0;  // length of the window
-    std::uint64_t ios = 0;
-};
-
-struct Steadiness {
-    enum Kind { not_assessed, steady, trending } kind = not_assessed;
-    double slope = 0;   // change of IOPS per second, as a fraction of the mean (trending and steady)
-    double change = 0;  // change of the fitted line over the run, as a fraction of the mean
-    std::string why;    // not_assessed: why
-};
-
-Steadiness assess_steadiness(const std::vector<Window>& windows);
-
-}  // namespace uringkit::engines
+}  // namespace uringkit::measure
