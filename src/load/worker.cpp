@@ -24,7 +24,6 @@
 namespace uringkit::load::detail {
 namespace {
 
-constexpr std::uint16_t kGroup = 0;
 constexpr std::uint32_t kBufferSize = 8192;
 constexpr std::int64_t kMs = 1'000'000;
 // After a failed connect, wait this long before the next try, so a server
@@ -37,45 +36,12 @@ unsigned next_pow2(unsigned v) noexcept {
     return p;
 }
 
-ErrorKind classify(int err) noexcept {
-    return err == ETIMEDOUT ? ErrorKind::Timeout : ErrorKind::Reset;
-}
-
 }  // namespace
 
 std::int64_t now_ns() noexcept {
     timespec ts;
     ::clock_gettime(CLOCK_MONOTONIC, &ts);
     return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-EchoMessages::EchoMessages(std::size_t size) : pattern_(size, '\0') {
-    for (std::size_t i = 0; i < size; ++i) pattern_[i] = static_cast<char>('a' + i % 26);
-}
-
-void EchoMessages::stamp(char (&out)[16], std::uint32_t conn, std::uint64_t seq) noexcept {
-    std::memcpy(out, &seq, 8);
-    std::memcpy(out + 8, &conn, 4);
-    std::memcpy(out + 12, "ukEc", 4);
-}
-
-void EchoMessages::fill(char* out, std::uint32_t conn, std::uint64_t seq) const noexcept {
-    std::memcpy(out, pattern_.data(), pattern_.size());
-    char s[16];
-    stamp(s, conn, seq);
-    std::memcpy(out, s, std::min<std::size_t>(16, pattern_.size()));
-}
-
-bool EchoMessages::matches(std::string_view bytes, std::size_t offset, std::uint32_t conn,
-                           std::uint64_t seq) const noexcept {
-    std::size_t h = 0;
-    if (offset < 16) {
-        char s[16];
-        stamp(s, conn, seq);
-        h = std::min(16 - offset, bytes.size());
-        if (std::memcmp(bytes.data(), s + offset, h) != 0) return false;
-    }
-    return std::memcmp(bytes.data() + h, pattern_.data() + offset + h, bytes.size() - h) == 0;
 }
 
 Worker::Worker(Shared& shared, unsigned thread, unsigned threads, LiveCounters& live)
@@ -101,16 +67,6 @@ Worker::Worker(Shared& shared, unsigned thread, unsigned threads, LiveCounters& 
 }
 
 Worker::~Worker() = default;
-
-// A free SQE; when the SQ is full the prepared ones go to the kernel first
-// (reserve(1)), and a kernel that takes none of them ends the run with its
-// error, as serve's engine does, instead of retrying blindly.
-template <class Op>
-Sqe Worker::sqe(const Op& op) {
-    if (const int r = ring_->reserve(1); r < 0)
-        throw RingError("io_uring_enter (making room in the submission queue)", -r);
-    return ring_->prepare(op);
-}
 
 void Worker::run() {
     bool ready = false, measured = false;
@@ -277,189 +233,6 @@ void Worker::on_connect(Conn& c, const Completion& cqe) {
     c.answered = c.issued;
     c.last_progress = now_;
     arm_recv(c);
-    try_send(c);
-}
-
-void Worker::arm_recv(Conn& c) {
-    sqe(op::Recv::provided(Fd{c.fd}, kGroup).multishot()).user_data(ud(&c, kRecv));
-    c.recv_armed = true;
-}
-
-void Worker::on_recv(Conn& c, const Completion& cqe) {
-    if (cqe.res > 0) {
-        const BufferRing::Delivery d = bufs_->take(cqe);
-        if (d.error) throw std::system_error(-d.error, std::system_category(), "multishot recv named no valid buffer");
-        if (c.state == Conn::State::Open)
-            on_bytes(c, {reinterpret_cast<const char*>(d.bytes.data()), d.bytes.size()});
-        bufs_->recycle(d.id);
-    } else if (cqe.res == -ENOBUFS && measuring_) {
-        ++result_.enobufs;
-    }
-    if (cqe.more()) return;
-    c.recv_armed = false;
-    if (c.state == Conn::State::Open) {
-        if (cqe.res > 0 || cqe.res == -ENOBUFS) {
-            arm_recv(c);  // the group ran dry or the kernel ended it: the connection goes on
-        } else if (cqe.res == 0) {
-            if (c.issued > c.answered || c.reader.mid_response() || c.echo_at > 0) {
-                fail(c, ErrorKind::Closed,
-                     fmt::format("the server closed the connection {}",
-                                 c.reader.mid_response() || c.echo_at > 0 ? "in the middle of a response"
-                                                                          : "with requests outstanding"));
-            } else {
-                begin_close(c);  // closed between requests: open another, no error
-            }
-        } else {
-            fail(c, classify(-cqe.res), fmt::format("recv: {}", std::strerror(-cqe.res)));
-        }
-    } else if (c.state == Conn::State::Closing) {
-        advance_close(c);
-    }
-}
-
-void Worker::on_bytes(Conn& c, std::string_view bytes) {
-    c.last_progress = now_;
-    if (measuring_ && now_ < end_) result_.bytes_in += bytes.size();
-    if (http_) {
-        while (!bytes.empty()) {
-            const auto st = c.reader.next(bytes);
-            if (st == net::ResponseReader::Status::NeedMore) break;
-            if (st == net::ResponseReader::Status::Bad) {
-                fail(c, ErrorKind::BadResponse, c.reader.error());
-                return;
-            }
-            const net::ResponseHead& h = c.reader.head();
-            if (h.status < 200) continue;  // interim (100 Continue, 103 Early Hints)
-            if (c.answered >= c.issued) {
-                fail(c, ErrorKind::BadResponse, "a response to no request (more responses than requests)");
-                return;
-            }
-            complete_response(c, h.status);
-            if (h.close) {
-                // The server closes after this response: what is still
-                // outstanding will never be answered.
-                if (c.answered < c.issued || !bytes.empty())
-                    fail(c, ErrorKind::Closed, "Connection: close with requests outstanding");
-                else
-                    begin_close(c);
-                return;
-            }
-        }
-    } else {
-        const std::size_t size = echo_.size();
-        while (!bytes.empty()) {
-            if (c.answered >= c.issued) {
-                fail(c, ErrorKind::BadResponse, "more bytes echoed than were sent");
-                return;
-            }
-            const std::size_t n = std::min(size - c.echo_at, bytes.size());
-            if (!echo_.matches(bytes.substr(0, n), c.echo_at, c.global, c.answered)) {
-                fail(c, ErrorKind::BadResponse, "echoed bytes differ from those sent");
-                return;
-            }
-            c.echo_at += n;
-            bytes.remove_prefix(n);
-            if (c.echo_at == size) {
-                c.echo_at = 0;
-                complete_response(c, 200);
-            }
-        }
-    }
-    try_send(c);
-}
-
-void Worker::complete_response(Conn& c, int status) {
-    const std::uint64_t k = c.answered++;
-    if (!measuring_ || now_ >= end_) return;
-    const std::int64_t from = open_loop_ ? intended(c, k) : c.batch_start;
-    result_.latency.record(static_cast<std::uint64_t>(std::max<std::int64_t>(now_ - from, 0)));
-    ++result_.requests;
-    ++c.measured_responses;
-    live_.requests.add();
-    if (status < 200 || status > 299) ++result_.non_2xx;
-}
-
-std::uint64_t Worker::due_count(const Conn& c) const noexcept {
-    if (now_ < thread_start_) return 0;
-    const auto g = static_cast<std::uint64_t>(static_cast<double>(now_ - thread_start_) / interval_ns_);
-    if (g < c.index) return 0;
-    return (g - c.index) / conns_.size() + 1;
-}
-
-std::int64_t Worker::intended(const Conn& c, std::uint64_t k) const noexcept {
-    const double slot = static_cast<double>(k) * static_cast<double>(conns_.size()) + c.index;
-    return thread_start_ + static_cast<std::int64_t>(slot * interval_ns_);
-}
-
-void Worker::release_due() {
-    if (now_ < thread_start_) return;
-    const auto g = static_cast<std::uint64_t>(static_cast<double>(now_ - thread_start_) / interval_ns_);
-    if (g < next_slot_) return;
-    const std::size_t n = conns_.size();
-    if (g - next_slot_ + 1 >= n) {
-        for (Conn& c : conns_) try_send(c);
-    } else {
-        for (std::uint64_t s = next_slot_; s <= g; ++s) try_send(conns_[s % n]);
-    }
-    next_slot_ = g + 1;
-}
-
-void Worker::try_send(Conn& c) {
-    if (c.state != Conn::State::Open || c.send_inflight || !measuring_ || now_ >= end_) return;
-    const std::uint64_t outstanding = c.issued - c.answered;
-    if (outstanding >= cfg_.pipeline) return;
-    std::uint64_t count;
-    if (!open_loop_) {
-        // wrk's pipelining: the next write once every response of the last is in.
-        if (outstanding > 0) return;
-        count = cfg_.pipeline;
-    } else {
-        const std::uint64_t due = due_count(c);
-        if (due <= c.issued) return;
-        count = std::min<std::uint64_t>(due - c.issued, cfg_.pipeline - outstanding);
-    }
-    write(c, count);
-}
-
-void Worker::write(Conn& c, std::uint64_t count) {
-    if (c.issued == c.answered) c.last_progress = now_;  // the timeout runs from the first request outstanding
-    c.batch_start = now_;
-    if (http_) {
-        c.send_len = static_cast<std::uint32_t>(count * shared_.request.size());
-    } else {
-        for (std::uint64_t i = 0; i < count; ++i)
-            echo_.fill(c.out.data() + i * echo_.size(), c.global, c.issued + i);
-        c.send_len = static_cast<std::uint32_t>(count * echo_.size());
-    }
-    c.send_done = 0;
-    c.issued += count;
-    result_.sent += count;
-    send_rest(c);
-}
-
-void Worker::send_rest(Conn& c) {
-    const char* base = http_ ? batch_.data() : c.out.data();
-    sqe(op::Send(Fd{c.fd}, base + c.send_done, c.send_len - c.send_done, MSG_NOSIGNAL)).user_data(ud(&c, kSend));
-    c.send_inflight = true;
-}
-
-void Worker::on_send(Conn& c, const Completion& cqe) {
-    c.send_inflight = false;
-    if (c.state != Conn::State::Open) {
-        if (c.state == Conn::State::Closing) advance_close(c);
-        return;
-    }
-    if (cqe.res <= 0) {
-        fail(c, cqe.res == 0 ? ErrorKind::Reset : classify(-cqe.res),
-             fmt::format("send: {}", cqe.res == 0 ? "wrote nothing" : std::strerror(-cqe.res)));
-        return;
-    }
-    if (measuring_ && now_ < end_) result_.bytes_out += static_cast<std::uint64_t>(cqe.res);
-    c.send_done += static_cast<std::uint32_t>(cqe.res);
-    if (c.send_done < c.send_len) {
-        send_rest(c);  // a short send: the rest, from where it stopped
-        return;
-    }
     try_send(c);
 }
 

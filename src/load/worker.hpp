@@ -8,10 +8,12 @@
 #include "net/stats.hpp"
 #include "uringkit/ring/buffer_ring.hpp"
 #include "uringkit/ring/ring.hpp"
+#include "uringkit/sys/error.hpp"
 
 #include <linux/time_types.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <latch>
 #include <memory>
@@ -22,6 +24,14 @@ namespace uringkit::load::detail {
 
 // Monotonic nanoseconds (a vDSO read, no system call).
 std::int64_t now_ns() noexcept;
+
+// The provided-buffer group every connection's recv draws from.
+constexpr std::uint16_t kGroup = 0;
+
+// A connection that failed with errno `err`: a timeout, or else a reset.
+inline ErrorKind classify(int err) noexcept {
+    return err == ETIMEDOUT ? ErrorKind::Timeout : ErrorKind::Reset;
+}
 
 // What run_load shares with its threads.  The start and end times are
 // written before `phase` moves to kRun with a release store.
@@ -164,5 +174,15 @@ private:
     std::uint64_t extra_syscalls_ = 0;  // socket(), setsockopt(): not through the ring
     std::uint64_t syscalls_at_start_ = 0;
 };
+
+// A free SQE; when the SQ is full the prepared ones go to the kernel first
+// (reserve(1)), and a kernel that takes none of them ends the run with its
+// error, as serve's engine does, instead of retrying blindly.
+template <class Op>
+Sqe Worker::sqe(const Op& op) {
+    if (const int r = ring_->reserve(1); r < 0)
+        throw RingError("io_uring_enter (making room in the submission queue)", -r);
+    return ring_->prepare(op);
+}
 
 }  // namespace uringkit::load::detail
