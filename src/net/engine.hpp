@@ -130,6 +130,25 @@ private:
     C* tail_ = nullptr;
 };
 
+// One sweep of a server's deadlines (the uring and epoll engines): a
+// connection idle past --idle-timeout, or every idle one once a stop's grace
+// is over, and one whose output took no byte for --send-timeout are handed
+// to `abort`, counted as idle_closed and send_timeouts.
+template <class IdleList, class StallList, class Abort>
+void expire_deadlines(IdleList& idle, StallList& stalled, ServerStats& stats, std::uint64_t now,
+                      bool grace_over, Abort&& abort) {
+    idle.expire(now, grace_over, [&](auto* c, bool expired) {
+        if (expired) stats.idle_closed.add();
+        abort(c);
+    });
+    // Output waiting and none of it taken for --send-timeout: the client
+    // does not read.  Aborting takes the connection off this list.
+    stalled.expire(now, false, [&](auto* c, bool) {
+        stats.send_timeouts.add();
+        abort(c);
+    });
+}
+
 // After each event of connection `c` (with `pending` bytes not yet sent):
 // keeps the server's pending-output gauge and peak in step, and the
 // stalled-output list: a connection is on it while it has output to send

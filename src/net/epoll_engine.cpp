@@ -298,15 +298,7 @@ private:
     }
 
     void sweep() {
-        idle_.expire(now_, stopping_ && now_ >= grace_deadline_, [this](Conn* c, bool expired) {
-            if (expired) stats_.idle_closed.add();
-            c->closing = c->aborting = true;
-            advance(c);
-        });
-        // Output waiting and none of it taken for --send-timeout: the client
-        // does not read.  Aborting takes the connection off this list.
-        stall_.expire(now_, false, [this](Conn* c, bool) {
-            stats_.send_timeouts.add();
+        expire_deadlines(idle_, stall_, stats_, now_, stopping_ && now_ >= grace_deadline_, [this](Conn* c) {
             c->closing = c->aborting = true;
             advance(c);
         });

@@ -418,15 +418,7 @@ private:
     void on_timer(const Completion& c) {
         timer_armed_ = false;
         if (c.res == -ECANCELED) return;  // removed at exit
-        idle_.expire(now_, stopping_ && now_ >= grace_deadline_, [this](Conn* conn, bool expired) {
-            if (expired) stats_.idle_closed.add();
-            conn->closing = conn->aborting = true;
-            advance(conn);
-        });
-        // Output waiting and none of it taken for --send-timeout: the client
-        // does not read.  Aborting takes the connection off this list.
-        stall_.expire(now_, false, [this](Conn* conn, bool) {
-            stats_.send_timeouts.add();
+        expire_deadlines(idle_, stall_, stats_, now_, stopping_ && now_ >= grace_deadline_, [this](Conn* conn) {
             conn->closing = conn->aborting = true;
             advance(conn);
         });
