@@ -10,25 +10,55 @@
 
 namespace uringkit::op {
 
-// pread(2); offset -1 means the file position (IORING_FEAT_RW_CUR_POS).
-class Read {
+// The read/write family: one SQE shape (file, buffer, length, offset) for
+// every opcode in it.  `Buffer` is what addr points to: the bytes (void* to
+// read into, const void* to write from) or, for the vectored opcodes, the
+// iovec array, whose length is then the iovec count.  The registered-buffer
+// opcodes take the buffer's index as a fifth constructor argument; the
+// others take .rw_flags() (RWF_NOWAIT, RWF_HIPRI, ...).
+template <std::uint8_t Code, class Buffer>
+class BasicReadWrite {
+    static constexpr bool registered = Code == IORING_OP_READ_FIXED || Code == IORING_OP_WRITE_FIXED;
+
 public:
-    static constexpr std::uint8_t code = IORING_OP_READ;
-    Read(File f, void* buf, std::uint32_t len, std::uint64_t offset) noexcept
+    static constexpr std::uint8_t code = Code;
+    BasicReadWrite(File f, Buffer buf, std::uint32_t len, std::uint64_t offset) noexcept
+        requires(!registered)
         : f_(f), buf_(buf), len_(len), off_(offset) {}
-    Read& rw_flags(int flags) noexcept { rw_flags_ = flags; return *this; }
+    BasicReadWrite(File f, Buffer buf, std::uint32_t len, std::uint64_t offset, std::uint16_t buf_index) noexcept
+        requires registered
+        : f_(f), buf_(buf), len_(len), off_(offset), index_(buf_index) {}
+    BasicReadWrite& rw_flags(int flags) noexcept
+        requires(!registered)
+    {
+        rw_flags_ = flags;
+        return *this;
+    }
     void prepare(io_uring_sqe& s) const noexcept {
         detail::rw(s, code, f_, buf_, len_, off_);
-        s.rw_flags = rw_flags_;
+        if constexpr (registered)
+            s.buf_index = index_;
+        else
+            s.rw_flags = rw_flags_;
     }
 
 private:
     File f_;
-    void* buf_;
+    Buffer buf_;
     std::uint32_t len_;
     std::uint64_t off_;
     int rw_flags_ = 0;
+    std::uint16_t index_ = 0;
 };
+
+// pread(2); offset -1 means the file position (IORING_FEAT_RW_CUR_POS).
+using Read = BasicReadWrite<IORING_OP_READ, void*>;
+using Write = BasicReadWrite<IORING_OP_WRITE, const void*>;
+using Readv = BasicReadWrite<IORING_OP_READV, const iovec*>;
+using Writev = BasicReadWrite<IORING_OP_WRITEV, const iovec*>;
+// Read into registered buffer `buf_index`; [buf, buf+len) must lie inside it.
+using ReadFixed = BasicReadWrite<IORING_OP_READ_FIXED, void*>;
+using WriteFixed = BasicReadWrite<IORING_OP_WRITE_FIXED, const void*>;
 
 // A read into a buffer the kernel picks from a provided-buffer group: pair with
 // Sqe::buffer_select(group); the completion names the buffer.
@@ -42,100 +72,6 @@ private:
     File f_;
     std::uint32_t len_;
     std::uint64_t off_;
-};
-
-class Write {
-public:
-    static constexpr std::uint8_t code = IORING_OP_WRITE;
-    Write(File f, const void* buf, std::uint32_t len, std::uint64_t offset) noexcept
-        : f_(f), buf_(buf), len_(len), off_(offset) {}
-    Write& rw_flags(int flags) noexcept { rw_flags_ = flags; return *this; }
-    void prepare(io_uring_sqe& s) const noexcept {
-        detail::rw(s, code, f_, buf_, len_, off_);
-        s.rw_flags = rw_flags_;
-    }
-
-private:
-    File f_;
-    const void* buf_;
-    std::uint32_t len_;
-    std::uint64_t off_;
-    int rw_flags_ = 0;
-};
-
-class Readv {
-public:
-    static constexpr std::uint8_t code = IORING_OP_READV;
-    Readv(File f, const iovec* iov, unsigned count, std::uint64_t offset) noexcept
-        : f_(f), iov_(iov), n_(count), off_(offset) {}
-    Readv& rw_flags(int flags) noexcept { rw_flags_ = flags; return *this; }
-    void prepare(io_uring_sqe& s) const noexcept {
-        detail::rw(s, code, f_, iov_, n_, off_);
-        s.rw_flags = rw_flags_;
-    }
-
-private:
-    File f_;
-    const iovec* iov_;
-    unsigned n_;
-    std::uint64_t off_;
-    int rw_flags_ = 0;
-};
-
-class Writev {
-public:
-    static constexpr std::uint8_t code = IORING_OP_WRITEV;
-    Writev(File f, const iovec* iov, unsigned count, std::uint64_t offset) noexcept
-        : f_(f), iov_(iov), n_(count), off_(offset) {}
-    Writev& rw_flags(int flags) noexcept { rw_flags_ = flags; return *this; }
-    void prepare(io_uring_sqe& s) const noexcept {
-        detail::rw(s, code, f_, iov_, n_, off_);
-        s.rw_flags = rw_flags_;
-    }
-
-private:
-    File f_;
-    const iovec* iov_;
-    unsigned n_;
-    std::uint64_t off_;
-    int rw_flags_ = 0;
-};
-
-// Read into registered buffer `buf_index`; [buf, buf+len) must lie inside it.
-class ReadFixed {
-public:
-    static constexpr std::uint8_t code = IORING_OP_READ_FIXED;
-    ReadFixed(File f, void* buf, std::uint32_t len, std::uint64_t offset, std::uint16_t buf_index) noexcept
-        : f_(f), buf_(buf), len_(len), off_(offset), index_(buf_index) {}
-    void prepare(io_uring_sqe& s) const noexcept {
-        detail::rw(s, code, f_, buf_, len_, off_);
-        s.buf_index = index_;
-    }
-
-private:
-    File f_;
-    void* buf_;
-    std::uint32_t len_;
-    std::uint64_t off_;
-    std::uint16_t index_;
-};
-
-class WriteFixed {
-public:
-    static constexpr std::uint8_t code = IORING_OP_WRITE_FIXED;
-    WriteFixed(File f, const void* buf, std::uint32_t len, std::uint64_t offset, std::uint16_t buf_index) noexcept
-        : f_(f), buf_(buf), len_(len), off_(offset), index_(buf_index) {}
-    void prepare(io_uring_sqe& s) const noexcept {
-        detail::rw(s, code, f_, buf_, len_, off_);
-        s.buf_index = index_;
-    }
-
-private:
-    File f_;
-    const void* buf_;
-    std::uint32_t len_;
-    std::uint64_t off_;
-    std::uint16_t index_;
 };
 
 // splice(2) (5.7): `len` bytes from `in` to `out`; one side must be a pipe.
