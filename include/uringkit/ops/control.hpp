@@ -40,11 +40,13 @@ private:
     unsigned flags_ = 0;
 };
 
-// Removes a pending Timeout by its user_data.
-class TimeoutRemove {
+// Removes a pending request by its user_data: a Timeout (TimeoutRemove) or
+// a PollAdd (PollRemove), which encode it alike.
+template <std::uint8_t Code>
+class BasicRemove {
 public:
-    static constexpr std::uint8_t code = IORING_OP_TIMEOUT_REMOVE;
-    explicit TimeoutRemove(std::uint64_t target) noexcept : target_(target) {}
+    static constexpr std::uint8_t code = Code;
+    explicit BasicRemove(std::uint64_t target) noexcept : target_(target) {}
     void prepare(io_uring_sqe& s) const noexcept {
         s.opcode = code;
         s.fd = -1;
@@ -54,6 +56,8 @@ public:
 private:
     std::uint64_t target_;
 };
+// Removes a pending Timeout by its user_data.
+using TimeoutRemove = BasicRemove<IORING_OP_TIMEOUT_REMOVE>;
 
 // Linked after an SQE (which carries .link()): cancels it if it has not
 // completed when `ts` passes; that SQE then completes with -ECANCELED and this
@@ -128,19 +132,7 @@ private:
     std::uint32_t len_ = 0;
 };
 
-class PollRemove {
-public:
-    static constexpr std::uint8_t code = IORING_OP_POLL_REMOVE;
-    explicit PollRemove(std::uint64_t target) noexcept : target_(target) {}
-    void prepare(io_uring_sqe& s) const noexcept {
-        s.opcode = code;
-        s.fd = -1;
-        s.addr = target_;
-    }
-
-private:
-    std::uint64_t target_;
-};
+using PollRemove = BasicRemove<IORING_OP_POLL_REMOVE>;
 
 // IORING_OP_MSG_RING (5.18): posts a completion on another ring, with `res`
 // = value and the user_data given.  How one thread's loop wakes another's

@@ -118,26 +118,31 @@ private:
     std::uint32_t flags_ = 0;
 };
 
-// sync_file_range(2) (5.2): SYNC_FILE_RANGE_WRITE ... over [offset, offset+len).
-class SyncFileRange {
+// A byte range of a file and one more argument, in the field that is
+// sync_range_flags for sync_file_range(2) and fadvise_advice for
+// posix_fadvise(2): the two encode alike.
+template <std::uint8_t Code, class Arg>
+class BasicRange {
 public:
-    static constexpr std::uint8_t code = IORING_OP_SYNC_FILE_RANGE;
-    SyncFileRange(File f, std::uint64_t offset, std::uint32_t len, unsigned flags) noexcept
-        : f_(f), off_(offset), len_(len), flags_(flags) {}
+    static constexpr std::uint8_t code = Code;
+    BasicRange(File f, std::uint64_t offset, std::uint32_t len, Arg arg) noexcept
+        : f_(f), off_(offset), len_(len), arg_(arg) {}
     void prepare(io_uring_sqe& s) const noexcept {
         s.opcode = code;
         f_.apply(s);
         s.off = off_;
         s.len = len_;
-        s.sync_range_flags = flags_;
+        s.sync_range_flags = static_cast<std::uint32_t>(arg_);
     }
 
 private:
     File f_;
     std::uint64_t off_;
     std::uint32_t len_;
-    unsigned flags_;
+    Arg arg_;
 };
+// sync_file_range(2) (5.2): SYNC_FILE_RANGE_WRITE ... over [offset, offset+len).
+using SyncFileRange = BasicRange<IORING_OP_SYNC_FILE_RANGE, unsigned>;
 
 // fallocate(2).  The SQE encoding is odd: the mode goes in len, the length in addr.
 class Fallocate {
@@ -177,25 +182,7 @@ private:
 };
 
 // posix_fadvise(2) (5.6): POSIX_FADV_DONTNEED ... over [offset, offset+len).
-class Fadvise {
-public:
-    static constexpr std::uint8_t code = IORING_OP_FADVISE;
-    Fadvise(File f, std::uint64_t offset, std::uint32_t len, int advice) noexcept
-        : f_(f), off_(offset), len_(len), advice_(advice) {}
-    void prepare(io_uring_sqe& s) const noexcept {
-        s.opcode = code;
-        f_.apply(s);
-        s.off = off_;
-        s.len = len_;
-        s.fadvise_advice = static_cast<std::uint32_t>(advice_);
-    }
-
-private:
-    File f_;
-    std::uint64_t off_;
-    std::uint32_t len_;
-    int advice_;
-};
+using Fadvise = BasicRange<IORING_OP_FADVISE, int>;
 
 // mkdirat(2) (5.15).
 class MkdirAt {
@@ -234,11 +221,15 @@ private:
     const char* path_;
 };
 
-// linkat(2) (5.15).
-class LinkAt {
+// Two paths, each relative to its directory: linkat(2) and renameat2(2)
+// encode them alike (the old in fd and addr, the new in len and addr2, the
+// flags in the field that is hardlink_flags for one and rename_flags for
+// the other).
+template <std::uint8_t Code, class Flags>
+class BasicPathPair {
 public:
-    static constexpr std::uint8_t code = IORING_OP_LINKAT;
-    LinkAt(int old_dirfd, const char* old_path, int new_dirfd, const char* new_path, int flags = 0) noexcept
+    static constexpr std::uint8_t code = Code;
+    BasicPathPair(int old_dirfd, const char* old_path, int new_dirfd, const char* new_path, Flags flags = 0) noexcept
         : old_dirfd_(old_dirfd), old_path_(old_path), new_dirfd_(new_dirfd), new_path_(new_path), flags_(flags) {}
     void prepare(io_uring_sqe& s) const noexcept {
         s.opcode = code;
@@ -246,7 +237,7 @@ public:
         s.addr = reinterpret_cast<std::uintptr_t>(old_path_);
         s.len = static_cast<std::uint32_t>(new_dirfd_);
         s.addr2 = reinterpret_cast<std::uintptr_t>(new_path_);
-        s.hardlink_flags = static_cast<std::uint32_t>(flags_);
+        s.rename_flags = static_cast<std::uint32_t>(flags_);
     }
 
 private:
@@ -254,31 +245,12 @@ private:
     const char* old_path_;
     int new_dirfd_;
     const char* new_path_;
-    int flags_;
+    Flags flags_;
 };
-
+// linkat(2) (5.15).
+using LinkAt = BasicPathPair<IORING_OP_LINKAT, int>;
 // renameat2(2) (5.11); flags: RENAME_NOREPLACE, RENAME_EXCHANGE.
-class RenameAt {
-public:
-    static constexpr std::uint8_t code = IORING_OP_RENAMEAT;
-    RenameAt(int olddirfd, const char* oldpath, int newdirfd, const char* newpath, unsigned flags = 0) noexcept
-        : olddir_(olddirfd), old_(oldpath), newdir_(newdirfd), new_(newpath), flags_(flags) {}
-    void prepare(io_uring_sqe& s) const noexcept {
-        s.opcode = code;
-        s.fd = olddir_;
-        s.addr = reinterpret_cast<std::uintptr_t>(old_);
-        s.len = static_cast<std::uint32_t>(newdir_);
-        s.addr2 = reinterpret_cast<std::uintptr_t>(new_);
-        s.rename_flags = flags_;
-    }
-
-private:
-    int olddir_;
-    const char* old_;
-    int newdir_;
-    const char* new_;
-    unsigned flags_;
-};
+using RenameAt = BasicPathPair<IORING_OP_RENAMEAT, unsigned>;
 
 // unlinkat(2) (5.11); flags: AT_REMOVEDIR.
 class UnlinkAt {

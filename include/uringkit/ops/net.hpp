@@ -29,11 +29,13 @@ private:
     int domain_, type_, protocol_;
 };
 
-// bind(2) (6.11).
-class Bind {
+// A socket and an address: bind(2) and connect(2) encode it alike (the
+// kernel reads the address from addr and its length from addr2).
+template <std::uint8_t Code>
+class BasicAddress {
 public:
-    static constexpr std::uint8_t code = sys::opcode::bind;
-    Bind(File f, const sockaddr* addr, socklen_t len) noexcept : f_(f), addr_(addr), len_(len) {}
+    static constexpr std::uint8_t code = Code;
+    BasicAddress(File f, const sockaddr* addr, socklen_t len) noexcept : f_(f), addr_(addr), len_(len) {}
     void prepare(io_uring_sqe& s) const noexcept {
         s.opcode = code;
         f_.apply(s);
@@ -46,6 +48,8 @@ private:
     const sockaddr* addr_;
     socklen_t len_;
 };
+// bind(2) (6.11).
+using Bind = BasicAddress<sys::opcode::bind>;
 
 // listen(2) (6.11).
 class Listen {
@@ -94,22 +98,7 @@ private:
     std::uint32_t slot_ = 0;
 };
 
-class Connect {
-public:
-    static constexpr std::uint8_t code = IORING_OP_CONNECT;
-    Connect(File f, const sockaddr* addr, socklen_t len) noexcept : f_(f), addr_(addr), len_(len) {}
-    void prepare(io_uring_sqe& s) const noexcept {
-        s.opcode = code;
-        f_.apply(s);
-        s.addr = reinterpret_cast<std::uintptr_t>(addr_);
-        s.off = len_;
-    }
-
-private:
-    File f_;
-    const sockaddr* addr_;
-    socklen_t len_;
-};
+using Connect = BasicAddress<IORING_OP_CONNECT>;
 
 // recv(2) into `buf`; or, with the provided() constructor, into a buffer the
 // kernel picks from `group` (BufferRing), optionally .multishot() (6.0): one
@@ -177,43 +166,29 @@ using Send = BasicSend<IORING_OP_SEND>;
 // completion; Loop::submit() resumes only then.
 using SendZc = BasicSend<IORING_OP_SEND_ZC>;
 
+// sendmsg(2) and recvmsg(2) (5.3): one msghdr, which a recv fills.
+template <std::uint8_t Code, class Msg>
+class BasicMsg {
+public:
+    static constexpr std::uint8_t code = Code;
+    BasicMsg(File f, Msg* msg, int flags = 0) noexcept : f_(f), msg_(msg), flags_(flags) {}
+    void prepare(io_uring_sqe& s) const noexcept {
+        s.opcode = code;
+        f_.apply(s);
+        s.addr = reinterpret_cast<std::uintptr_t>(msg_);
+        s.len = 1;
+        s.msg_flags = static_cast<std::uint32_t>(flags_);
+    }
+
+private:
+    File f_;
+    Msg* msg_;
+    int flags_;
+};
 // sendmsg(2) (5.3).
-class SendMsg {
-public:
-    static constexpr std::uint8_t code = IORING_OP_SENDMSG;
-    SendMsg(File f, const msghdr* msg, int flags = 0) noexcept : f_(f), msg_(msg), flags_(flags) {}
-    void prepare(io_uring_sqe& s) const noexcept {
-        s.opcode = code;
-        f_.apply(s);
-        s.addr = reinterpret_cast<std::uintptr_t>(msg_);
-        s.len = 1;
-        s.msg_flags = static_cast<std::uint32_t>(flags_);
-    }
-
-private:
-    File f_;
-    const msghdr* msg_;
-    int flags_;
-};
-
+using SendMsg = BasicMsg<IORING_OP_SENDMSG, const msghdr>;
 // recvmsg(2) (5.3): fills msg's name (the sender's address), iovecs and flags.
-class RecvMsg {
-public:
-    static constexpr std::uint8_t code = IORING_OP_RECVMSG;
-    RecvMsg(File f, msghdr* msg, int flags = 0) noexcept : f_(f), msg_(msg), flags_(flags) {}
-    void prepare(io_uring_sqe& s) const noexcept {
-        s.opcode = code;
-        f_.apply(s);
-        s.addr = reinterpret_cast<std::uintptr_t>(msg_);
-        s.len = 1;
-        s.msg_flags = static_cast<std::uint32_t>(flags_);
-    }
-
-private:
-    File f_;
-    msghdr* msg_;
-    int flags_;
-};
+using RecvMsg = BasicMsg<IORING_OP_RECVMSG, msghdr>;
 
 class Shutdown {
 public:
