@@ -10,7 +10,7 @@
 // 1 a setup call failed (named), 2 usage, 3 io_uring is not usable here.
 #include <uringkit/async/loop.hpp>
 #include <uringkit/async/streams.hpp>
-#include <uringkit/ops/sockets.hpp>
+#include <uringkit/ops/net.hpp>
 #include <uringkit/sys/error.hpp>
 
 #include <arpa/inet.h>

@@ -5,7 +5,7 @@
 // mkdirat, renameat, linkat, symlinkat, unlinkat, splice.  An opcode this
 // kernel lacks gives -EOPNOTSUPP and async::unsupported() names the release.
 #include "uringkit/async/loop.hpp"
-#include "uringkit/ops/files.hpp"
+#include "uringkit/ops/fs.hpp"
 
 #include <gtest/gtest.h>
 

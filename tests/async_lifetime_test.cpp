@@ -15,8 +15,8 @@
 #include "uringkit/async/loop.hpp"
 #include "uringkit/async/fixed_buffers.hpp"
 #include "uringkit/async/streams.hpp"
-#include "uringkit/ops/msg_ring.hpp"
-#include "uringkit/ops/zerocopy.hpp"
+#include "uringkit/ops/control.hpp"
+#include "uringkit/ops/net.hpp"
 
 #include <gtest/gtest.h>
 

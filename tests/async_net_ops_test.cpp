@@ -5,8 +5,8 @@
 // msg_ring to the loop's own ring.
 #include "uringkit/async/loop.hpp"
 #include "uringkit/async/streams.hpp"
-#include "uringkit/ops/msg_ring.hpp"
-#include "uringkit/ops/sockets.hpp"
+#include "uringkit/ops/control.hpp"
+#include "uringkit/ops/net.hpp"
 
 #include <gtest/gtest.h>
 

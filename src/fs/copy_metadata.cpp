@@ -12,7 +12,7 @@
 // links), fgetxattr(2)/fsetxattr(2) and their l* forms.
 #include "copy_internal.hpp"
 
-#include "uringkit/ops/files.hpp"
+#include "uringkit/ops/fs.hpp"
 #include "uringkit/ring/kernel_owned.hpp"
 
 #include <fcntl.h>

@@ -6,7 +6,7 @@
 #include "replay_queue.hpp"
 
 #include "engines/engine.hpp"
-#include "uringkit/ops/files.hpp"
+#include "uringkit/ops/fs.hpp"
 #include "uringkit/ops/ops.hpp"
 #include "uringkit/ring/ring.hpp"
 #include "uringkit/sys/error.hpp"

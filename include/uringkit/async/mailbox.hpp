@@ -15,7 +15,7 @@
 #pragma once
 
 #include "uringkit/async/loop.hpp"
-#include "uringkit/ops/msg_ring.hpp"
+#include "uringkit/ops/control.hpp"
 
 #include <deque>
 #include <mutex>
