@@ -10,7 +10,8 @@
 //     u32 payload length | u32 appender | u64 sequence | payload | u32 checksum
 // (little-endian; the checksum covers everything before it), so a reader
 // finds where a torn tail begins and stops there.  Used by
-// examples/append_log.cpp, tests/append_log_test.cpp and bench/log_bench.cpp.
+// examples/append_log.cpp, tests/examples/append_log_test.cpp and
+// bench/log_bench.cpp.
 #pragma once
 
 #include <uringkit/async/loop.hpp>

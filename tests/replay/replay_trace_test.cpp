@@ -1,5 +1,5 @@
 // The trace reader on synthetic strace outputs and fio iologs checked into
-// tests/data/replay/: every event of every file is compared, in order.
+// tests/replay/data/: every event of every file is compared, in order.
 #include <fcntl.h>
 #include <linux/falloc.h>
 

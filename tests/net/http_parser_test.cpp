@@ -239,7 +239,7 @@ TEST(ChunkedBody, RefusesMalformedAndOversizedBodies) {
 // Every file of the fuzz corpus, and random mutations of it: the parser
 // either refuses or reports a head that lies inside the input.
 TEST(HttpParser, CorpusReplay) {
-    const auto dir = std::filesystem::path(__FILE__).parent_path() / "fuzz" / "http_corpus";
+    const auto dir = std::filesystem::path(__FILE__).parent_path().parent_path() / "fuzz" / "http_corpus";
     ASSERT_TRUE(std::filesystem::is_directory(dir)) << dir;
     std::vector<std::string> seeds;
     for (const auto& e : std::filesystem::directory_iterator(dir)) {

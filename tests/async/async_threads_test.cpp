@@ -2,7 +2,9 @@
 // queues the value and wakes the receiving loop with IORING_OP_MSG_RING.
 // Every value arrives exactly once, in each sender's order; a reply goes
 // back the same way.  Run under TSan (label `threads`).
+#include "uring_test_support.hpp"
 #include "uringkit/async/mailbox.hpp"
+#include "uringkit/ops/ops.hpp"
 
 #include <gtest/gtest.h>
 
@@ -18,16 +20,11 @@ struct Message {
     int seq = 0;  // 0: that sender is done
 };
 
-bool msg_ring_supported() {
-    Ring ring(2);
-    return ring.probe_opcodes().supported(IORING_OP_MSG_RING);
-}
-
 TEST(AsyncThreads, MailboxesCarryEveryValueOnceInOrder) {
-    if (!msg_ring_supported()) GTEST_SKIP() << "IORING_OP_MSG_RING needs Linux 5.18";
     constexpr int kSenders = 3;
     constexpr int kEach = 2000;
     Ring receiver_ring(64);
+    REQUIRE_OP(receiver_ring, op::MsgRing::code);
     async::Loop receiver(receiver_ring);
     async::Mailbox<Message> inbox(receiver);
     std::vector<std::vector<int>> seen(kSenders);
@@ -64,8 +61,8 @@ TEST(AsyncThreads, MailboxesCarryEveryValueOnceInOrder) {
 }
 
 TEST(AsyncThreads, PingPongBetweenTwoLoops) {
-    if (!msg_ring_supported()) GTEST_SKIP() << "IORING_OP_MSG_RING needs Linux 5.18";
     Ring ring_a(16), ring_b(16);
+    REQUIRE_OP(ring_a, op::MsgRing::code);
     async::Loop a(ring_a), b(ring_b);
     async::Mailbox<int> to_a(a), to_b(b);
     constexpr int kRounds = 500;
