@@ -1,8 +1,8 @@
 #!/bin/sh
 # source_lines_test.sh SOURCE_DIR DIR...
-# No source file under the named folders of SOURCE_DIR (src, include and
-# apps: the library, its installed headers, the command) is longer than 600
-# lines.  A longer file does more than one thing; it is split by
+# No source file under the named folders of SOURCE_DIR (src, include,
+# apps, tests, bench and examples: the library, its installed headers, the
+# command, the tests, benchmarks and examples) is longer than 600 lines.  A longer file does more than one thing; it is split by
 # responsibility, not trimmed.  Each file over the limit is named with its
 # line count, and the status is 1.
 limit=600
