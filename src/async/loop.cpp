@@ -6,25 +6,9 @@
 #include <cerrno>
 #include <system_error>
 
-#ifndef IORING_TIMEOUT_MULTISHOT
-#define IORING_TIMEOUT_MULTISHOT (1U << 6)  // 6.4
-#endif
-
 namespace uringkit::async {
 
 namespace detail {
-
-bool is_multishot(const io_uring_sqe& s) noexcept {
-    switch (s.opcode) {
-        case IORING_OP_ACCEPT: return (s.ioprio & IORING_ACCEPT_MULTISHOT) != 0;
-        case IORING_OP_RECV:
-        case IORING_OP_RECVMSG: return (s.ioprio & IORING_RECV_MULTISHOT) != 0;
-        case IORING_OP_POLL_ADD: return (s.len & IORING_POLL_ADD_MULTI) != 0;
-        case IORING_OP_TIMEOUT: return (s.timeout_flags & IORING_TIMEOUT_MULTISHOT) != 0;
-        case sys::opcode::read_multishot: return true;
-        default: return false;
-    }
-}
 
 void make_nop(io_uring_sqe& s) noexcept {
     const std::uint64_t ud = s.user_data;

@@ -90,9 +90,6 @@ std::string unsupported(std::uint8_t opcode);
 
 namespace detail {
 
-// Whether a prepared SQE asks for more than one completion (multishot accept,
-// recv, poll, timeout, read): such an SQE belongs in a stream.
-bool is_multishot(const io_uring_sqe& s) noexcept;
 // Turns a refused SQE into a NOP that keeps its user_data.
 void make_nop(io_uring_sqe& s) noexcept;
 // The most SQEs one chain may hold.
@@ -316,7 +313,7 @@ public:
     std::int32_t refusal(io_uring_sqe& s) const noexcept {
         std::int32_t r = 0;
         if (!opcodes_.supported(s.opcode) && probed_) r = -EOPNOTSUPP;
-        else if (detail::is_multishot(s)) r = -EINVAL;
+        else if (op::is_multishot(s)) r = -EINVAL;
         if (r) detail::make_nop(s);
         return r;
     }

@@ -333,7 +333,7 @@ private:
         return delivered == 0 && !entered && ((flags & IORING_SQ_TASKRUN) || polls_on_reap());
     }
 
-    struct TimedWait;  // a deadline and the EXT_ARG block that carries it (ring.cpp)
+    struct TimedWait;  // a deadline and the EXT_ARG block that carries it (enter.cpp)
     static constexpr int kNotEntered = -0x7fff'ffff;
     int enter(unsigned wait_nr, unsigned flags, TimedWait* timed = nullptr) noexcept;
     [[gnu::cold, gnu::noinline]] int enter_slow(int r, unsigned to_submit, unsigned wait_nr,

@@ -59,6 +59,12 @@
 #ifndef IORING_RECVSEND_BUNDLE
 #define IORING_RECVSEND_BUNDLE (1U << 4)  // 6.10, with IORING_FEAT_RECVSEND_BUNDLE
 #endif
+// sqe->timeout_flags of IORING_OP_TIMEOUT: the timeout fires again and
+// again (sqe->off times, 0: until removed), each CQE but the last with
+// IORING_CQE_F_MORE.
+#ifndef IORING_TIMEOUT_MULTISHOT
+#define IORING_TIMEOUT_MULTISHOT (1U << 6)  // 6.4
+#endif
 
 namespace uringkit::sys {
 
