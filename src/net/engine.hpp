@@ -2,7 +2,7 @@
 #pragma once
 
 #include "net/server.hpp"
-#include "uringkit/ring/batch_wait.hpp"
+#include "uringkit/async/batch_wait.hpp"
 
 #include <time.h>
 

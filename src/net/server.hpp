@@ -65,7 +65,7 @@ struct ServerConfig {
     bool recv_incremental = false;
     // While many clients each already wait long for their turn, let
     // completions gather for up to this long per io_uring_enter
-    // (ring/batch_wait.hpp decides when; Linux 6.12).  0: never.
+    // (async/batch_wait.hpp decides when; Linux 6.12).  0: never.
     std::chrono::microseconds batch_wait{20};
     // After SIGINT/SIGTERM, connections still sending get this long to finish.
     std::chrono::milliseconds grace{5000};

@@ -5,8 +5,8 @@
 // io_uring_enter that waits for the next batch, so a busy server makes about
 // one system call per batch, not per request.
 #include "engine.hpp"
+#include "uringkit/async/batch_wait.hpp"
 #include "uringkit/ops/ops.hpp"
-#include "uringkit/ring/batch_wait.hpp"
 #include "uringkit/ring/buffer_ring.hpp"
 #include "uringkit/ring/ring.hpp"
 #include "uringkit/sys/error.hpp"

@@ -4,8 +4,8 @@
 // the wake-up); times are only checked from below, where the kernel promises
 // them, or against seconds.
 #include "uring_test_support.hpp"
+#include "uringkit/async/batch_wait.hpp"
 #include "uringkit/ops/ops.hpp"
-#include "uringkit/ring/batch_wait.hpp"
 #include "uringkit/sys/error.hpp"
 
 #include <gtest/gtest.h>

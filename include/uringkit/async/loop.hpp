@@ -35,10 +35,10 @@
 //    in the loop's queue for the next turn, a chain waits whole.
 #pragma once
 
+#include "uringkit/async/batch_wait.hpp"
 #include "uringkit/async/result.hpp"
 #include "uringkit/async/task.hpp"
 #include "uringkit/ops/ops.hpp"
-#include "uringkit/ring/batch_wait.hpp"
 #include "uringkit/ring/buffer_ring.hpp"
 #include "uringkit/ring/ring.hpp"
 
