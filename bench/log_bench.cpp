@@ -14,7 +14,8 @@
 // gives medians with min-max.  Each run's file is read back: every record
 // there, whole, in order per appender, or the run fails.
 //
-//   log_bench [--dir DIR] [--appenders N] [--appends M] [--size BYTES] [--rounds R] [--engines a,b,...]
+//   log_bench [--dir DIR] [--appenders N] [--appends M] [--size BYTES] [--rounds R] [--engines
+//   a,b,...]
 //
 // DIR must be on a real disk (fdatasync on tmpfs does nothing); the files are
 // O_TMPFILE, never named.  Exit status: 0, 1 a run failed or read back wrong,
@@ -34,9 +35,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <span>
 #include <stdexcept>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -63,14 +64,16 @@ struct RunResult {
 
 std::vector<std::byte> payload(const Config& c, std::uint32_t appender, std::uint64_t seq) {
     std::vector<std::byte> p(c.size);
-    for (std::size_t i = 0; i < p.size(); ++i) p[i] = static_cast<std::byte>((appender * 131 + seq * 7 + i) & 0xff);
+    for (std::size_t i = 0; i < p.size(); ++i)
+        p[i] = static_cast<std::byte>((appender * 131 + seq * 7 + i) & 0xff);
     return p;
 }
 
 int open_log(const Config& c) {
     const int fd = ::open(c.dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     if (fd < 0) {
-        std::fprintf(stderr, "log_bench: %s: cannot make a temporary file there: %s\n", c.dir.c_str(), std::strerror(errno));
+        std::fprintf(stderr, "log_bench: %s: cannot make a temporary file there: %s\n",
+                     c.dir.c_str(), std::strerror(errno));
         std::exit(4);
     }
     return fd;
@@ -84,8 +87,8 @@ std::uint64_t run_uring_group(const Config& c, int fd, std::vector<double>& lat_
     append_log::GroupCommitLog log(loop, fd, 0);
     bool failed = false;
     for (std::uint32_t a = 0; a < c.appenders; ++a)
-        loop.spawn([](const Config& cfg, append_log::GroupCommitLog& l, std::uint32_t id, double* lat,
-                      bool& fail) -> async::Task<void> {
+        loop.spawn([](const Config& cfg, append_log::GroupCommitLog& l, std::uint32_t id,
+                      double* lat, bool& fail) -> async::Task<void> {
             for (std::uint64_t s = 0; s < cfg.appends; ++s) {
                 const std::vector<std::byte> p = payload(cfg, id, s);
                 const auto t0 = Clock::now();
@@ -136,16 +139,21 @@ private:
             lock.unlock();
             int err = 0;
             for (std::size_t done = 0; done < writing.size() && !err;) {
-                const ssize_t n = ::pwrite(fd_, writing.data() + done, writing.size() - done, static_cast<off_t>(end_ + done));
-                if (n <= 0) err = n < 0 ? -errno : -EIO;
-                else done += static_cast<std::size_t>(n);
+                const ssize_t n = ::pwrite(fd_, writing.data() + done, writing.size() - done,
+                                           static_cast<off_t>(end_ + done));
+                if (n <= 0)
+                    err = n < 0 ? -errno : -EIO;
+                else
+                    done += static_cast<std::size_t>(n);
             }
             if (!err && ::fdatasync(fd_) != 0) err = -errno;
             ++fsyncs_;
             end_ += writing.size();
             lock.lock();
-            if (err) failed_ = err;
-            else durable_ = group;
+            if (err)
+                failed_ = err;
+            else
+                durable_ = group;
             done_.notify_all();
         }
     }
@@ -183,7 +191,9 @@ void run_threads(const Config& c, std::vector<double>& lat_us, Append&& append) 
 
 std::uint64_t run_thread_group(const Config& c, int fd, std::vector<double>& lat_us) {
     ThreadGroupLog log(fd);
-    run_threads(c, lat_us, [&](std::uint32_t a, std::uint64_t s, std::span<const std::byte> p) { return log.append(a, s, p); });
+    run_threads(c, lat_us, [&](std::uint32_t a, std::uint64_t s, std::span<const std::byte> p) {
+        return log.append(a, s, p);
+    });
     return log.fsyncs();
 }
 
@@ -196,7 +206,9 @@ std::uint64_t run_pwrite_each(const Config& c, int fd, std::vector<double>& lat_
         std::vector<std::byte> rec;
         append_log::encode(rec, a, s, p);
         const std::uint64_t at = end.fetch_add(rec.size());
-        if (::pwrite(fd, rec.data(), rec.size(), static_cast<off_t>(at)) != static_cast<ssize_t>(rec.size())) return -EIO;
+        if (::pwrite(fd, rec.data(), rec.size(), static_cast<off_t>(at)) !=
+            static_cast<ssize_t>(rec.size()))
+            return -EIO;
         ++fsyncs;
         return ::fdatasync(fd) == 0 ? 0 : -errno;
     });
@@ -216,7 +228,8 @@ bool verify(const Config& c, int fd, std::string& why) {
         const std::vector<std::byte> want = payload(c, r.appender, r.seq);
         if (r.seq != next[r.appender]++ || r.payload.size() != want.size() ||
             std::memcmp(r.payload.data(), want.data(), want.size()) != 0) {
-            why = "appender " + std::to_string(r.appender) + " record " + std::to_string(r.seq) + " wrong or out of order";
+            why = "appender " + std::to_string(r.appender) + " record " + std::to_string(r.seq) +
+                  " wrong or out of order";
             return false;
         }
     }
@@ -228,9 +241,12 @@ RunResult run_one(const Config& c, const std::string& engine) {
     std::vector<double> lat(static_cast<std::size_t>(c.appenders) * c.appends);
     const auto t0 = Clock::now();
     std::uint64_t fsyncs = 0;
-    if (engine == "uring-group") fsyncs = run_uring_group(c, fd, lat);
-    else if (engine == "thread-group") fsyncs = run_thread_group(c, fd, lat);
-    else fsyncs = run_pwrite_each(c, fd, lat);
+    if (engine == "uring-group")
+        fsyncs = run_uring_group(c, fd, lat);
+    else if (engine == "thread-group")
+        fsyncs = run_thread_group(c, fd, lat);
+    else
+        fsyncs = run_pwrite_each(c, fd, lat);
     const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
     std::string why;
     if (!verify(c, fd, why)) throw std::runtime_error(engine + ": the log read back wrong: " + why);
@@ -263,7 +279,8 @@ bool parse_unsigned(const char* s, unsigned& out) {
 
 [[noreturn]] void usage(const char* why) {
     std::fprintf(stderr,
-                 "log_bench: %s\nusage: log_bench [--dir DIR] [--appenders N] [--appends M] [--size BYTES] [--rounds R]"
+                 "log_bench: %s\nusage: log_bench [--dir DIR] [--appenders N] [--appends M] "
+                 "[--size BYTES] [--rounds R]"
                  " [--engines uring-group,thread-group,pwrite-each]\n",
                  why);
     std::exit(2);
@@ -278,22 +295,29 @@ int main(int argc, char** argv) {
         if (i + 1 >= argc) usage(("missing value after " + a).c_str());
         const char* v = argv[++i];
         bool ok = true;
-        if (a == "--dir") c.dir = v;
-        else if (a == "--appenders") ok = parse_unsigned(v, c.appenders) && c.appenders <= 4096;
-        else if (a == "--appends") ok = parse_unsigned(v, c.appends);
-        else if (a == "--size") ok = parse_unsigned(v, c.size) && c.size <= append_log::kMaxPayload;
-        else if (a == "--rounds") ok = parse_unsigned(v, c.rounds);
+        if (a == "--dir")
+            c.dir = v;
+        else if (a == "--appenders")
+            ok = parse_unsigned(v, c.appenders) && c.appenders <= 4096;
+        else if (a == "--appends")
+            ok = parse_unsigned(v, c.appends);
+        else if (a == "--size")
+            ok = parse_unsigned(v, c.size) && c.size <= append_log::kMaxPayload;
+        else if (a == "--rounds")
+            ok = parse_unsigned(v, c.rounds);
         else if (a == "--engines") {
             c.engines.clear();
             std::string s = v;
             for (std::size_t at = 0; at <= s.size();) {
                 const std::size_t comma = std::min(s.find(',', at), s.size());
                 const std::string e = s.substr(at, comma - at);
-                if (e != "uring-group" && e != "thread-group" && e != "pwrite-each") usage(("unknown engine " + e).c_str());
+                if (e != "uring-group" && e != "thread-group" && e != "pwrite-each")
+                    usage(("unknown engine " + e).c_str());
                 c.engines.push_back(e);
                 at = comma + 1;
             }
-        } else usage(("unknown option " + a).c_str());
+        } else
+            usage(("unknown option " + a).c_str());
         if (!ok) usage(("bad value for " + a + ": " + v).c_str());
     }
     const std::size_t E = c.engines.size();
@@ -304,16 +328,23 @@ int main(int argc, char** argv) {
                 const std::size_t e = (k + round) % E;  // the order rotates each round
                 const RunResult r = run_one(c, c.engines[e]);
                 results[e].push_back(r);
-                std::fprintf(stderr, "round %u %-12s %10.0f appends/s  p99 %9.0f us  %.3f fdatasync/append\n", round + 1,
-                             c.engines[e].c_str(), r.appends_per_s, r.p99_us, r.fsyncs_per_append);
+                std::fprintf(
+                    stderr,
+                    "round %u %-12s %10.0f appends/s  p99 %9.0f us  %.3f fdatasync/append\n",
+                    round + 1, c.engines[e].c_str(), r.appends_per_s, r.p99_us,
+                    r.fsyncs_per_append);
             }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "log_bench: %s\n", e.what());
         return 1;
     }
-    std::printf("%u appenders x %u appends of %u-byte records; %u rounds, order rotated; median (min-max)\n\n", c.appenders,
-                c.appends, c.size, c.rounds);
-    std::printf("| engine | appends/s | p99 append latency (ms) | fdatasync per append |\n|---|---:|---:|---:|\n");
+    std::printf(
+        "%u appenders x %u appends of %u-byte records; %u rounds, order rotated; median "
+        "(min-max)\n\n",
+        c.appenders, c.appends, c.size, c.rounds);
+    std::printf(
+        "| engine | appends/s | p99 append latency (ms) | fdatasync per append "
+        "|\n|---|---:|---:|---:|\n");
     for (std::size_t e = 0; e < E; ++e) {
         std::vector<double> tput, p99, fs;
         for (const auto& r : results[e]) {
@@ -322,8 +353,9 @@ int main(int argc, char** argv) {
             fs.push_back(r.fsyncs_per_append);
         }
         const Summary t = summarize(tput), p = summarize(p99), f = summarize(fs);
-        std::printf("| %s | %.0f (%.0f-%.0f) | %.1f (%.1f-%.1f) | %.3f (%.3f-%.3f) |\n", c.engines[e].c_str(), t.median, t.lo,
-                    t.hi, p.median, p.lo, p.hi, f.median, f.lo, f.hi);
+        std::printf("| %s | %.0f (%.0f-%.0f) | %.1f (%.1f-%.1f) | %.3f (%.3f-%.3f) |\n",
+                    c.engines[e].c_str(), t.median, t.lo, t.hi, p.median, p.lo, p.hi, f.median,
+                    f.lo, f.hi);
     }
     return 0;
 }

@@ -22,17 +22,20 @@ constexpr unsigned kEntries = 64;
 // rings alike; left to the compiler, liburing's larger round stayed a call
 // and gained 24 instructions per NOP that are not liburing's.
 
-[[gnu::always_inline]] inline bool uringkit_round(uringkit::Ring& ring, unsigned batch, std::uint64_t& sum) {
+[[gnu::always_inline]] inline bool uringkit_round(uringkit::Ring& ring, unsigned batch,
+                                                  std::uint64_t& sum) {
     for (unsigned i = 0; i < batch; ++i) ring.prepare(uringkit::op::Nop{}).user_data(i);
     if (ring.submit_and_wait(batch) < 0) return false;
     unsigned seen = 0;
     while (seen < batch)
-        seen += ring.for_each_completion([&](const uringkit::Completion& c) { sum += c.user_data; });
+        seen +=
+            ring.for_each_completion([&](const uringkit::Completion& c) { sum += c.user_data; });
     return true;
 }
 
 #ifdef URINGKIT_HAVE_LIBURING
-[[gnu::always_inline]] inline bool liburing_round(io_uring& ring, unsigned batch, std::uint64_t& sum) {
+[[gnu::always_inline]] inline bool liburing_round(io_uring& ring, unsigned batch,
+                                                  std::uint64_t& sum) {
     for (unsigned i = 0; i < batch; ++i) {
         io_uring_sqe* sqe = io_uring_get_sqe(&ring);
         io_uring_prep_nop(sqe);

@@ -27,7 +27,8 @@ void set_counters(benchmark::State& state, unsigned batch) {
     // CPU time rather than wall time: on a shared machine it leaves out the
     // time this thread spent preempted.
     state.counters["per_op"] = benchmark::Counter(
-        static_cast<double>(batch), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+        static_cast<double>(batch),
+        benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
 // ---- uringkit ----------------------------------------------------------------

@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
     const long iterations = argc == 4 ? std::atol(argv[3]) : 0;
     const long batch = argc == 4 ? std::atol(argv[2]) : 0;
     if (iterations <= 0 || batch <= 0 || batch > kEntries) {
-        std::fprintf(stderr, "usage: ring_nop_count uringkit|liburing BATCH(1-%u) ITERATIONS\n", kEntries);
+        std::fprintf(stderr, "usage: ring_nop_count uringkit|liburing BATCH(1-%u) ITERATIONS\n",
+                     kEntries);
         return 2;
     }
     std::uint64_t sum = 0;
@@ -58,7 +59,8 @@ int main(int argc, char** argv) {
         rc = run_liburing(static_cast<unsigned>(batch), iterations, sum);
 #endif
     } else {
-        std::fprintf(stderr, "ring_nop_count: unknown ring '%s': use uringkit or liburing\n", argv[1]);
+        std::fprintf(stderr, "ring_nop_count: unknown ring '%s': use uringkit or liburing\n",
+                     argv[1]);
         return 2;
     }
     if (rc != 0) {

@@ -21,25 +21,43 @@ static size_t npaths, cap;
 
 static void walk(const char* dir) {
     DIR* d = opendir(dir);
-    if (!d) { perror(dir); exit(1); }
+    if (!d) {
+        perror(dir);
+        exit(1);
+    }
     struct dirent* e;
     while ((e = readdir(d))) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
         char* p = malloc(strlen(dir) + strlen(e->d_name) + 2);
         sprintf(p, "%s/%s", dir, e->d_name);
-        if (e->d_type == DT_DIR) { walk(p); free(p); continue; }
-        if (e->d_type != DT_REG) { free(p); continue; }
-        if (npaths == cap) { cap = cap ? cap * 2 : 1024; paths = realloc(paths, cap * sizeof *paths); }
+        if (e->d_type == DT_DIR) {
+            walk(p);
+            free(p);
+            continue;
+        }
+        if (e->d_type != DT_REG) {
+            free(p);
+            continue;
+        }
+        if (npaths == cap) {
+            cap = cap ? cap * 2 : 1024;
+            paths = realloc(paths, cap * sizeof *paths);
+        }
         paths[npaths++] = p;
     }
     closedir(d);
 }
 
-static int by_name(const void* a, const void* b) { return strcmp(*(char* const*)a, *(char* const*)b); }
+static int by_name(const void* a, const void* b) {
+    return strcmp(*(char* const*)a, *(char* const*)b);
+}
 
 int main(int argc, char** argv) {
     int hash = argc > 2 && !strcmp(argv[1], "--hash");
-    if (argc < 2 + hash) { fprintf(stderr, "usage: sync_readfiles [--hash] DIR\n"); return 2; }
+    if (argc < 2 + hash) {
+        fprintf(stderr, "usage: sync_readfiles [--hash] DIR\n");
+        return 2;
+    }
     walk(argv[1 + hash]);
     qsort(paths, npaths, sizeof *paths, by_name);
     static char buf[128 * 1024];
@@ -49,7 +67,10 @@ int main(int argc, char** argv) {
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (size_t i = 0; i < npaths; ++i) {
         int fd = open(paths[i], O_RDONLY | O_CLOEXEC);
-        if (fd < 0) { perror(paths[i]); continue; }
+        if (fd < 0) {
+            perror(paths[i]);
+            continue;
+        }
         if (hash) XXH64_reset(st, 0);
         ssize_t n;
         while ((n = read(fd, buf, sizeof buf)) > 0) {

@@ -31,8 +31,8 @@ namespace append_log {
 
 namespace async = uringkit::async;
 
-inline constexpr std::size_t kHeader = 16;   // length, appender, sequence
-inline constexpr std::size_t kTrailer = 4;   // checksum
+inline constexpr std::size_t kHeader = 16;  // length, appender, sequence
+inline constexpr std::size_t kTrailer = 4;  // checksum
 inline constexpr std::size_t kMaxPayload = 1u << 20;
 
 // FNV-1a, 32 bits: enough to tell a torn or stale tail from a record.
@@ -99,7 +99,8 @@ class GroupCommitLog {
 public:
     // Appends at `end` of the file behind `fd` (open for writing).  The log
     // must outlive every append() awaited on it.
-    GroupCommitLog(async::Loop& loop, int fd, std::uint64_t end) : loop_(&loop), fd_(fd), end_(end) {}
+    GroupCommitLog(async::Loop& loop, int fd, std::uint64_t end)
+        : loop_(&loop), fd_(fd), end_(end) {}
     GroupCommitLog(const GroupCommitLog&) = delete;
     GroupCommitLog& operator=(const GroupCommitLog&) = delete;
 
@@ -107,12 +108,15 @@ public:
     // group's write or fdatasync.  After a failed
     // group every later append fails too: what reached the disk of that
     // group is unknown, so the log stops rather than write past it.
-    async::Task<async::Result> append(std::uint32_t appender, std::uint64_t seq, std::span<const std::byte> payload) {
+    async::Task<async::Result> append(std::uint32_t appender, std::uint64_t seq,
+                                      std::span<const std::byte> payload) {
         if (payload.size() > kMaxPayload) co_return async::Result{-EMSGSIZE, 0};
         encode(filling_, appender, seq, payload);
         Waiter w;
-        if (tail_) tail_->next = &w;
-        else head_ = &w;
+        if (tail_)
+            tail_->next = &w;
+        else
+            head_ = &w;
         tail_ = &w;
         ++appends_;
         if (!committing_) {
@@ -169,20 +173,24 @@ private:
     // that stops it is the kernel's own.  Sets failed_, or moves end_.
     async::Task<void> make_durable(std::uint32_t n) {
         using namespace uringkit;
-        const auto r = co_await loop_->chain(op::Write(Fd{fd_}, writing_.data(), n, end_), op::Fsync(Fd{fd_}).datasync());
+        const auto r = co_await loop_->chain(op::Write(Fd{fd_}, writing_.data(), n, end_),
+                                             op::Fsync(Fd{fd_}).datasync());
         if (r[1].res != -ECANCELED) ++fsyncs_;
         if (r[0].res < 0) {
             failed_ = r[0];
             co_return;
         }
         if (static_cast<std::uint32_t>(r[0].res) == n) {
-            if (r[1].res < 0) failed_ = r[1];
-            else end_ += n;
+            if (r[1].res < 0)
+                failed_ = r[1];
+            else
+                end_ += n;
             co_return;
         }
         // Short: the fdatasync was cancelled with the rest of the chain.
         for (std::uint32_t done = static_cast<std::uint32_t>(r[0].res); done < n;) {
-            const async::Result w = co_await loop_->write(Fd{fd_}, writing_.data() + done, n - done, end_ + done);
+            const async::Result w =
+                co_await loop_->write(Fd{fd_}, writing_.data() + done, n - done, end_ + done);
             if (w.res <= 0) {
                 failed_ = w.res < 0 ? w : async::Result{-EIO, 0};
                 co_return;
@@ -191,8 +199,10 @@ private:
         }
         const async::Result s = co_await loop_->submit(op::Fsync(Fd{fd_}).datasync());
         ++fsyncs_;
-        if (s.res < 0) failed_ = s;
-        else end_ += n;
+        if (s.res < 0)
+            failed_ = s;
+        else
+            end_ += n;
     }
 
     async::Loop* loop_;

@@ -36,8 +36,9 @@ struct Server {
     async::Loop& loop;
     BufferRing& buffers;
     std::chrono::milliseconds idle;
-    std::map<int, Clock::time_point> open;  // connection -> last data; for idle and shutdown cancels
-    std::stop_source stop;                   // ends the idle ticker's sleep at shutdown
+    std::map<int, Clock::time_point>
+        open;               // connection -> last data; for idle and shutdown cancels
+    std::stop_source stop;  // ends the idle ticker's sleep at shutdown
     bool stopping = false;
 
     // Echoes until EOF, an error, or a cancel (idle or shutdown).
@@ -49,11 +50,12 @@ struct Server {
                 auto chunk = co_await in.next();
                 if (chunk.res <= 0) break;  // 0: EOF; -ECANCELED: idle or shutdown
                 open[fd] = Clock::now();
-                const async::Result sent = co_await loop.send_all(Fd{fd}, chunk.data.data(), chunk.data.size());
+                const async::Result sent =
+                    co_await loop.send_all(Fd{fd}, chunk.data.data(), chunk.data.size());
                 in.recycle(chunk);
                 if (!sent.ok()) break;
             }
-        }  // the stream cancels and drains itself if still armed
+        }                // the stream cancels and drains itself if still armed
         open.erase(fd);  // before the close: a new connection may get the number
         co_await loop.close(Fd{fd});
     }
@@ -76,8 +78,10 @@ struct Server {
         accepts.arm();
         for (;;) {
             const async::Result c = co_await accepts.next();
-            if (c.ok() && !stopping) loop.spawn(connection(c.res));
-            else if (c.ok()) ::close(c.res);
+            if (c.ok() && !stopping)
+                loop.spawn(connection(c.res));
+            else if (c.ok())
+                ::close(c.res);
             if (c.more()) continue;
             if (stopping || c.cancelled()) break;
             accepts.arm();  // the kernel ended the multishot (EMFILE...): go on
@@ -120,24 +124,30 @@ int main(int argc, char** argv) {
         async::Loop loop(ring);
         Server server{loop, buffers, std::chrono::milliseconds(idle_ms), {}, {}};
         // Setup through the ring too (socket, bind, listen: 5.19 and 6.11).
-        const auto listener = loop.block_on([](async::Loop& l, long p) -> async::Task<async::Result> {
-            const async::Result s = co_await l.submit(op::Socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC));
-            if (!s.ok()) co_return s;
-            const int one = 1;
-            ::setsockopt(s.res, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-            sockaddr_in a{};
-            a.sin_family = AF_INET;
-            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-            a.sin_port = htons(static_cast<std::uint16_t>(p));
-            async::Result r = co_await l.submit(op::Bind(Fd{s.res}, reinterpret_cast<const sockaddr*>(&a), sizeof a));
-            if (r.res == -EOPNOTSUPP) r.res = ::bind(s.res, reinterpret_cast<const sockaddr*>(&a), sizeof a) ? -errno : 0;
-            if (!r.ok()) co_return r;
-            r = co_await l.submit(op::Listen(Fd{s.res}, 128));
-            if (r.res == -EOPNOTSUPP) r.res = ::listen(s.res, 128) ? -errno : 0;
-            co_return r.ok() ? s : r;
-        }(loop, port));
+        const auto listener =
+            loop.block_on([](async::Loop& l, long p) -> async::Task<async::Result> {
+                const async::Result s =
+                    co_await l.submit(op::Socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC));
+                if (!s.ok()) co_return s;
+                const int one = 1;
+                ::setsockopt(s.res, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+                sockaddr_in a{};
+                a.sin_family = AF_INET;
+                a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+                a.sin_port = htons(static_cast<std::uint16_t>(p));
+                async::Result r = co_await l.submit(
+                    op::Bind(Fd{s.res}, reinterpret_cast<const sockaddr*>(&a), sizeof a));
+                if (r.res == -EOPNOTSUPP)
+                    r.res =
+                        ::bind(s.res, reinterpret_cast<const sockaddr*>(&a), sizeof a) ? -errno : 0;
+                if (!r.ok()) co_return r;
+                r = co_await l.submit(op::Listen(Fd{s.res}, 128));
+                if (r.res == -EOPNOTSUPP) r.res = ::listen(s.res, 128) ? -errno : 0;
+                co_return r.ok() ? s : r;
+            }(loop, port));
         if (!listener.ok()) {
-            std::fprintf(stderr, "%s: listening on 127.0.0.1:%ld: %s\n", argv[0], port, listener.error().message().c_str());
+            std::fprintf(stderr, "%s: listening on 127.0.0.1:%ld: %s\n", argv[0], port,
+                         listener.error().message().c_str());
             return 1;
         }
         sockaddr_in bound{};

@@ -23,13 +23,14 @@ using namespace uringkit;
 
 struct Entry {
     const char* path = nullptr;
-    struct statx stx{};
+    struct statx stx {};
     async::Result opened, stated;
 };
 
 async::Task<void> open_and_stat(async::Loop& loop, Entry& e) {
-    const auto [opened, stated] = co_await loop.batch(op::OpenAt(AT_FDCWD, e.path, O_RDONLY | O_CLOEXEC),
-                                                      op::Statx(AT_FDCWD, e.path, 0, STATX_SIZE | STATX_MODE, &e.stx));
+    const auto [opened, stated] =
+        co_await loop.batch(op::OpenAt(AT_FDCWD, e.path, O_RDONLY | O_CLOEXEC),
+                            op::Statx(AT_FDCWD, e.path, 0, STATX_SIZE | STATX_MODE, &e.stx));
     e.opened = opened;
     e.stated = stated;
     if (opened.ok()) co_await loop.close(Fd{opened.res});
@@ -55,11 +56,13 @@ int main(int argc, char** argv) {
         for (const Entry& e : entries) {
             const async::Result& bad = !e.stated.ok() ? e.stated : e.opened;
             if (!bad.ok()) {
-                std::fprintf(stderr, "%s: %s: %s\n", argv[0], e.path, bad.error().message().c_str());
+                std::fprintf(stderr, "%s: %s: %s\n", argv[0], e.path,
+                             bad.error().message().c_str());
                 status = 1;
                 continue;
             }
-            std::printf("%s %llu %o\n", e.path, static_cast<unsigned long long>(e.stx.stx_size), e.stx.stx_mode & 07777u);
+            std::printf("%s %llu %o\n", e.path, static_cast<unsigned long long>(e.stx.stx_size),
+                        e.stx.stx_mode & 07777u);
         }
         return status;
     } catch (const RingError& e) {

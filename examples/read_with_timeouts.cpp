@@ -34,12 +34,14 @@ struct Piece {
 
 // One piece: read until full, each read with the deadline; a short read
 // (the file shrank) or an error ends it.
-async::Task<void> read_piece(async::Loop& loop, int fd, Piece& piece, std::chrono::milliseconds timeout) {
+async::Task<void> read_piece(async::Loop& loop, int fd, Piece& piece,
+                             std::chrono::milliseconds timeout) {
     piece.data.resize(piece.length);
     std::uint32_t done = 0;
     while (done < piece.length) {
         piece.result = co_await loop.with_timeout(
-            op::Read(Fd{fd}, piece.data.data() + done, piece.length - done, piece.offset + done), timeout);
+            op::Read(Fd{fd}, piece.data.data() + done, piece.length - done, piece.offset + done),
+            timeout);
         if (piece.result.res <= 0) break;
         done += static_cast<std::uint32_t>(piece.result.res);
     }
@@ -71,7 +73,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st{};
+    struct stat st {};
     if (fd < 0 || ::fstat(fd, &st) != 0) {
         std::fprintf(stderr, "%s: %s: %s\n", argv[0], path, std::strerror(errno));
         return 1;
@@ -80,7 +82,8 @@ int main(int argc, char** argv) {
         Ring ring(64);
         async::Loop loop(ring);
         const auto size = static_cast<std::uint64_t>(st.st_size);
-        const std::uint64_t step = (size + static_cast<std::uint64_t>(pieces) - 1) / static_cast<std::uint64_t>(pieces);
+        const std::uint64_t step =
+            (size + static_cast<std::uint64_t>(pieces) - 1) / static_cast<std::uint64_t>(pieces);
         std::vector<Piece> parts(static_cast<std::size_t>(pieces));
         for (std::size_t i = 0; i < parts.size(); ++i) {
             const std::uint64_t begin = std::min(size, i * step);
@@ -95,7 +98,9 @@ int main(int argc, char** argv) {
             if (p.data.size() == p.length) continue;
             std::fprintf(stderr, "%s: %s: piece %zu at offset %llu: %s\n", argv[0], path, i,
                          static_cast<unsigned long long>(p.offset),
-                         p.result.timed_out() ? "timed out" : p.result.res < 0 ? std::strerror(-p.result.res) : "short read");
+                         p.result.timed_out() ? "timed out"
+                         : p.result.res < 0   ? std::strerror(-p.result.res)
+                                              : "short read");
             status = 1;
         }
         if (status == 0)

@@ -7,14 +7,14 @@
 #include "console.hpp"
 #include "interrupt.hpp"
 
+#include "cli/duration.hpp"
+#include "cli/output_file.hpp"
+#include "cli/size.hpp"
 #include "engines/engine.hpp"
 #include "engines/host.hpp"
 #include "engines/report.hpp"
 #include "engines/runner.hpp"
 #include "engines/target.hpp"
-#include "cli/output_file.hpp"
-#include "cli/duration.hpp"
-#include "cli/size.hpp"
 
 #include <fmt/core.h>
 #include <fmt/format.h>
@@ -51,7 +51,8 @@ struct Options {
 // "2", "2s", "1.5", "500ms", "1m" -> seconds.
 double parse_seconds(const std::string& opt, const std::string& text) {
     const auto v = cli::parse_seconds(text);
-    if (!v) throw UsageError{fmt::format("{} {}: give seconds, like 2, 2s, 500ms or 1m", opt, text)};
+    if (!v)
+        throw UsageError{fmt::format("{} {}: give seconds, like 2, 2s, 500ms or 1m", opt, text)};
     return *v;
 }
 
@@ -123,9 +124,10 @@ BenchSpec make_spec(const CLI::App& app, const Options& o, TargetSpec& target) {
     // A shuffle without a seed gets a fresh one, printed so the run can be repeated.
     spec.order_seed = o.order_seed ? *o.order_seed : std::random_device{}();
     if (!(o.confidence >= 0.5 && o.confidence < 1))
-        throw UsageError{fmt::format("--confidence {}: give a probability from 0.5 to below 1, "
-                                     "like 0.95",
-                                     o.confidence)};
+        throw UsageError{
+            fmt::format("--confidence {}: give a probability from 0.5 to below 1, "
+                        "like 0.95",
+                        o.confidence)};
     spec.confidence = o.confidence;
     if (o.threads < 1 || o.threads > 4096)
         throw UsageError{fmt::format("--threads {}: give 1 to 4096", o.threads)};
@@ -290,8 +292,13 @@ int run(const CLI::App& app, const Options& o) {
     const Results results = run_bench(spec, *target, interrupt.flag(), progress);
     if (live) emit(stderr, "\r\033[K");
 
-    const Report report{spec,           results,         host, target->path(), target->temporary(),
-                        target->size(), saved ? &*saved : nullptr};
+    const Report report{spec,
+                        results,
+                        host,
+                        target->path(),
+                        target->temporary(),
+                        target->size(),
+                        saved ? &*saved : nullptr};
     target.reset();  // the temporary file goes before printing, so nothing is left if stdout blocks
     emit(human, "\n{}\n", format_table(results, against_saved(report)));
     for (const std::string& line : verdict(report)) emit(human, "{}\n", line);
@@ -335,9 +342,10 @@ const Register reg{Command{
         app.add_option("--bs", o->bs, "Block size per I/O")->capture_default_str();
         app.add_option("--iodepth", o->iodepth, "I/Os in flight per job; a list sweeps: 1,8,32")
             ->capture_default_str();
-        app.add_option("--batch", o->batch,
-                       "I/Os per submit and completions waited for per reap (default: the depth; at "
-                       "most the largest depth, and each depth uses min(batch, depth))");
+        app.add_option(
+            "--batch", o->batch,
+            "I/Os per submit and completions waited for per reap (default: the depth; at "
+            "most the largest depth, and each depth uses min(batch, depth))");
         app.add_option("--numjobs", o->numjobs,
                        "Threads, each with its own ring and file descriptor")
             ->capture_default_str();
@@ -395,7 +403,8 @@ const Register reg{Command{
             "Exit status: 0 at least one engine ran; 1 no engine could run, --compare compared "
             "nothing (another job, no engine and depth in common: a note says which), or an output "
             "(standard output included) could not be written: permission refused (EACCES, EPERM, "
-            "EROFS), no space, an I/O error; 2 bad option or value (unknown engine, zero or negative size or "
+            "EROFS), no space, an I/O error; 2 bad option or value (unknown engine, zero or "
+            "negative size or "
             "depth, --ios 0, --batch 0, an empty item in a list or an empty list: --engines '', "
             "depth above 32768, --batch above every depth, --size beyond the --filename file, an "
             "output that is the --filename file, two outputs on -, a write to your file without "
@@ -404,20 +413,27 @@ const Register reg{Command{
             "multiple of the logical block size with --direct, a filesystem refusing O_DIRECT, an "
             "output whose directory does not exist, a --compare file that is not a --json file of "
             "bench); 5 no room for the temporary file; 130 "
-            "interrupted by SIGINT/SIGTERM: what was measured is printed, the temporary file removed, "
+            "interrupted by SIGINT/SIGTERM: what was measured is printed, the temporary file "
+            "removed, "
             "then bench ends by the signal (a shell shows 130 or 143).\n\n" +
             std::string(kReplayHelp));
         add_replay_options(app, *replay);
-        CLI::App* net = app.add_subcommand(
-            "net", "serve's socket engines side by side on loopback (uring, uring-coro, epoll), with a verdict");
+        CLI::App* net = app.add_subcommand("net",
+                                           "serve's socket engines side by side on loopback "
+                                           "(uring, uring-coro, epoll), with a verdict");
         auto net_action = setup_bench_net(*net);
         CLI::App* const bench = &app;
         return [o, net, net_action, replay, bench] {
             if (net->parsed()) return net_action();
             if (replay->trace.empty()) return run(*bench, *o);
-            const SharedBenchOptions shared{o->engines,    o->iodepth, o->cache, o->json,
+            const SharedBenchOptions shared{o->engines,
+                                            o->iodepth,
+                                            o->cache,
+                                            o->json,
                                             bench->count("--rounds") ? o->rounds : 0u,
-                                            o->confidence, o->allow_write, o->verify};
+                                            o->confidence,
+                                            o->allow_write,
+                                            o->verify};
             return run_replay(*bench, *replay, shared);
         };
     }}};

@@ -5,9 +5,9 @@
 #include "console.hpp"
 #include "interrupt.hpp"
 
-#include "netbench/netbench.hpp"
 #include "cli/duration.hpp"
 #include "cli/output_file.hpp"
+#include "netbench/netbench.hpp"
 
 #include <unistd.h>
 
@@ -22,12 +22,14 @@ namespace {
 
 std::string default_workloads() {
     std::string out;
-    for (const netbench::Workload& w : netbench::default_workloads()) out += (out.empty() ? "" : ",") + w.name();
+    for (const netbench::Workload& w : netbench::default_workloads())
+        out += (out.empty() ? "" : ",") + w.name();
     return out;
 }
 
 struct Options {
-    std::string engines = "uring,uring-coro,uring-bundle,uring-inc,epoll", workloads = default_workloads();
+    std::string engines = "uring,uring-coro,uring-bundle,uring-inc,epoll",
+                workloads = default_workloads();
     std::string duration = "500ms", json;
     unsigned rounds = 0;
     double confidence = 0.95;
@@ -39,7 +41,8 @@ netbench::Config make_config(const Options& o) {
     c.engines = split_option("--engines", o.engines, "uring,epoll");
     for (const std::string& e : c.engines)
         if (!netbench::known_engine(e))
-            throw UsageError{fmt::format("--engines {}: unknown engine '{}'; give {}", o.engines, e, netbench::kEngineNames)};
+            throw UsageError{fmt::format("--engines {}: unknown engine '{}'; give {}", o.engines, e,
+                                         netbench::kEngineNames)};
     c.workloads.clear();
     for (const std::string& w : split_option("--workloads", o.workloads, "echo:64:64,http:64:16")) {
         std::string why;
@@ -49,12 +52,14 @@ netbench::Config make_config(const Options& o) {
     }
     const auto s = cli::parse_seconds(o.duration);
     if (!s || *s < 0.05)
-        throw UsageError{fmt::format("--duration {}: give a time of at least 50ms, like 1s or 500ms", o.duration)};
+        throw UsageError{fmt::format(
+            "--duration {}: give a time of at least 50ms, like 1s or 500ms", o.duration)};
     c.duration = std::chrono::nanoseconds(static_cast<std::int64_t>(std::llround(*s * 1e9)));
     if (o.rounds > 1000) throw UsageError{fmt::format("--rounds {}: at most 1000", o.rounds)};
     c.rounds = o.rounds;
     if (!(o.confidence >= 0.5 && o.confidence < 1))
-        throw UsageError{fmt::format("--confidence {}: give a probability from 0.5 to below 1, like 0.95", o.confidence)};
+        throw UsageError{fmt::format(
+            "--confidence {}: give a probability from 0.5 to below 1, like 0.95", o.confidence)};
     c.confidence = o.confidence;
     c.pin = !o.no_pin;
     return c;
@@ -111,38 +116,56 @@ int run(const Options& o) {
 
 std::function<int()> setup_bench_net(CLI::App& app) {
     auto o = std::make_shared<Options>();
-    app.add_option("--engines", o->engines,
-                   "Engines to compare: serve's uring, uring-coro and epoll; uring-bundle (the uring engine with recv "
-                   "bundles, Linux 6.10) and uring-inc (an incremental ring of 64 KiB buffers, Linux 6.12), each "
-                   "listed as unsupported with the reason where the kernel lacks it.  One listed twice (epoll,epoll) "
-                   "is compared with itself: an A/A run that shows what \"the same\" looks like here")
+    app.add_option(
+           "--engines", o->engines,
+           "Engines to compare: serve's uring, uring-coro and epoll; uring-bundle (the uring "
+           "engine with recv "
+           "bundles, Linux 6.10) and uring-inc (an incremental ring of 64 KiB buffers, Linux "
+           "6.12), each "
+           "listed as unsupported with the reason where the kernel lacks it.  One listed twice "
+           "(epoll,epoll) "
+           "is compared with itself: an A/A run that shows what \"the same\" looks like here")
         ->capture_default_str();
     app.add_option("--workloads", o->workloads,
                    "Traffic shapes: echo:CONNECTIONS:SIZE (ping-pong of SIZE bytes) and "
-                   "http:CONNECTIONS:PIPELINE (keep-alive GETs of serve's 128-byte body, PIPELINE in flight)")
+                   "http:CONNECTIONS:PIPELINE (keep-alive GETs of serve's 128-byte body, PIPELINE "
+                   "in flight)")
         ->capture_default_str();
-    app.add_option("--rounds", o->rounds,
-                   "Rounds; each runs every engine on every workload, in an order rotated per round "
-                   "(default: the fewest that can give a verdict at --confidence)");
-    app.add_option("-d,--duration", o->duration, "Load time per run: 1s, 500ms")->capture_default_str();
-    app.add_option("--confidence", o->confidence,
-                   "Family-wise confidence of the verdict: the chance that no \"cheaper\" or \"costlier\" "
-                   "in the run is noise")
+    app.add_option(
+        "--rounds", o->rounds,
+        "Rounds; each runs every engine on every workload, in an order rotated per round "
+        "(default: the fewest that can give a verdict at --confidence)");
+    app.add_option("-d,--duration", o->duration, "Load time per run: 1s, 500ms")
         ->capture_default_str();
-    app.add_flag("--no-pin", o->no_pin,
-                 "Do not pin the server and the client to CPUs of their own (by default the first two CPUs "
-                 "this process may use)");
-    app.add_option("--json", o->json, "Write every run and comparison as JSON (schema 1); - is standard output");
+    app.add_option(
+           "--confidence", o->confidence,
+           "Family-wise confidence of the verdict: the chance that no \"cheaper\" or \"costlier\" "
+           "in the run is noise")
+        ->capture_default_str();
+    app.add_flag(
+        "--no-pin", o->no_pin,
+        "Do not pin the server and the client to CPUs of their own (by default the first two CPUs "
+        "this process may use)");
+    app.add_option("--json", o->json,
+                   "Write every run and comparison as JSON (schema 1); - is standard output");
     app.footer(
-        "Each run starts a fresh server (one engine thread) in a child process and loads it from this one "
-        "(one client thread on io_uring, as `uringkit load`), each on its own CPU, on 127.0.0.1 only.  "
-        "Engines are ranked by the server's CPU per request (its getrusage over the load, divided by the "
-        "requests it served): on loopback the client pays for much of both sides' TCP work, so requests/s "
-        "are reported beside it and flagged client-bound when the client's thread was saturated.  A "
+        "Each run starts a fresh server (one engine thread) in a child process and loads it from "
+        "this one "
+        "(one client thread on io_uring, as `uringkit load`), each on its own CPU, on 127.0.0.1 "
+        "only.  "
+        "Engines are ranked by the server's CPU per request (its getrusage over the load, divided "
+        "by the "
+        "requests it served): on loopback the client pays for much of both sides' TCP work, so "
+        "requests/s "
+        "are reported beside it and flagged client-bound when the client's thread was saturated.  "
+        "A "
         "difference is named only when its interval, from the per-round ratios, excludes 1.\n\n"
-        "Exit status: 0 every run worked; 1 a run failed (listed under the tables) or none could run, or "
-        "the --json path or standard output could not be written; 2 bad option or value; 4 an unusable --json path; 130 "
-        "interrupted by SIGINT/SIGTERM: what was measured is printed, then bench ends by the signal.");
+        "Exit status: 0 every run worked; 1 a run failed (listed under the tables) or none could "
+        "run, or "
+        "the --json path or standard output could not be written; 2 bad option or value; 4 an "
+        "unusable --json path; 130 "
+        "interrupted by SIGINT/SIGTERM: what was measured is printed, then bench ends by the "
+        "signal.");
     return [o] { return run(*o); };
 }
 

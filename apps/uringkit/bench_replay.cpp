@@ -5,8 +5,8 @@
 #include "console.hpp"
 #include "interrupt.hpp"
 
-#include "replaybench/replaybench.hpp"
 #include "cli/output_file.hpp"
+#include "replaybench/replaybench.hpp"
 
 #include <unistd.h>
 
@@ -19,54 +19,72 @@ namespace uringkit::cli {
 
 const char* const kReplayHelp =
     "Replay (--replay TRACE): record your program with\n"
-    "  strace -f -ttt -T -y --seccomp-bpf -o trace.txt -e trace=openat,open,creat,close,close_range,dup,dup2,"
-    "dup3,fcntl,clone,clone3,fork,vfork,read,write,pread64,pwrite64,readv,writev,preadv,pwritev,preadv2,"
+    "  strace -f -ttt -T -y --seccomp-bpf -o trace.txt -e "
+    "trace=openat,open,creat,close,close_range,dup,dup2,"
+    "dup3,fcntl,clone,clone3,fork,vfork,read,write,pread64,pwrite64,readv,writev,preadv,pwritev,"
+    "preadv2,"
     "pwritev2,lseek,fsync,fdatasync,sync_file_range,fallocate,ftruncate PROGRAM ARGS\n"
-    "or with fio's write_iolog (versions 2 and 3), then run `uringkit bench --replay trace.txt`.  Each "
-    "thread's reads, writes and syncs are replayed on a thread of their own through each engine (pread, "
-    "threadpool, libaio, uring, uring-reg, uring-sqpoll, liburing, auto; default pread,uring): as recorded (one at a time, the program's own shape), batched (up to --iodepth "
-    "in flight per thread, a step waiting for earlier overlapping writes and syncs of its file: an upper "
-    "bound), timed (each at its recorded time).  Files are read where the trace names them, read-only; a "
-    "trace that writes needs --allow-write (those files are written) or --scratch DIR (copies of the "
-    "recorded sizes are made there and removed).  Time the program spent computing is not replayed; the "
-    "header states it.  Exit status: 0 replayed; 1 a run failed or no engine could run; 2 bad option, or "
-    "a write not allowed; 4 the trace or a file it names is unusable (the message names the line or "
+    "or with fio's write_iolog (versions 2 and 3), then run `uringkit bench --replay trace.txt`.  "
+    "Each "
+    "thread's reads, writes and syncs are replayed on a thread of their own through each engine "
+    "(pread, "
+    "threadpool, libaio, uring, uring-reg, uring-sqpoll, liburing, auto; default pread,uring): as "
+    "recorded (one at a time, the program's own shape), batched (up to --iodepth "
+    "in flight per thread, a step waiting for earlier overlapping writes and syncs of its file: an "
+    "upper "
+    "bound), timed (each at its recorded time).  Files are read where the trace names them, "
+    "read-only; a "
+    "trace that writes needs --allow-write (those files are written) or --scratch DIR (copies of "
+    "the "
+    "recorded sizes are made there and removed).  Time the program spent computing is not "
+    "replayed; the "
+    "header states it.  Exit status: 0 replayed; 1 a run failed or no engine could run; 2 bad "
+    "option, or "
+    "a write not allowed; 4 the trace or a file it names is unusable (the message names the line "
+    "or "
     "file); 130 interrupted.";
 
 void add_replay_options(CLI::App& app, ReplayOptions& o) {
-    app.add_option("--replay", o.trace,
-                   "Replay a recorded trace (strace -f -ttt -T output, or a fio iolog) through the engines "
-                   "instead of the synthetic workload; see the end of this help for the strace command");
-    app.add_option("--mode", o.modes,
-                   "Replay modes: as-recorded, batched, timed (a list runs each); timed needs timestamps")
+    app.add_option(
+        "--replay", o.trace,
+        "Replay a recorded trace (strace -f -ttt -T output, or a fio iolog) through the engines "
+        "instead of the synthetic workload; see the end of this help for the strace command");
+    app.add_option(
+           "--mode", o.modes,
+           "Replay modes: as-recorded, batched, timed (a list runs each); timed needs timestamps")
         ->capture_default_str();
     app.add_option("--scratch", o.scratch,
                    "Replay into copies of the trace's files made in this directory (and removed "
                    "afterwards) instead of the files themselves");
-    app.add_option("--loops", o.loops, "Passes over the trace per run (a short trace needs several for a verdict)")
+    app.add_option("--loops", o.loops,
+                   "Passes over the trace per run (a short trace needs several for a verdict)")
         ->capture_default_str();
-    app.add_flag("--lenient", o.lenient, "Count and skip trace lines that cannot be parsed instead of stopping");
+    app.add_flag("--lenient", o.lenient,
+                 "Count and skip trace lines that cannot be parsed instead of stopping");
 }
 
 namespace {
 
 // bench's options with no meaning for a replay: the trace decides them.
-constexpr const char* kNotForReplay[] = {"--filename", "--size",  "--rw",     "--rwmixread", "--bs",
-                                         "--batch",    "--numjobs", "--direct", "--runtime", "--ios",
-                                         "--ramp",     "--csv",   "--plot",   "--compare",   "--seed",
-                                         "--threads",  "--order", "--order-seed"};
+constexpr const char* kNotForReplay[] = {
+    "--filename", "--size",    "--rw",      "--rwmixread", "--bs",    "--batch",
+    "--numjobs",  "--direct",  "--runtime", "--ios",       "--ramp",  "--csv",
+    "--plot",     "--compare", "--seed",    "--threads",   "--order", "--order-seed"};
 
-replaybench::Config make_config(const CLI::App& app, const ReplayOptions& o, const SharedBenchOptions& s) {
+replaybench::Config make_config(const CLI::App& app, const ReplayOptions& o,
+                                const SharedBenchOptions& s) {
     for (const char* opt : kNotForReplay)
         if (app.count(opt))
-            throw UsageError{fmt::format("{} does not apply to --replay: the trace gives the I/O", opt)};
+            throw UsageError{
+                fmt::format("{} does not apply to --replay: the trace gives the I/O", opt)};
     replaybench::Config c;
     if (app.count("--engines")) {
         c.engines = split_option("--engines", s.engines, "pread,uring");
         for (const std::string& e : c.engines)
             if (!replaybench::replay_engine_known(e))
-                throw UsageError{fmt::format("--engines: '{}' does not replay traces; replay engines: {}", e,
-                                             replaybench::kReplayEngines)};
+                throw UsageError{
+                    fmt::format("--engines: '{}' does not replay traces; replay engines: {}", e,
+                                replaybench::kReplayEngines)};
     }
     c.modes.clear();
     for (const std::string& m : split_option("--mode", o.modes, "as-recorded,batched")) {
@@ -80,16 +98,19 @@ replaybench::Config make_config(const CLI::App& app, const ReplayOptions& o, con
             char* end = nullptr;
             const long v = std::strtol(d.c_str(), &end, 10);
             if (end == d.c_str() || *end || v < 1 || v > 4096)
-                throw UsageError{fmt::format("--iodepth {}: give whole numbers from 1 to 4096, like 1,32", d)};
+                throw UsageError{
+                    fmt::format("--iodepth {}: give whole numbers from 1 to 4096, like 1,32", d)};
             c.depths.push_back(static_cast<unsigned>(v));
         }
     }
-    if (o.loops < 1 || o.loops > 100000) throw UsageError{fmt::format("--loops {}: give 1 to 100000", o.loops)};
+    if (o.loops < 1 || o.loops > 100000)
+        throw UsageError{fmt::format("--loops {}: give 1 to 100000", o.loops)};
     c.loops = o.loops;
     if (s.rounds > 1000) throw UsageError{fmt::format("--rounds {}: give 1 to 1000", s.rounds)};
     c.rounds = s.rounds;
     if (!(s.confidence >= 0.5 && s.confidence < 1))
-        throw UsageError{fmt::format("--confidence {}: give a probability from 0.5 to below 1", s.confidence)};
+        throw UsageError{
+            fmt::format("--confidence {}: give a probability from 0.5 to below 1", s.confidence)};
     c.confidence = s.confidence;
     if (s.cache == "cold")
         c.cache = replaybench::Cache::cold;
@@ -171,7 +192,8 @@ int run_replay(const CLI::App& app, const ReplayOptions& o, const SharedBenchOpt
     }
     int status = any_ok && !any_failed ? kOk : kFailure;
     if (!s.json.empty())
-        if (const int failed = save_output(s.json, replaybench::to_json(program, result, comparisons)))
+        if (const int failed =
+                save_output(s.json, replaybench::to_json(program, result, comparisons)))
             status = failed;
     if (result.interrupted) return interrupt.exit_status(kInterrupted);
     return interrupt.exit_status(status);

@@ -4,8 +4,8 @@
 
 #include "cli/duration.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <CLI/CLI.hpp>
 
 #include <functional>
 #include <string>
@@ -16,11 +16,11 @@ namespace uringkit::cli {
 // Exit statuses shared by every subcommand (documented in the README).
 enum Exit : int {
     kOk = 0,
-    kFailure = 1,      // the job ran and something failed (a file, an engine, a write)
-    kUsage = 2,        // bad option or argument: nothing was done
-    kNoUring = 3,      // io_uring is not usable here (probe; a tool that has no fallback)
-    kBadInput = 4,     // an input file or directory is missing, unreadable or unsuitable
-    kNoSpace = 5,      // ENOSPC/EFBIG/EDQUOT while writing
+    kFailure = 1,       // the job ran and something failed (a file, an engine, a write)
+    kUsage = 2,         // bad option or argument: nothing was done
+    kNoUring = 3,       // io_uring is not usable here (probe; a tool that has no fallback)
+    kBadInput = 4,      // an input file or directory is missing, unreadable or unsuitable
+    kNoSpace = 5,       // ENOSPC/EFBIG/EDQUOT while writing
     kInterrupted = 130  // SIGINT/SIGTERM; what was done so far was reported
 };
 
@@ -32,7 +32,8 @@ struct UsageError {
 
 // "1,8,32" -> {"1", "8", "32"}; an empty item ("1,,2", "1,") is a usage
 // error naming `opt`, never skipped.
-inline std::vector<std::string> split_option(const char* opt, const std::string& text, const char* example) {
+inline std::vector<std::string> split_option(const char* opt, const std::string& text,
+                                             const char* example) {
     auto items = cli::split_list(text);
     if (!items)
         throw UsageError{

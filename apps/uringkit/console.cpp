@@ -26,13 +26,15 @@ void say_failed(std::string_view what, std::string_view detail = {}) noexcept {
 // 4: a path the user named cannot be used; 1: writing there failed.
 int output_status(const cli::OutputError& e) noexcept {
     switch (e.error()) {
-    case 0:  // a directory: util/output_file.cpp says so without an errno
-    case ENOENT:
-    case ENOTDIR:
-    case EISDIR:
-    case ELOOP:
-    case ENAMETOOLONG: return kBadInput;
-    default: return kFailure;
+        case 0:  // a directory: util/output_file.cpp says so without an errno
+        case ENOENT:
+        case ENOTDIR:
+        case EISDIR:
+        case ELOOP:
+        case ENAMETOOLONG:
+            return kBadInput;
+        default:
+            return kFailure;
     }
 }
 
@@ -53,7 +55,9 @@ int reported(F&& write) noexcept {
 
 }  // namespace
 
-void set_tool_name(const char* name) noexcept { g_tool.store(name); }
+void set_tool_name(const char* name) noexcept {
+    g_tool.store(name);
+}
 
 bool failed_write(std::FILE* stream, int err) noexcept {
     if (stream == stderr) {
@@ -65,7 +69,9 @@ bool failed_write(std::FILE* stream, int err) noexcept {
     return false;
 }
 
-bool output_lost() noexcept { return g_stdout_error.load() != 0; }
+bool output_lost() noexcept {
+    return g_stdout_error.load() != 0;
+}
 
 bool put(std::FILE* stream, std::string_view text) noexcept {
     if (stream != stderr && output_lost()) return false;
@@ -90,14 +96,16 @@ int finish_output(int status) noexcept {
         } else if (std::ferror(stdout)) {
             // Met by a writer that does not come through here, its errno gone by now.
             failed_write(stdout, EIO);
-        } else if (const int fd = ::dup(STDOUT_FILENO); fd >= 0 && ::close(fd) != 0 && errno != EINTR) {
+        } else if (const int fd = ::dup(STDOUT_FILENO);
+                   fd >= 0 && ::close(fd) != 0 && errno != EINTR) {
             // A file system that keeps write errors back until close (NFS)
             // reports them on every close of the file: closing a duplicate
             // finds them and leaves standard output open for what runs at exit.
             failed_write(stdout, errno);
         }
     }
-    if (std::ferror(stderr)) g_stderr_failed.store(true);  // a writer that does not come through here
+    if (std::ferror(stderr))
+        g_stderr_failed.store(true);  // a writer that does not come through here
     const int err = g_stdout_error.load();
     // EPIPE: the reader went away (`| head -1`) and SIGPIPE is ignored; under
     // its default action the same write would have ended the process quietly.
@@ -112,7 +120,8 @@ int check_output(const std::string& path) noexcept {
 }
 
 int save_output(const std::string& path, std::string_view content) noexcept {
-    if (cli::is_standard_output(path)) return put(stdout, content) && flush(stdout) ? kOk : kFailure;
+    if (cli::is_standard_output(path))
+        return put(stdout, content) && flush(stdout) ? kOk : kFailure;
     return reported([&] { cli::write_output(path, content); });
 }
 

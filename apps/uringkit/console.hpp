@@ -53,7 +53,8 @@ bool emit(std::FILE* stream, fmt::format_string<T...> format, T&&... args) noexc
         fmt::memory_buffer text;
         fmt::format_to(std::back_inserter(text), format, std::forward<T>(args)...);
         return put(stream, {text.data(), text.size()});
-    } catch (...) {  // std::bad_alloc while formatting: lost like a message that could not be written
+    } catch (
+        ...) {  // std::bad_alloc while formatting: lost like a message that could not be written
         return failed_write(stream, ENOMEM);
     }
 }

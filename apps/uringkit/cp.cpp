@@ -4,8 +4,8 @@
 #include "cp_progress.hpp"
 #include "interrupt.hpp"
 
-#include "fs/copy.hpp"
 #include "cli/size.hpp"
+#include "fs/copy.hpp"
 
 #include <fmt/core.h>
 #include <unistd.h>
@@ -19,25 +19,33 @@ namespace {
 
 int exit_status(fs::CopyStatus s) {
     switch (s) {
-    case fs::CopyStatus::ok: return kOk;
-    case fs::CopyStatus::failure: return kFailure;
-    case fs::CopyStatus::bad_input: return kBadInput;
-    case fs::CopyStatus::no_space: return kNoSpace;
-    case fs::CopyStatus::usage: return kUsage;
-    case fs::CopyStatus::interrupted: return kInterrupted;
+        case fs::CopyStatus::ok:
+            return kOk;
+        case fs::CopyStatus::failure:
+            return kFailure;
+        case fs::CopyStatus::bad_input:
+            return kBadInput;
+        case fs::CopyStatus::no_space:
+            return kNoSpace;
+        case fs::CopyStatus::usage:
+            return kUsage;
+        case fs::CopyStatus::interrupted:
+            return kInterrupted;
     }
     return kFailure;
 }
 
 Register cp_command{Command{
     "cp",
-    "Copy files (and with -r trees): a reflink, copy_file_range or linked read/write chains on io_uring, per file system",
-    30,
-    [](CLI::App& app) -> std::function<int()> {
+    "Copy files (and with -r trees): a reflink, copy_file_range or linked read/write chains on "
+    "io_uring, per file system",
+    30, [](CLI::App& app) -> std::function<int()> {
         struct Args {
             std::vector<std::string> paths;
-            bool recursive = false, preserve = false, archive = false, direct = false, fsync = false, summary = false;
-            bool atomic = false, no_clobber = false, no_dereference = false, remove_destination = false;
+            bool recursive = false, preserve = false, archive = false, direct = false,
+                 fsync = false, summary = false;
+            bool atomic = false, no_clobber = false, no_dereference = false,
+                 remove_destination = false;
             bool verify = false, progress = false, no_progress = false;
             std::vector<std::string> preserve_lists, no_preserve_lists;
             unsigned qd = 8, inflight = 64, kernel_workers = 0, clone_threads = 4, copy_threads = 4;
@@ -47,149 +55,229 @@ Register cp_command{Command{
         };
         auto args = std::make_shared<Args>();
         app.add_option("paths", args->paths, "SRC... DST")->required()->expected(2, -1);
-        app.add_flag("-r,-R,--recursive", args->recursive, "Copy directories and everything under them");
+        app.add_flag("-r,-R,--recursive", args->recursive,
+                     "Copy directories and everything under them");
         app.add_flag("-p", args->preserve, "Same as --preserve=mode,ownership,timestamps");
-        // A flag, so that a list is only ever attached with '=' (--preserve SRC DST keeps SRC an operand).
+        // A flag, so that a list is only ever attached with '=' (--preserve SRC DST keeps SRC an
+        // operand).
         app.add_flag("--preserve{default}", args->preserve_lists,
-                     "Keep what LIST names, comma-separated: mode, ownership, timestamps, xattr, links, all "
-                     "(without =LIST: mode,ownership,timestamps).  mode: the permission bits, set-user/group-ID "
-                     "bits only when the owner was kept; ownership: root only (an ordinary user's copy stays "
-                     "theirs, quietly); timestamps: access and modification times to the nanosecond, of symlinks "
-                     "too; xattr: extended attributes and ACLs (an attribute that cannot be copied is an error); "
-                     "links: sources that are hard links of each other are copied once and linked.  Without it a "
-                     "new file gets the source's permission bits less the umask and no set-ID bits, and an "
+                     "Keep what LIST names, comma-separated: mode, ownership, timestamps, xattr, "
+                     "links, all "
+                     "(without =LIST: mode,ownership,timestamps).  mode: the permission bits, "
+                     "set-user/group-ID "
+                     "bits only when the owner was kept; ownership: root only (an ordinary user's "
+                     "copy stays "
+                     "theirs, quietly); timestamps: access and modification times to the "
+                     "nanosecond, of symlinks "
+                     "too; xattr: extended attributes and ACLs (an attribute that cannot be copied "
+                     "is an error); "
+                     "links: sources that are hard links of each other are copied once and linked. "
+                     " Without it a "
+                     "new file gets the source's permission bits less the umask and no set-ID "
+                     "bits, and an "
                      "existing file keeps its own mode and owner")
             ->type_name("[=LIST]");
-        app.add_option("--no-preserve", args->no_preserve_lists, "Do not keep what LIST names (applied after -p, -a, --preserve)")
+        app.add_option("--no-preserve", args->no_preserve_lists,
+                       "Do not keep what LIST names (applied after -p, -a, --preserve)")
             ->type_name("LIST")
             ->allow_extra_args(false);
         app.add_flag("-a,--archive", args->archive,
-                     "Same as -r -P --preserve=all: trees with modes, owners, times, extended attributes and ACLs "
-                     "(a file system without them is not an error), symbolic links copied as links, hard links "
+                     "Same as -r -P --preserve=all: trees with modes, owners, times, extended "
+                     "attributes and ACLs "
+                     "(a file system without them is not an error), symbolic links copied as "
+                     "links, hard links "
                      "within what is copied kept as hard links");
         app.add_flag("-P,--no-dereference", args->no_dereference,
-                     "Copy a symbolic link named as a source as a link (inside a tree links are never followed)");
-        app.add_flag("-n,--no-clobber", args->no_clobber, "Leave an existing destination alone (status 0, as cp)");
-        app.add_flag("--remove-destination", args->remove_destination,
-                     "Remove an existing destination that is not a directory and create it anew, instead of "
-                     "writing it in place.  Unlike coreutils, a symbolic link found inside a destination tree "
-                     "(below the operands) is never written through: that entry is refused (status 1) unless "
-                     "this option replaces the link");
+                     "Copy a symbolic link named as a source as a link (inside a tree links are "
+                     "never followed)");
+        app.add_flag("-n,--no-clobber", args->no_clobber,
+                     "Leave an existing destination alone (status 0, as cp)");
+        app.add_flag(
+            "--remove-destination", args->remove_destination,
+            "Remove an existing destination that is not a directory and create it anew, instead of "
+            "writing it in place.  Unlike coreutils, a symbolic link found inside a destination "
+            "tree "
+            "(below the operands) is never written through: that entry is refused (status 1) "
+            "unless "
+            "this option replaces the link");
         app.add_flag("--atomic", args->atomic,
-                     "Replace an existing file by a complete copy renamed over it instead of writing it in place: "
-                     "readers see the old or the new file, never a mix, but it is a new inode (other hard links, "
-                     "xattrs, ACLs and the owner are not kept; its permission bits are), and the file system needs "
-                     "room for both copies.  With -r a new tree is built under a temporary name and appears only "
+                     "Replace an existing file by a complete copy renamed over it instead of "
+                     "writing it in place: "
+                     "readers see the old or the new file, never a mix, but it is a new inode "
+                     "(other hard links, "
+                     "xattrs, ACLs and the owner are not kept; its permission bits are), and the "
+                     "file system needs "
+                     "room for both copies.  With -r a new tree is built under a temporary name "
+                     "and appears only "
                      "when everything was copied");
-        app.add_flag("--direct", args->direct, "O_DIRECT where both files allow it (else says so and uses the page cache)");
+        app.add_flag("--direct", args->direct,
+                     "O_DIRECT where both files allow it (else says so and uses the page cache)");
         app.add_option("--source-reads", args->source_reads,
-                       "How a large file's source is read: auto (default) uses O_DIRECT when the file is at least "
-                       "8 MiB and under half of it is in the page cache (16 x 1m reads in flight), else the cache; "
-                       "cache: always the page cache; direct: O_DIRECT for any size where the file system allows it. "
+                       "How a large file's source is read: auto (default) uses O_DIRECT when the "
+                       "file is at least "
+                       "8 MiB and under half of it is in the page cache (16 x 1m reads in flight), "
+                       "else the cache; "
+                       "cache: always the page cache; direct: O_DIRECT for any size where the file "
+                       "system allows it. "
                        "The destination goes through the page cache unless --direct")
             ->check(CLI::IsMember({"auto", "cache", "direct"}));
-        app.add_flag("--sync,--fsync", args->fsync,
-                     "Make each file durable (fsync) before it is closed, and its directory after a rename");
-        auto* qd = app.add_option("--qd", args->qd,
-                                  "Read/write pairs in flight for a large file (default 8 through the page cache, "
-                                  "16 when the source is read with O_DIRECT)")
-                       ->check(CLI::Range(1u, 1024u));
-        auto* bs = app.add_option("--bs", args->bs,
-                                  "Bytes per read/write pair, a multiple of 4k (default 256k through the page cache, "
-                                  "1m when the source is read with O_DIRECT)");
-        app.add_option("--inflight", args->inflight, "Small files in flight with -r")->check(CLI::Range(1u, 1024u));
-        app.add_option("--kernel-workers", args->kernel_workers,
-                       "With -r: kernel threads (io-wq) that may run the copy's blocking steps: creates, opens, "
-                       "buffered writes (default one per CPU; more only spin on a directory's lock)")
+        app.add_flag(
+            "--sync,--fsync", args->fsync,
+            "Make each file durable (fsync) before it is closed, and its directory after a rename");
+        auto* qd =
+            app.add_option(
+                   "--qd", args->qd,
+                   "Read/write pairs in flight for a large file (default 8 through the page cache, "
+                   "16 when the source is read with O_DIRECT)")
+                ->check(CLI::Range(1u, 1024u));
+        auto* bs = app.add_option(
+            "--bs", args->bs,
+            "Bytes per read/write pair, a multiple of 4k (default 256k through the page cache, "
+            "1m when the source is read with O_DIRECT)");
+        app.add_option("--inflight", args->inflight, "Small files in flight with -r")
             ->check(CLI::Range(1u, 1024u));
-        app.add_flag("--reflink{always}", args->reflink,
-                     "WHEN: auto (default, as coreutils 9), always (--reflink alone), never.  auto clones each "
-                     "file (FICLONE: the copy shares the source's extents and uses no new blocks) where both are "
-                     "on one file system that can (XFS with reflink, btrfs, bcachefs, OCFS2, NFS 4.2, SMB) and "
-                     "copies bytes elsewhere; always fails a file that cannot be cloned (status 1); never copies "
-                     "bytes, and so also keeps away from copy_file_range on those file systems, whose "
-                     "copy_file_range clones")
+        app.add_option(
+               "--kernel-workers", args->kernel_workers,
+               "With -r: kernel threads (io-wq) that may run the copy's blocking steps: creates, "
+               "opens, "
+               "buffered writes (default one per CPU; more only spin on a directory's lock)")
+            ->check(CLI::Range(1u, 1024u));
+        app.add_flag(
+               "--reflink{always}", args->reflink,
+               "WHEN: auto (default, as coreutils 9), always (--reflink alone), never.  auto "
+               "clones each "
+               "file (FICLONE: the copy shares the source's extents and uses no new blocks) where "
+               "both are "
+               "on one file system that can (XFS with reflink, btrfs, bcachefs, OCFS2, NFS 4.2, "
+               "SMB) and "
+               "copies bytes elsewhere; always fails a file that cannot be cloned (status 1); "
+               "never copies "
+               "bytes, and so also keeps away from copy_file_range on those file systems, whose "
+               "copy_file_range clones")
             ->check(CLI::IsMember({"auto", "always", "never"}));
         app.add_option("--clone-threads", args->clone_threads,
-                       "With -r on a file system that shares extents: threads cloning the small files (default 4: "
-                       "FICLONE blocks, mostly waiting, and 4 threads cloned 10,000 files on XFS twice as fast as "
+                       "With -r on a file system that shares extents: threads cloning the small "
+                       "files (default 4: "
+                       "FICLONE blocks, mostly waiting, and 4 threads cloned 10,000 files on XFS "
+                       "twice as fast as "
                        "one on 2 CPUs); 0: one by one like any file")
             ->check(CLI::Range(0u, 64u));
         app.add_option("--copy-threads", args->copy_threads,
-                       "With -r elsewhere, when the tree's files are in the page cache: threads copying the small "
-                       "files of the directories the copy creates with read/write (default 4: the ring hands every create to a kernel worker, "
-                       "and 4 threads copied 10,000 cached files of 4 KiB on ext4 in 0.24 s against the ring's "
+                       "With -r elsewhere, when the tree's files are in the page cache: threads "
+                       "copying the small "
+                       "files of the directories the copy creates with read/write (default 4: the "
+                       "ring hands every create to a kernel worker, "
+                       "and 4 threads copied 10,000 cached files of 4 KiB on ext4 in 0.24 s "
+                       "against the ring's "
                        "0.39 s on 2 CPUs); a tree not cached goes on the ring; 0: always the ring")
             ->check(CLI::Range(0u, 64u));
-        app.add_option("--engine", args->engine,
-                       "How the bytes of a file that is not cloned are copied: auto (default) decides once per "
-                       "pair of source and destination file systems: copy_file_range within one ext4, XFS, "
-                       "btrfs, f2fs, NFS or SMB file system (in the kernel, or on the server), and for a lone "
-                       "file of up to 1 MiB anywhere it works; the ring's read/write pairs between file systems, "
-                       "on tmpfs, and with --direct or --source-reads direct; the small files of a tree (-r) go "
-                       "through the ring's open/read/write/close chains.  ring and kernel (copy_file_range, the "
-                       "ring where the kernel refuses it) force one path")
+        app.add_option(
+               "--engine", args->engine,
+               "How the bytes of a file that is not cloned are copied: auto (default) decides once "
+               "per "
+               "pair of source and destination file systems: copy_file_range within one ext4, XFS, "
+               "btrfs, f2fs, NFS or SMB file system (in the kernel, or on the server), and for a "
+               "lone "
+               "file of up to 1 MiB anywhere it works; the ring's read/write pairs between file "
+               "systems, "
+               "on tmpfs, and with --direct or --source-reads direct; the small files of a tree "
+               "(-r) go "
+               "through the ring's open/read/write/close chains.  ring and kernel "
+               "(copy_file_range, the "
+               "ring where the kernel refuses it) force one path")
             ->check(CLI::IsMember({"auto", "ring", "kernel"}));
-        app.add_flag("--verify", args->verify,
-                     "After each regular file is copied (cloned ones too; with -r every one), read the source "
-                     "and the copy again and compare their XXH3-128, 1 MiB at a time; the copy is read with "
-                     "O_DIRECT where its file system allows it, so the bytes come from the device, not the page "
-                     "cache.  A difference is one line naming the file and the first differing range, status "
-                     "1, and the copy is left as it is for you to look at (cp does not remove it).  Costs a "
-                     "second read of both files (--summary says how much); FIFOs and devices are not verified");
-        auto* progress = app.add_flag("--progress", args->progress,
-                                      "Draw a live line on stderr: files done/total (-r), MiB done/total, MiB/s, "
-                                      "ETA; on a terminal redrawn in place at most 10 times a second and cleared "
-                                      "at the end (by default it appears there once the copy has run a second); "
-                                      "when stderr is not a terminal, a plain line each second and a last one "
-                                      "with the totals in bytes");
-        app.add_flag("--no-progress", args->no_progress, "No live line, even on a terminal")->excludes(progress);
-        app.add_flag("--summary", args->summary,
-                     "Print files, MiB/s, system calls and how many files went by each path on stderr (with "
-                     "--verify also what the check read again and how long it took)");
+        app.add_flag(
+            "--verify", args->verify,
+            "After each regular file is copied (cloned ones too; with -r every one), read the "
+            "source "
+            "and the copy again and compare their XXH3-128, 1 MiB at a time; the copy is read with "
+            "O_DIRECT where its file system allows it, so the bytes come from the device, not the "
+            "page "
+            "cache.  A difference is one line naming the file and the first differing range, "
+            "status "
+            "1, and the copy is left as it is for you to look at (cp does not remove it).  Costs a "
+            "second read of both files (--summary says how much); FIFOs and devices are not "
+            "verified");
+        auto* progress = app.add_flag(
+            "--progress", args->progress,
+            "Draw a live line on stderr: files done/total (-r), MiB done/total, MiB/s, "
+            "ETA; on a terminal redrawn in place at most 10 times a second and cleared "
+            "at the end (by default it appears there once the copy has run a second); "
+            "when stderr is not a terminal, a plain line each second and a last one "
+            "with the totals in bytes");
+        app.add_flag("--no-progress", args->no_progress, "No live line, even on a terminal")
+            ->excludes(progress);
+        app.add_flag(
+            "--summary", args->summary,
+            "Print files, MiB/s, system calls and how many files went by each path on stderr (with "
+            "--verify also what the check read again and how long it took)");
         app.footer(
-            "Like coreutils cp: an existing destination is opened (through a symlink) and written in place, "
-            "keeping its inode, links, mode, owner and attributes; a write-protected one is refused unless "
+            "Like coreutils cp: an existing destination is opened (through a symlink) and written "
+            "in place, "
+            "keeping its inode, links, mode, owner and attributes; a write-protected one is "
+            "refused unless "
             "you are root.  A new file is written under an unpredictable temporary name beside it "
-            "(.NAME.uringkit-XXXXXXXXXXXX, created O_EXCL|O_NOFOLLOW) and renamed into place when complete, so its "
-            "name never shows a half-written file.  Every operand and every file of a tree that can be copied "
-            "is; each failure is one line, and the status is that of the first.  A FIFO or character device "
-            "operand is read until its end (cp <(cmd) out); inside a tree (-r) FIFOs, devices and sockets are "
-            "made again (mknod needs root for devices; otherwise reported).  Sparse files stay sparse.  Without "
+            "(.NAME.uringkit-XXXXXXXXXXXX, created O_EXCL|O_NOFOLLOW) and renamed into place when "
+            "complete, so its "
+            "name never shows a half-written file.  Every operand and every file of a tree that "
+            "can be copied "
+            "is; each failure is one line, and the status is that of the first.  A FIFO or "
+            "character device "
+            "operand is read until its end (cp <(cmd) out); inside a tree (-r) FIFOs, devices and "
+            "sockets are "
+            "made again (mknod needs root for devices; otherwise reported).  Sparse files stay "
+            "sparse.  Without "
             "io_uring the copy runs on read/write and says so once.\n"
-            "Differences from coreutils cp, on purpose: no -i, -f, -l, -s or -u (a copier for scripted copies: "
+            "Differences from coreutils cp, on purpose: no -i, -f, -l, -s or -u (a copier for "
+            "scripted copies: "
             "nothing is asked); no SELinux context (--preserve=context; "
-            "with xattr the security.selinux attribute is copied as any other); symlinks are never followed "
-            "inside a tree (cp -P); --preserve and --no-preserve apply in a fixed order (-a, -p, --preserve, then "
+            "with xattr the security.selinux attribute is copied as any other); symlinks are never "
+            "followed "
+            "inside a tree (cp -P); --preserve and --no-preserve apply in a fixed order (-a, -p, "
+            "--preserve, then "
             "--no-preserve), not in the order given; an I/O error names "
-            "the offset and errno (\"DST: write at offset N: ... (errno 28)\") to say where the copy stopped; and "
-            "the exit status says what kind of failure it was (the toolkit's table below; 4 wins over 1) where "
+            "the offset and errno (\"DST: write at offset N: ... (errno 28)\") to say where the "
+            "copy stopped; and "
+            "the exit status says what kind of failure it was (the toolkit's table below; 4 wins "
+            "over 1) where "
             "cp exits 1 for all of them.\n"
-            "SIGINT/SIGTERM: nothing new is started, what is in flight completes, files being created are "
-            "removed (an existing file written in place stays as far as it got, as with cp), what was copied "
+            "SIGINT/SIGTERM: nothing new is started, what is in flight completes, files being "
+            "created are "
+            "removed (an existing file written in place stays as far as it got, as with cp), what "
+            "was copied "
             "is reported, and cp ends by the signal (a shell shows 130 or 143).\n"
-            "Exit status: 0 copied; 1 an I/O error, a source that changed while copied, a destination that "
-            "may not be created or written (permission, read-only), a copy that --verify found different; 2 bad option or arguments; 4 a source is "
-            "missing or unreadable, a destination directory that does not exist, a directory without -r, or a "
+            "Exit status: 0 copied; 1 an I/O error, a source that changed while copied, a "
+            "destination that "
+            "may not be created or written (permission, read-only), a copy that --verify found "
+            "different; 2 bad option or arguments; 4 a source is "
+            "missing or unreadable, a destination directory that does not exist, a directory "
+            "without -r, or a "
             "copy onto itself; 5 no space "
             "(ENOSPC, EFBIG, EDQUOT); killed by SIGINT or SIGTERM when interrupted.");
         return [args, qd, bs]() -> int {
             const auto block_size = cli::parse_size(args->bs);
-            if (!block_size || *block_size < 4096 || *block_size % 4096 || *block_size > (1u << 30)) {
-                emit(stderr, "uringkit cp: --bs {}: not a multiple of 4k up to 1g (try 256k or 1m)\n", args->bs);
+            if (!block_size || *block_size < 4096 || *block_size % 4096 ||
+                *block_size > (1u << 30)) {
+                emit(stderr,
+                     "uringkit cp: --bs {}: not a multiple of 4k up to 1g (try 256k or 1m)\n",
+                     args->bs);
                 return kUsage;
             }
             fs::CopyOptions o;
             o.recursive = args->recursive || args->archive;
             o.no_dereference = args->no_dereference || args->archive;
             if (args->archive) (void)fs::apply_preserve_list("all", true, o.preserve);
-            if (args->preserve) (void)fs::apply_preserve_list("mode,ownership,timestamps", true, o.preserve);
-            for (const auto& [lists, on] : {std::pair{&args->preserve_lists, true}, std::pair{&args->no_preserve_lists, false}})
+            if (args->preserve)
+                (void)fs::apply_preserve_list("mode,ownership,timestamps", true, o.preserve);
+            for (const auto& [lists, on] : {std::pair{&args->preserve_lists, true},
+                                            std::pair{&args->no_preserve_lists, false}})
                 for (const std::string& list : *lists)
-                    if (auto bad = fs::apply_preserve_list(list == "default" ? "mode,ownership,timestamps" : list, on,
-                                                           o.preserve)) {
+                    if (auto bad = fs::apply_preserve_list(
+                            list == "default" ? "mode,ownership,timestamps" : list, on,
+                            o.preserve)) {
                         emit(stderr,
-                             "uringkit cp: --{}preserve={}: '{}' is not one of mode, ownership, timestamps, "
+                             "uringkit cp: --{}preserve={}: '{}' is not one of mode, ownership, "
+                             "timestamps, "
                              "xattr, links, all\n",
                              on ? "" : "no-", list, *bad);
                         return kUsage;
@@ -234,12 +322,14 @@ Register cp_command{Command{
             if (r.status == fs::CopyStatus::usage) emit(stderr, "uringkit cp: {}\n", r.message);
             if (interrupt.requested()) {
                 emit(stderr,
-                     "uringkit cp: interrupted by {}: {} files, {} directories, {} symlinks ({} bytes) copied; "
+                     "uringkit cp: interrupted by {}: {} files, {} directories, {} symlinks ({} "
+                     "bytes) copied; "
                      "the new files being written were removed\n",
                      interrupt.signal_name(), r.files, r.dirs, r.symlinks, r.bytes);
                 for (const std::string& p : r.incomplete)
                     emit(stderr,
-                         "uringkit cp: '{}' was being written in place and is incomplete: its old content is "
+                         "uringkit cp: '{}' was being written in place and is incomplete: its old "
+                         "content is "
                          "gone (--atomic replaces a file only once the copy is whole)\n",
                          p);
             }
@@ -247,23 +337,33 @@ Register cp_command{Command{
                 const double t = r.seconds > 0 ? r.seconds : 1e-9;
                 const std::uint64_t items = r.files + r.dirs + r.symlinks;
                 emit(stderr,
-                     "cp: {} files, {} directories, {} symlinks, {} special files, {} skipped, {:.1f} MiB in {:.3f} s "
-                     "({:.1f} MiB/s, {:.0f} files/s), {} system calls ({:.3f} per file), {} read with O_DIRECT{}\n",
-                     r.files, r.dirs, r.symlinks, r.specials, r.skipped, static_cast<double>(r.bytes) / 1048576.0, r.seconds,
-                     static_cast<double>(r.bytes) / 1048576.0 / t, static_cast<double>(r.files) / t, r.syscalls,
+                     "cp: {} files, {} directories, {} symlinks, {} special files, {} skipped, "
+                     "{:.1f} MiB in {:.3f} s "
+                     "({:.1f} MiB/s, {:.0f} files/s), {} system calls ({:.3f} per file), {} read "
+                     "with O_DIRECT{}\n",
+                     r.files, r.dirs, r.symlinks, r.specials, r.skipped,
+                     static_cast<double>(r.bytes) / 1048576.0, r.seconds,
+                     static_cast<double>(r.bytes) / 1048576.0 / t, static_cast<double>(r.files) / t,
+                     r.syscalls,
                      items ? static_cast<double>(r.syscalls) / static_cast<double>(items) : 0.0,
                      r.direct_read_files, r.used_ring ? "" : ", read/write fallback");
                 if (o.preserve.links || o.preserve.xattr)
-                    emit(stderr, "cp: {} hard links kept, {} extended attributes copied{}\n", r.hard_links,
-                         r.xattrs, r.xattrs_on_ring ? " on the ring (IORING_OP_FGETXATTR/FSETXATTR)" : "");
-                emit(stderr, "cp: files by path: {} reflink, {} copy_file_range, {} ring, {} read/write\n",
+                    emit(stderr, "cp: {} hard links kept, {} extended attributes copied{}\n",
+                         r.hard_links, r.xattrs,
+                         r.xattrs_on_ring ? " on the ring (IORING_OP_FGETXATTR/FSETXATTR)" : "");
+                emit(stderr,
+                     "cp: files by path: {} reflink, {} copy_file_range, {} ring, {} read/write\n",
                      r.reflinked_files, r.kernel_copied_files, r.ring_files, r.read_write_files);
                 if (o.verify)
                     emit(stderr,
-                         "cp: verify: {} files matched, {:.1f} MiB read again (source and copy) in {:.3f} s "
+                         "cp: verify: {} files matched, {:.1f} MiB read again (source and copy) in "
+                         "{:.3f} s "
                          "({:.1f} MiB/s), {} copies read with O_DIRECT\n",
-                         r.verified_files, static_cast<double>(r.verify_bytes) / 1048576.0, r.verify_seconds,
-                         r.verify_seconds > 0 ? static_cast<double>(r.verify_bytes) / 1048576.0 / r.verify_seconds : 0.0,
+                         r.verified_files, static_cast<double>(r.verify_bytes) / 1048576.0,
+                         r.verify_seconds,
+                         r.verify_seconds > 0
+                             ? static_cast<double>(r.verify_bytes) / 1048576.0 / r.verify_seconds
+                             : 0.0,
                          r.verified_direct);
             }
             return interrupt.exit_status(exit_status(r.status));

@@ -13,7 +13,9 @@ constexpr auto kTerminalPeriod = std::chrono::milliseconds(100);  // at most 10 
 constexpr auto kPlainPeriod = std::chrono::seconds(1);
 constexpr double kAutomaticAfter = 1.0;  // seconds before the automatic line appears
 
-double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / 1048576.0; }
+double mib(std::uint64_t bytes) {
+    return static_cast<double>(bytes) / 1048576.0;
+}
 
 std::string eta(double seconds) {
     const auto s = static_cast<std::uint64_t>(seconds + 0.5);
@@ -25,12 +27,15 @@ std::string eta(double seconds) {
 }  // namespace
 
 CopyProgressLine::CopyProgressLine(Mode mode, bool stderr_is_tty, bool recursive)
-    : mode_(mode == Mode::automatic && !stderr_is_tty ? Mode::off : mode), tty_(stderr_is_tty),
+    : mode_(mode == Mode::automatic && !stderr_is_tty ? Mode::off : mode),
+      tty_(stderr_is_tty),
       recursive_(recursive) {
     if (mode_ != Mode::off) drawer_ = std::thread([this] { draw_loop(); });
 }
 
-CopyProgressLine::~CopyProgressLine() { finish(); }
+CopyProgressLine::~CopyProgressLine() {
+    finish();
+}
 
 void CopyProgressLine::attach(fs::CopyOptions& o) {
     if (mode_ == Mode::off) return;
@@ -38,7 +43,9 @@ void CopyProgressLine::attach(fs::CopyOptions& o) {
         files_total_.fetch_add(files, std::memory_order_relaxed);
         bytes_total_.fetch_add(bytes, std::memory_order_relaxed);
     };
-    o.on_progress = [this](std::uint64_t done) { bytes_current_.store(done, std::memory_order_relaxed); };
+    o.on_progress = [this](std::uint64_t done) {
+        bytes_current_.store(done, std::memory_order_relaxed);
+    };
     o.on_file = [this](std::uint64_t bytes) {
         // One thread calls these: no other writer can come between the two stores.
         bytes_done_.fetch_add(bytes, std::memory_order_relaxed);
@@ -54,14 +61,16 @@ double CopyProgressLine::elapsed() const {
 std::string CopyProgressLine::line(double seconds, bool last) const {
     const std::uint64_t files = files_done_.load(std::memory_order_relaxed);
     const std::uint64_t files_total = files_total_.load(std::memory_order_relaxed);
-    const std::uint64_t done = bytes_done_.load(std::memory_order_relaxed) + bytes_current_.load(std::memory_order_relaxed);
+    const std::uint64_t done = bytes_done_.load(std::memory_order_relaxed) +
+                               bytes_current_.load(std::memory_order_relaxed);
     const std::uint64_t total = bytes_total_.load(std::memory_order_relaxed);
     const double rate = seconds > 0 ? mib(done) / seconds : 0;
     std::string s = last ? "cp: finished: " : "cp: ";
     if (recursive_ || files_total > 1) s += fmt::format("{}/{} files, ", files, files_total);
     // A FIFO or device has no size to go by: only what came so far.
     const bool sized = done <= total;
-    s += sized ? fmt::format("{:.1f}/{:.1f} MiB", mib(done), mib(total)) : fmt::format("{:.1f} MiB", mib(done));
+    s += sized ? fmt::format("{:.1f}/{:.1f} MiB", mib(done), mib(total))
+               : fmt::format("{:.1f} MiB", mib(done));
     if (last) return s + fmt::format(" ({} bytes) in {:.2f} s, {:.1f} MiB/s", done, seconds, rate);
     s += fmt::format(", {:.1f} MiB/s", rate);
     if (sized && rate > 0 && done < total) s += ", ETA " + eta(mib(total - done) / rate);

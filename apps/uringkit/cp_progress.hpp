@@ -55,7 +55,8 @@ private:
     const Mode mode_;
     const bool tty_, recursive_;
     const std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
-    std::atomic<std::uint64_t> files_total_{0}, bytes_total_{0}, files_done_{0}, bytes_done_{0}, bytes_current_{0};
+    std::atomic<std::uint64_t> files_total_{0}, bytes_total_{0}, files_done_{0}, bytes_done_{0},
+        bytes_current_{0};
     std::mutex mutex_;  // stderr, `drawn_`, `stopping_`
     std::condition_variable wake_;
     bool drawn_ = false, stopping_ = false, finished_ = false;

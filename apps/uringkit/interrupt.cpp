@@ -45,15 +45,26 @@ InterruptScope::~InterruptScope() {
         }
 }
 
-const std::atomic<bool>* InterruptScope::flag() const noexcept { return &g_requested; }
-bool InterruptScope::requested() const noexcept { return g_requested.load(); }
-void InterruptScope::stop() noexcept { g_requested.store(true); }
-int InterruptScope::signal() const noexcept { return g_signal.load(); }
+const std::atomic<bool>* InterruptScope::flag() const noexcept {
+    return &g_requested;
+}
+bool InterruptScope::requested() const noexcept {
+    return g_requested.load();
+}
+void InterruptScope::stop() noexcept {
+    g_requested.store(true);
+}
+int InterruptScope::signal() const noexcept {
+    return g_signal.load();
+}
 const char* InterruptScope::signal_name() const noexcept {
     switch (g_signal.load()) {
-    case SIGINT: return "SIGINT";
-    case SIGTERM: return "SIGTERM";
-    default: return "";
+        case SIGINT:
+            return "SIGINT";
+        case SIGTERM:
+            return "SIGTERM";
+        default:
+            return "";
     }
 }
 

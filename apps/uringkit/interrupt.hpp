@@ -32,7 +32,7 @@ public:
     // (standard output went away, so nothing more could be reported), and
     // exit_status() returns its argument.
     void stop() noexcept;
-    int signal() const noexcept;       // the signal that arrived first, or 0
+    int signal() const noexcept;               // the signal that arrived first, or 0
     const char* signal_name() const noexcept;  // "SIGINT", "SIGTERM" or ""
     // `status` when no signal arrived.  Otherwise the handlers are removed,
     // the signal's default action restored and the signal raised again: the

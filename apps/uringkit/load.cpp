@@ -4,11 +4,11 @@
 #include "console.hpp"
 #include "interrupt.hpp"
 
+#include "cli/duration.hpp"
+#include "cli/output_file.hpp"
+#include "cli/size.hpp"
 #include "load/load.hpp"
 #include "net/server.hpp"
-#include "cli/output_file.hpp"
-#include "cli/duration.hpp"
-#include "cli/size.hpp"
 
 #include <fmt/core.h>
 #include <unistd.h>
@@ -32,7 +32,8 @@ struct Options {
 std::chrono::nanoseconds duration_of(const char* opt, const std::string& text, bool zero_ok) {
     const auto s = cli::parse_seconds(text);
     if (!s || (!zero_ok && *s <= 0))
-        throw UsageError{fmt::format("{} {}: give a time above 0, like 5s, 500ms or 1m", opt, text)};
+        throw UsageError{
+            fmt::format("{} {}: give a time above 0, like 5s, 500ms or 1m", opt, text)};
     return std::chrono::nanoseconds(static_cast<std::int64_t>(std::llround(*s * 1e9)));
 }
 
@@ -40,18 +41,23 @@ load::LoadConfig make_config(const Options& o) {
     load::LoadConfig c;
     c.mode = o.mode == "echo" ? load::Mode::Echo : load::Mode::Http;
     if (o.connections == 0) throw UsageError{"--connections 0: give at least 1 connection"};
-    if (o.connections > 100000) throw UsageError{fmt::format("--connections {}: at most 100000", o.connections)};
+    if (o.connections > 100000)
+        throw UsageError{fmt::format("--connections {}: at most 100000", o.connections)};
     c.connections = o.connections;
-    if (o.threads == 0 || o.threads > 256) throw UsageError{fmt::format("--threads {}: give 1 to 256", o.threads)};
+    if (o.threads == 0 || o.threads > 256)
+        throw UsageError{fmt::format("--threads {}: give 1 to 256", o.threads)};
     if (o.threads > o.connections)
-        throw UsageError{fmt::format("--threads {}: more threads than --connections {}; each thread needs one",
-                                     o.threads, o.connections)};
+        throw UsageError{
+            fmt::format("--threads {}: more threads than --connections {}; each thread needs one",
+                        o.threads, o.connections)};
     c.threads = o.threads;
     if (o.pipeline == 0 || o.pipeline > 1024)
-        throw UsageError{fmt::format("--pipeline {}: give 1 to 1024 requests in flight per connection", o.pipeline)};
+        throw UsageError{fmt::format(
+            "--pipeline {}: give 1 to 1024 requests in flight per connection", o.pipeline)};
     c.pipeline = o.pipeline;
     if (!(o.rate >= 0) || std::isinf(o.rate))
-        throw UsageError{fmt::format("--rate {}: give requests per second above 0 (or 0 for a closed loop)", o.rate)};
+        throw UsageError{fmt::format(
+            "--rate {}: give requests per second above 0 (or 0 for a closed loop)", o.rate)};
     c.rate = o.rate;
     c.duration = duration_of("--duration", o.duration, false);
     c.timeout = duration_of("--timeout", o.timeout, false);
@@ -61,7 +67,8 @@ load::LoadConfig make_config(const Options& o) {
     c.size = *size;
     if (c.mode == load::Mode::Echo &&
         static_cast<double>(c.size) * c.pipeline * c.connections > static_cast<double>(1u << 30))
-        throw UsageError{"--size x --pipeline x --connections: over 1 GiB of echo messages in flight"};
+        throw UsageError{
+            "--size x --pipeline x --connections: over 1 GiB of echo messages in flight"};
     try {
         c.target = load::parse_target(o.target);
     } catch (const load::TargetError& e) {
@@ -126,50 +133,72 @@ int run(const Options& o) {
 }
 
 const Register reg{Command{
-    "load", "Load an HTTP/1.1 or TCP echo server from io_uring: requests/s, latency, client CPU", 55,
-    [](CLI::App& app) -> std::function<int()> {
+    "load", "Load an HTTP/1.1 or TCP echo server from io_uring: requests/s, latency, client CPU",
+    55, [](CLI::App& app) -> std::function<int()> {
         auto o = std::make_shared<Options>();
         app.add_option("target", o->target,
-                       "http://HOST[:PORT][/PATH] (keep-alive GETs of PATH) or HOST:PORT; IPv6 as [::1]:8080")
+                       "http://HOST[:PORT][/PATH] (keep-alive GETs of PATH) or HOST:PORT; IPv6 as "
+                       "[::1]:8080")
             ->required();
-        app.add_option("-c,--connections", o->connections, "Connections, kept open and spread evenly over the threads")
+        app.add_option("-c,--connections", o->connections,
+                       "Connections, kept open and spread evenly over the threads")
             ->capture_default_str();
-        app.add_option("-t,--threads", o->threads, "Threads, each with its own ring (at most --connections)")
+        app.add_option("-t,--threads", o->threads,
+                       "Threads, each with its own ring (at most --connections)")
             ->capture_default_str();
-        app.add_option("-d,--duration", o->duration, "Measured time: 5, 5s, 500ms, 1m")->capture_default_str();
+        app.add_option("-d,--duration", o->duration, "Measured time: 5, 5s, 500ms, 1m")
+            ->capture_default_str();
         app.add_option("--pipeline", o->pipeline,
-                       "Requests in flight per connection.  Closed loop: written together, the next write once "
-                       "all are answered (as wrk's pipelining script); open loop: at most this many outstanding")
+                       "Requests in flight per connection.  Closed loop: written together, the "
+                       "next write once "
+                       "all are answered (as wrk's pipelining script); open loop: at most this "
+                       "many outstanding")
             ->capture_default_str();
-        app.add_option("--mode", o->mode, "http: GET requests, responses framed and checked; echo: --size "
+        app.add_option("--mode", o->mode,
+                       "http: GET requests, responses framed and checked; echo: --size "
                        "bytes per message, the echoed bytes compared with those sent")
             ->check(CLI::IsMember({"http", "echo"}))
             ->capture_default_str();
-        app.add_option("--size", o->size, "Echo mode: bytes per message (1 to 16m)")->capture_default_str();
+        app.add_option("--size", o->size, "Echo mode: bytes per message (1 to 16m)")
+            ->capture_default_str();
         app.add_option("--rate", o->rate,
-                       "Requests per second over all connections: an open loop (as wrk2) whose latency counts "
-                       "from the moment each request was due, so a server's stall shows in the percentiles; "
+                       "Requests per second over all connections: an open loop (as wrk2) whose "
+                       "latency counts "
+                       "from the moment each request was due, so a server's stall shows in the "
+                       "percentiles; "
                        "0: closed loop (as wrk)")
             ->capture_default_str();
         app.add_option("--timeout", o->timeout,
-                       "A connection with requests outstanding that receives nothing for this long counts a "
+                       "A connection with requests outstanding that receives nothing for this long "
+                       "counts a "
                        "timeout and is opened again; also the connect timeout")
             ->capture_default_str();
-        app.add_option("--json", o->json, "Write every figure as JSON (schema: docs/load.md); - is standard "
+        app.add_option("--json", o->json,
+                       "Write every figure as JSON (schema: docs/load.md); - is standard "
                        "output (the table then goes to stderr)");
         app.footer(
-            "Reports requests/s, latency (mean, p50, p90, p99, p99.9, max; from a log-linear histogram, "
-            "within 1%), the client's own CPU per request (the whole process) and the system calls it made "
-            "per request (counted, every one), and errors by kind: connect, reset, closed (the server "
-            "closed mid-response or with requests outstanding), timeout, bad response (a malformed status "
+            "Reports requests/s, latency (mean, p50, p90, p99, p99.9, max; from a log-linear "
+            "histogram, "
+            "within 1%), the client's own CPU per request (the whole process) and the system calls "
+            "it made "
+            "per request (counted, every one), and errors by kind: connect, reset, closed (the "
+            "server "
+            "closed mid-response or with requests outstanding), timeout, bad response (a malformed "
+            "status "
             "line or head, a wrong length, a response to no request, echoed bytes that differ).  A "
-            "connection that fails is counted once and opened again.  It connects only to the target "
+            "connection that fails is counted once and opened again.  It connects only to the "
+            "target "
             "given, and first checks it accepts a connection.\n"
-            "Exit status: 0 the run completed without errors; 1 errors were counted (see the report), no "
-            "response completed, or the --json file or standard output could not be written; 2 bad option or value (another "
-            "URL scheme, port 0, --connections 0, --threads above --connections); 3 io_uring is not usable "
-            "here; 4 the target cannot be used (its name does not resolve, nothing accepts connections "
-            "there) or an unusable --json path; SIGINT/SIGTERM print what was measured, then end by the "
+            "Exit status: 0 the run completed without errors; 1 errors were counted (see the "
+            "report), no "
+            "response completed, or the --json file or standard output could not be written; 2 bad "
+            "option or value (another "
+            "URL scheme, port 0, --connections 0, --threads above --connections); 3 io_uring is "
+            "not usable "
+            "here; 4 the target cannot be used (its name does not resolve, nothing accepts "
+            "connections "
+            "there) or an unusable --json path; SIGINT/SIGTERM print what was measured, then end "
+            "by the "
             "signal (a shell shows 130 or 143).");
         return [o] { return run(*o); };
     }}};

@@ -68,8 +68,10 @@ int main(int argc, char** argv) {
         put(stderr, err.str());
         return finish_output(code == 0 ? kOk : kUsage);
     }
-    // Below the minimum every tool still runs where its fallbacks reach; say once that it is untested ground.
-    if (const std::string notice = uringkit::probe::below_minimum_notice(uringkit::probe::running_kernel_release());
+    // Below the minimum every tool still runs where its fallbacks reach; say once that it is
+    // untested ground.
+    if (const std::string notice =
+            uringkit::probe::below_minimum_notice(uringkit::probe::running_kernel_release());
         !notice.empty())
         emit(stderr, "uringkit: {}\n", notice);
     int status = kUsage;

@@ -36,7 +36,8 @@ Register probe_command{Command{
             "Exit status: 0 io_uring is usable: a ring can be set up and a NOP goes round it (some "
             "trials may still be unsupported); 3 io_uring cannot be set up here (sysctl, seccomp, "
             "kernel without io_uring; the reason is printed), or it can and io_uring_enter is "
-            "refused (the nop trial says why); 4 --dir is not a directory a test file can be created in (checked before the "
+            "refused (the nop trial says why); 4 --dir is not a directory a test file can be "
+            "created in (checked before the "
             "trials); 2 bad option.");
         return [args]() -> int {
             probe::Options options;

@@ -4,9 +4,9 @@
 #include "console.hpp"
 #include "interrupt.hpp"
 
+#include "cli/size.hpp"
 #include "fs/path_list.hpp"
 #include "fs/readfiles.hpp"
-#include "cli/size.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -61,9 +61,7 @@ std::string buffers_beyond_memory(const fs::ReadFilesOptions& o, const std::stri
 }
 
 Register readfiles_command{Command{
-    "readfiles",
-    "Read and hash (XXH64) every file under some paths, many files in flight",
-    40,
+    "readfiles", "Read and hash (XXH64) every file under some paths, many files in flight", 40,
     [](CLI::App& app) -> std::function<int()> {
         struct Args {
             std::vector<std::string> paths;
@@ -82,35 +80,44 @@ Register readfiles_command{Command{
                        "Files and directories (walked depth-first, names in byte order); '-' reads "
                        "a list of paths from stdin, one per line (with -0: each ended by a NUL)")
             ->required();
-        app.add_flag("-0,--null", args->null,
-                     "The list on stdin ('-') is NUL-separated, as `find -print0` writes it: any file name "
-                     "can be listed, newlines included");
+        app.add_flag(
+            "-0,--null", args->null,
+            "The list on stdin ('-') is NUL-separated, as `find -print0` writes it: any file name "
+            "can be listed, newlines included");
         app.add_option("--engine", args->engine,
                        "ring: open/read/close chains on io_uring; threadpool: blocking workers; "
                        "sync: one file at a time")
             ->check(CLI::IsMember({"ring", "threadpool", "sync"}));
-        app.add_option("--hash", args->hash, "xxh64 (as xxhsum -H1) or none (only count files and bytes)")
+        app.add_option("--hash", args->hash,
+                       "xxh64 (as xxhsum -H1) or none (only count files and bytes)")
             ->check(CLI::IsMember({"xxh64", "none"}));
-        app.add_flag("--unordered", args->unordered, "Print each file as it completes, not in input order");
-        app.add_flag("--summary", args->summary, "Print files/s, MiB/s and system calls per file on stderr");
+        app.add_flag("--unordered", args->unordered,
+                     "Print each file as it completes, not in input order");
+        app.add_flag("--summary", args->summary,
+                     "Print files/s, MiB/s and system calls per file on stderr");
         app.add_flag("--async", args->async,
-                     "ring: run the chains on io-wq workers (IOSQE_ASYNC), several files at once on other CPUs");
-        app.add_option("--inflight", args->inflight, "Files in flight on the ring (fixed-file slots)")
+                     "ring: run the chains on io-wq workers (IOSQE_ASYNC), several files at once "
+                     "on other CPUs");
+        app.add_option("--inflight", args->inflight,
+                       "Files in flight on the ring (fixed-file slots)")
             ->check(CLI::Range(1u, 4096u));
-        app.add_option("--threads", args->threads,
-                       "ring: threads, each with its own ring and --inflight files (default: one per CPU, "
-                       "up to 4); threadpool: blocking workers (default 8)")
+        app.add_option(
+               "--threads", args->threads,
+               "ring: threads, each with its own ring and --inflight files (default: one per CPU, "
+               "up to 4); threadpool: blocking workers (default 8)")
             ->check(CLI::Range(1u, 1024u));
         app.add_option("--bs", args->bs,
                        "Read size per request (e.g. 64k, 1m); the ring keeps 2 blocks per file in "
                        "flight on each thread, which must fit in memory");
         app.footer(
             "Output: '<XXH64 hex>  <path>' per file, byte-identical to `xxhsum -H1` for the same "
-            "files in the same order, so `xxhsum -c` checks it.  Files that cannot be opened or read "
+            "files in the same order, so `xxhsum -c` checks it.  Files that cannot be opened or "
+            "read "
             "are reported on stderr with their errno and the rest continue; FIFOs, devices and "
             "sockets are skipped with a note.  Without io_uring the ring engine falls back to sync "
             "and says so.\n"
-            "Exit status: 0 every file was read; 1 a file or directory found inside a tree could not "
+            "Exit status: 0 every file was read; 1 a file or directory found inside a tree could "
+            "not "
             "be read, or a read failed, or standard output could not be written (readfiles stops "
             "there); 2 bad option (buffers of --bs beyond the memory included); 4 a path given (on "
             "the command line or in the '-' list) is missing or may not be read (the others are "
@@ -154,7 +161,8 @@ Register readfiles_command{Command{
                     inputs.push_back(p);
                     continue;
                 }
-                const std::string list{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
+                const std::string list{std::istreambuf_iterator<char>(std::cin),
+                                       std::istreambuf_iterator<char>()};
                 fs::append_path_list(list, args->null ? '\0' : '\n', inputs);
             }
 

@@ -4,9 +4,9 @@
 #include "command.hpp"
 #include "console.hpp"
 
-#include "net/server.hpp"
 #include "cli/duration.hpp"
 #include "cli/size.hpp"
+#include "net/server.hpp"
 
 #include <signal.h>
 
@@ -66,14 +66,16 @@ int serve(const Args& a, bool batch_wait_given) {
     cfg.idle_timeout = idle_ms->count() == 0 ? std::chrono::hours(24 * 365) : *idle_ms;
     const auto pending = cli::parse_size(a.max_pending);
     if (!pending || *pending == 0) {
-        emit(stderr, "uringkit serve: --max-pending {}: not a size of at least 1 (write 256k, 1m...)\n",
+        emit(stderr,
+             "uringkit serve: --max-pending {}: not a size of at least 1 (write 256k, 1m...)\n",
              a.max_pending);
         return kUsage;
     }
     cfg.max_pending = *pending;
     const auto send_ms = cli::parse_duration(a.send_timeout);
     if (!send_ms) {
-        emit(stderr, "uringkit serve: --send-timeout {}: not a duration (write 30, 30s, 500ms or 2m)\n",
+        emit(stderr,
+             "uringkit serve: --send-timeout {}: not a duration (write 30, 30s, 500ms or 2m)\n",
              a.send_timeout);
         return kUsage;
     }
@@ -98,7 +100,8 @@ int serve(const Args& a, bool batch_wait_given) {
     } else {
         const std::string why = net::uring_unavailable_reason();
         if (why.empty()) {
-            cfg.engine = engine == "uring-coro" ? net::EngineKind::UringCoro : net::EngineKind::Uring;
+            cfg.engine =
+                engine == "uring-coro" ? net::EngineKind::UringCoro : net::EngineKind::Uring;
         } else if (engine == "auto") {
             emit(stderr,
                  "uringkit serve: io_uring is not usable here ({}); falling back to the epoll "
@@ -140,7 +143,8 @@ int serve(const Args& a, bool batch_wait_given) {
         }
         net::use_recv_incremental(cfg);
     }
-    if (batch_wait_given && batch_wait_us > 0 && cfg.engine != net::EngineKind::Epoll && !net::batch_wait_available())
+    if (batch_wait_given && batch_wait_us > 0 && cfg.engine != net::EngineKind::Epoll &&
+        !net::batch_wait_available())
         emit(stderr,
              "uringkit serve: --batch-wait: this kernel has no batching wait "
              "(IORING_FEAT_MIN_TIMEOUT, Linux 6.12); every wait is a plain one\n");
@@ -190,64 +194,94 @@ int serve(const Args& a, bool batch_wait_given) {
     emit(stderr,
          "uringkit serve: stopped{}: {} requests on {} connections ({} rejected, {} idle-closed, "
          "{} send-timed-out), {} system calls\n",
-         signalled ? " on signal" : "", s.requests, s.accepted, s.rejected, s.idle_closed, s.send_timeouts,
-         s.syscalls);
+         signalled ? " on signal" : "", s.requests, s.accepted, s.rejected, s.idle_closed,
+         s.send_timeouts, s.syscalls);
     return announced ? kOk : kFailure;
 }
 
 Register serve_command{Command{
-    "serve",
-    "Serve HTTP/1.1 (or TCP echo) on io_uring, or on its epoll twin",
-    50,
+    "serve", "Serve HTTP/1.1 (or TCP echo) on io_uring, or on its epoll twin", 50,
     [](CLI::App& app) -> std::function<int()> {
         auto a = std::make_shared<Args>();
-        app.add_option("--mode", a->mode, "http: GET / answers --body-size bytes, GET /stats the counters; "
+        app.add_option("--mode", a->mode,
+                       "http: GET / answers --body-size bytes, GET /stats the counters; "
                        "echo: raw TCP echo")
-            ->check(CLI::IsMember({"http", "echo"}))->capture_default_str();
-        app.add_option("--engine", a->engine, "uring: multishot accept/recv, provided buffers; epoll: "
-                       "edge-triggered twin; auto: uring, else epoll (saying why); uring-coro: the uring "
-                       "engine on the coroutine layer")
-            ->check(CLI::IsMember({"uring", "epoll", "auto", "uring-coro"}))->capture_default_str();
-        app.add_option("--threads", a->threads, "Engine threads, each with its own ring, accepting from one shared listening socket")
-            ->check(CLI::Range(1u, 256u))->capture_default_str();
-        app.add_option("--bind", a->bind, "Address to listen on (IPv4 or IPv6)")->capture_default_str();
+            ->check(CLI::IsMember({"http", "echo"}))
+            ->capture_default_str();
+        app.add_option(
+               "--engine", a->engine,
+               "uring: multishot accept/recv, provided buffers; epoll: "
+               "edge-triggered twin; auto: uring, else epoll (saying why); uring-coro: the uring "
+               "engine on the coroutine layer")
+            ->check(CLI::IsMember({"uring", "epoll", "auto", "uring-coro"}))
+            ->capture_default_str();
+        app.add_option(
+               "--threads", a->threads,
+               "Engine threads, each with its own ring, accepting from one shared listening socket")
+            ->check(CLI::Range(1u, 256u))
+            ->capture_default_str();
+        app.add_option("--bind", a->bind, "Address to listen on (IPv4 or IPv6)")
+            ->capture_default_str();
         app.add_option("--port", a->port, "TCP port; 0 picks a free one (printed)")
-            ->check(CLI::Range(0u, 65535u))->capture_default_str();
-        app.add_option("--max-conns", a->max_conns, "Open connections at most; more are accepted and closed at once")
-            ->check(CLI::Range(1u, 10'000'000u))->capture_default_str();
-        app.add_option("--idle-timeout", a->idle, "Close a connection that completes no request for this long "
-                       "(30, 30s, 500ms, 2m; 0: never)")->capture_default_str();
-        app.add_option("--max-pending", a->max_pending, "Output one connection may have waiting to be sent "
-                       "(256k, 1m...): at this much the server stops reading its requests until the client has "
-                       "taken half.  The server's output is bounded by --max-conns x (this + one response): "
-                       "about 2.4 GiB at the defaults")->capture_default_str();
-        app.add_option("--send-timeout", a->send_timeout, "Close a connection whose output waits and none of it "
-                       "is taken for this long, like nginx's send_timeout (30, 30s, 500ms, 2m; 0: never)")
+            ->check(CLI::Range(0u, 65535u))
             ->capture_default_str();
-        app.add_option("--body-size", a->body_size, "Bytes of the GET / body")->capture_default_str();
-        app.add_option("--max-body", a->max_body, "Request bodies (Content-Length) over this get 413")
+        app.add_option("--max-conns", a->max_conns,
+                       "Open connections at most; more are accepted and closed at once")
+            ->check(CLI::Range(1u, 10'000'000u))
             ->capture_default_str();
-        app.add_option("--batch-wait", a->batch_wait, "Microseconds completions may gather before a uring "
-                       "engine wakes up (Linux 6.12), used only while many clients each wait long for their turn "
-                       "anyway: fewer system calls per request, at most this much added latency; 0: never")
-            ->check(CLI::Range(0u, 1'000'000u))->capture_default_str();
-        app.add_flag("--recv-bundle", a->recv_bundle, "uring engine: recv bundles (Linux 6.10): one completion "
-                     "may fill several provided buffers, so a burst costs one CQE; exit status 3 where the kernel "
+        app.add_option("--idle-timeout", a->idle,
+                       "Close a connection that completes no request for this long "
+                       "(30, 30s, 500ms, 2m; 0: never)")
+            ->capture_default_str();
+        app.add_option("--max-pending", a->max_pending,
+                       "Output one connection may have waiting to be sent "
+                       "(256k, 1m...): at this much the server stops reading its requests until "
+                       "the client has "
+                       "taken half.  The server's output is bounded by --max-conns x (this + one "
+                       "response): "
+                       "about 2.4 GiB at the defaults")
+            ->capture_default_str();
+        app.add_option(
+               "--send-timeout", a->send_timeout,
+               "Close a connection whose output waits and none of it "
+               "is taken for this long, like nginx's send_timeout (30, 30s, 500ms, 2m; 0: never)")
+            ->capture_default_str();
+        app.add_option("--body-size", a->body_size, "Bytes of the GET / body")
+            ->capture_default_str();
+        app.add_option("--max-body", a->max_body,
+                       "Request bodies (Content-Length) over this get 413")
+            ->capture_default_str();
+        app.add_option(
+               "--batch-wait", a->batch_wait,
+               "Microseconds completions may gather before a uring "
+               "engine wakes up (Linux 6.12), used only while many clients each wait long for "
+               "their turn "
+               "anyway: fewer system calls per request, at most this much added latency; 0: never")
+            ->check(CLI::Range(0u, 1'000'000u))
+            ->capture_default_str();
+        app.add_flag("--recv-bundle", a->recv_bundle,
+                     "uring engine: recv bundles (Linux 6.10): one completion "
+                     "may fill several provided buffers, so a burst costs one CQE; exit status 3 "
+                     "where the kernel "
                      "has none");
         app.add_flag("--recv-incremental", a->recv_incremental,
-                     "uring engine: an incremental buffer ring (Linux 6.12) of 128 buffers of 64 KiB, each taking "
-                     "arrivals until full, so a large message fills one buffer instead of sixteen 4 KiB ones; exit "
+                     "uring engine: an incremental buffer ring (Linux 6.12) of 128 buffers of 64 "
+                     "KiB, each taking "
+                     "arrivals until full, so a large message fills one buffer instead of sixteen "
+                     "4 KiB ones; exit "
                      "status 3 where the kernel has none");
-        app.footer("Prints 'listening on ADDR:PORT' once ready.  SIGINT/SIGTERM: stop accepting, finish the "
-                   "responses being sent (5 s at most), close everything, exit 0.\n"
-                   "Exit status: 0 stopped by a signal; 1 the server failed (bind, an engine error), or the "
-                   "'listening on' line could not be written (it then stops at once); "
-                   "2 bad option; 3 --engine uring(-coro) where io_uring is not usable, or --recv-bundle or "
-                   "--recv-incremental where the kernel lacks them.");
+        app.footer(
+            "Prints 'listening on ADDR:PORT' once ready.  SIGINT/SIGTERM: stop accepting, finish "
+            "the "
+            "responses being sent (5 s at most), close everything, exit 0.\n"
+            "Exit status: 0 stopped by a signal; 1 the server failed (bind, an engine error), or "
+            "the "
+            "'listening on' line could not be written (it then stops at once); "
+            "2 bad option; 3 --engine uring(-coro) where io_uring is not usable, or --recv-bundle "
+            "or "
+            "--recv-incremental where the kernel lacks them.");
         CLI::Option* batch_wait = app.get_option("--batch-wait");
-        return [a, batch_wait]() -> int {
-            return serve(*a, batch_wait->count() > 0);
-        };
+        return [a, batch_wait]() -> int { return serve(*a, batch_wait->count() > 0); };
     }}};
 
 }  // namespace

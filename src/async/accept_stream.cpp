@@ -7,7 +7,8 @@
 
 namespace uringkit::async {
 
-AcceptStream::AcceptStream(Loop& loop, File listener, int flags) : loop_(&loop), listener_(listener), flags_(flags) {
+AcceptStream::AcceptStream(Loop& loop, File listener, int flags)
+    : loop_(&loop), listener_(listener), flags_(flags) {
     Pending::complete = &AcceptStream::on_cqe;
     Pending::fill = &AcceptStream::on_fill;
     queue_.reserve(64);
@@ -15,8 +16,10 @@ AcceptStream::AcceptStream(Loop& loop, File listener, int flags) : loop_(&loop),
 
 AcceptStream::~AcceptStream() {
     if (armed_) {
-        if (ud_) loop_->abandon(ud_, nullptr, true);
-        else loop_->withdraw(*this);
+        if (ud_)
+            loop_->abandon(ud_, nullptr, true);
+        else
+            loop_->withdraw(*this);
     }
     for (std::size_t i = head_; i < queue_.size(); ++i)
         if (queue_[i].res >= 0) ::close(queue_[i].res);

@@ -27,17 +27,22 @@ FixedBufferPool& Loop::register_fixed_buffers(unsigned count, std::size_t size) 
     return *fixed_;
 }
 
-FixedBufferPool::FixedBufferPool(Loop& loop, unsigned count, std::size_t size) : loop_(&loop), count_(count) {
+FixedBufferPool::FixedBufferPool(Loop& loop, unsigned count, std::size_t size)
+    : loop_(&loop), count_(count) {
     // The SQE's buf_index is 16 bits; the kernel takes at most 16384 (IORING_MAX_REG_BUFFERS).
-    if (count == 0 || count > 16384) throw std::invalid_argument("register_fixed_buffers: count must be 1 to 16384");
-    if (size == 0 || size > (1u << 30)) throw std::invalid_argument("register_fixed_buffers: size must be 1 byte to 1 GiB");
+    if (count == 0 || count > 16384)
+        throw std::invalid_argument("register_fixed_buffers: count must be 1 to 16384");
+    if (size == 0 || size > (1u << 30))
+        throw std::invalid_argument("register_fixed_buffers: size must be 1 byte to 1 GiB");
     const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
     size_ = (size + page - 1) / page * page;  // page-aligned buffers: O_DIRECT can use them
-    void* mem = ::mmap(nullptr, size_ * count_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* mem =
+        ::mmap(nullptr, size_ * count_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED) throw RingError("mmap", errno);
     base_ = static_cast<std::byte*>(mem);
     std::vector<iovec> regs(count_);
-    for (std::size_t i = 0; i < count_; ++i) regs[i] = {address(static_cast<std::uint16_t>(i)), size_};
+    for (std::size_t i = 0; i < count_; ++i)
+        regs[i] = {address(static_cast<std::uint16_t>(i)), size_};
     try {
         loop.ring().register_buffers(regs);
     } catch (...) {
@@ -85,8 +90,10 @@ void FixedBufferPool::give_back(std::uint16_t index) noexcept {
 void FixedBufferPool::TakeAwaiter::await_suspend(std::coroutine_handle<> h) noexcept {
     handle = h;
     waiting = true;
-    if (pool->waiters_tail_) pool->waiters_tail_->next_waiter = this;
-    else pool->waiters_head_ = this;
+    if (pool->waiters_tail_)
+        pool->waiters_tail_->next_waiter = this;
+    else
+        pool->waiters_head_ = this;
     pool->waiters_tail_ = this;
 }
 
@@ -95,14 +102,18 @@ FixedBufferPool::TakeAwaiter::~TakeAwaiter() {
         TakeAwaiter* prev = nullptr;
         for (TakeAwaiter* w = pool->waiters_head_; w; prev = w, w = w->next_waiter) {
             if (w != this) continue;
-            if (prev) prev->next_waiter = next_waiter;
-            else pool->waiters_head_ = next_waiter;
+            if (prev)
+                prev->next_waiter = next_waiter;
+            else
+                pool->waiters_head_ = next_waiter;
             if (pool->waiters_tail_ == this) pool->waiters_tail_ = prev;
             break;
         }
     }
-    if (deferred) pool->loop_->withdraw(*this);
-    else if (ud) pool->loop_->abandon(ud, nullptr);  // a NOP: it names no memory
+    if (deferred)
+        pool->loop_->withdraw(*this);
+    else if (ud)
+        pool->loop_->abandon(ud, nullptr);  // a NOP: it names no memory
     if (handed >= 0) pool->give_back(static_cast<std::uint16_t>(handed));
 }
 

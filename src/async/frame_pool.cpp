@@ -34,12 +34,15 @@ struct Pool {
 };
 thread_local Pool t_pool;
 
-std::size_t size_class(std::size_t bytes) noexcept { return (bytes - 1) / kGranule; }
+std::size_t size_class(std::size_t bytes) noexcept {
+    return (bytes - 1) / kGranule;
+}
 
 }  // namespace
 
 void* frame_allocate(std::size_t bytes) {
-    if (!kPooled || bytes == 0 || bytes > kGranule * kClasses || t_pool_gone) return ::operator new(bytes);
+    if (!kPooled || bytes == 0 || bytes > kGranule * kClasses || t_pool_gone)
+        return ::operator new(bytes);
     const std::size_t c = size_class(bytes);
     FreeList& l = t_pool.lists[c];
     if (void* p = l.head) {

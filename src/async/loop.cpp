@@ -18,7 +18,9 @@ struct Loop::Root {
         promise_type* prev = nullptr;
         promise_type* next = nullptr;
         promise_type(Loop* l, Task<void>&) noexcept : loop(l) {}
-        Root get_return_object() noexcept { return Root{std::coroutine_handle<promise_type>::from_promise(*this)}; }
+        Root get_return_object() noexcept {
+            return Root{std::coroutine_handle<promise_type>::from_promise(*this)};
+        }
         std::suspend_always initial_suspend() const noexcept { return {}; }
         struct Final {
             bool await_ready() const noexcept { return false; }
@@ -30,7 +32,9 @@ struct Loop::Root {
         };
         Final final_suspend() const noexcept { return {}; }
         void return_void() const noexcept {}
-        void unhandled_exception() const noexcept { std::terminate(); }  // run_root catches everything
+        void unhandled_exception() const noexcept {
+            std::terminate();
+        }  // run_root catches everything
         void link() noexcept {
             auto* head = static_cast<promise_type*>(loop->roots_);
             next = head;
@@ -39,8 +43,10 @@ struct Loop::Root {
             ++loop->live_;
         }
         void unlink() noexcept {
-            if (prev) prev->next = next;
-            else loop->roots_ = next;
+            if (prev)
+                prev->next = next;
+            else
+                loop->roots_ = next;
             if (next) next->prev = prev;
             prev = next = nullptr;
             --loop->live_;

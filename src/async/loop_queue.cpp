@@ -45,8 +45,10 @@ bool Loop::issue_slow(Pending& p) noexcept {
     }
     p.deferred = true;
     p.next_deferred = nullptr;
-    if (deferred_tail_) deferred_tail_->next_deferred = &p;
-    else deferred_head_ = &p;
+    if (deferred_tail_)
+        deferred_tail_->next_deferred = &p;
+    else
+        deferred_head_ = &p;
     deferred_tail_ = &p;
     return true;
 }
@@ -56,8 +58,10 @@ void Loop::withdraw(Pending& p) noexcept {
     Pending* prev = nullptr;
     for (Pending* q = deferred_head_; q; prev = q, q = q->next_deferred) {
         if (q != &p) continue;
-        if (prev) prev->next_deferred = q->next_deferred;
-        else deferred_head_ = q->next_deferred;
+        if (prev)
+            prev->next_deferred = q->next_deferred;
+        else
+            deferred_head_ = q->next_deferred;
         if (deferred_tail_ == q) deferred_tail_ = prev;
         break;
     }
@@ -66,8 +70,10 @@ void Loop::withdraw(Pending& p) noexcept {
 }
 
 void Loop::post_sqe(const io_uring_sqe& s) noexcept {
-    if (!deferred_head_ && posted_.empty() && room(1)) *ring_->get_sqe() = s;
-    else posted_.push_back(s);
+    if (!deferred_head_ && posted_.empty() && room(1))
+        *ring_->get_sqe() = s;
+    else
+        posted_.push_back(s);
 }
 
 void Loop::flush_deferred() {
@@ -78,7 +84,8 @@ void Loop::flush_deferred() {
             const int r = ring_->reserve(need);
             if (r == -EBUSY || r == -EAGAIN) break;  // reap first, then go on
             if (r < 0) {
-                posted_.erase(posted_.begin(), posted_.begin() + static_cast<std::ptrdiff_t>(posted));
+                posted_.erase(posted_.begin(),
+                              posted_.begin() + static_cast<std::ptrdiff_t>(posted));
                 throw std::system_error(-r, std::system_category(), "io_uring_enter");
             }
             continue;

@@ -88,7 +88,7 @@ void Loop::dispatch_other(const Completion& c) noexcept {
     }
     const Leftover s = leftovers_[i];  // abandoned: nobody waits
     if (!c.more()) {
-        slots_[i].owned = false;  // an owned slot goes too, with its last operation
+        slots_[i].owned = false;     // an owned slot goes too, with its last operation
         leftovers_[i] = Leftover{};  // a free slot holds nothing (track() relies on it)
         release(i);
     }

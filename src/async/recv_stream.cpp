@@ -4,7 +4,8 @@
 
 namespace uringkit::async {
 
-RecvStream::RecvStream(Loop& loop, File f, BufferRing& buffers) : loop_(&loop), file_(f), buffers_(&buffers) {
+RecvStream::RecvStream(Loop& loop, File f, BufferRing& buffers)
+    : loop_(&loop), file_(f), buffers_(&buffers) {
     Pending::complete = &RecvStream::on_cqe;
     Pending::fill = &RecvStream::on_fill;
     BufferWaiter::wake = &RecvStream::on_buffer;
@@ -15,8 +16,10 @@ RecvStream::RecvStream(Loop& loop, File f, BufferRing& buffers) : loop_(&loop), 
 RecvStream::~RecvStream() {
     loop_->stop_waiting_for_buffer(*this);
     if (armed_) {
-        if (ud_) loop_->abandon(ud_, buffers_);  // the loop cancels it and drops the rest
-        else loop_->withdraw(*this);             // still queued: never reached the kernel
+        if (ud_)
+            loop_->abandon(ud_, buffers_);  // the loop cancels it and drops the rest
+        else
+            loop_->withdraw(*this);  // still queued: never reached the kernel
     }
     return_queued();
 }
@@ -49,7 +52,8 @@ bool RecvStream::ready_slow() noexcept {
 }
 
 void RecvStream::return_queued() noexcept {
-    if (handed_) loop_->recycle(*buffers_, handoff_.id);  // resumed while the loop drained: never taken
+    if (handed_)
+        loop_->recycle(*buffers_, handoff_.id);  // resumed while the loop drained: never taken
     handed_ = false;
     for (std::uint32_t i = head_; i < tail_; ++i) loop_->recycle(*buffers_, queue_[i].id);
     head_ = tail_ = 0;

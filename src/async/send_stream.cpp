@@ -5,7 +5,11 @@
 namespace uringkit::async {
 
 SendStream::SendStream(Loop& loop, File f)
-    : loop_(&loop), file_(f), bytes_(std::make_unique<Bytes>()), gathering_(&bytes_->a), sending_(&bytes_->b) {
+    : loop_(&loop),
+      file_(f),
+      bytes_(std::make_unique<Bytes>()),
+      gathering_(&bytes_->a),
+      sending_(&bytes_->b) {
     Pending::complete = &SendStream::on_cqe;
     Pending::fill = &SendStream::on_fill;
     ud_ = loop.own_slot(this);
@@ -13,11 +17,15 @@ SendStream::SendStream(Loop& loop, File f)
 
 SendStream::~SendStream() {
     if (Pending::deferred) loop_->withdraw(*this);  // never reached the kernel
-    if (placed_) loop_->abandon_holding(ud_, bytes_.release(), &SendStream::drop);
-    else loop_->disown(ud_);
+    if (placed_)
+        loop_->abandon_holding(ud_, bytes_.release(), &SendStream::drop);
+    else
+        loop_->disown(ud_);
 }
 
-void SendStream::drop(void* held) noexcept { delete static_cast<Bytes*>(held); }
+void SendStream::drop(void* held) noexcept {
+    delete static_cast<Bytes*>(held);
+}
 
 void SendStream::on_fill(Pending* self, io_uring_sqe* const* sqes) noexcept {
     static_cast<SendStream*>(self)->fill_send(*sqes[0]);
@@ -28,8 +36,8 @@ void SendStream::on_cqe(Pending* self, const Completion& c) noexcept {
     s->placed_ = false;
     // The common case first, with no call but the resume: all of it sent,
     // nothing gathered meanwhile.
-    if (c.res > 0 && s->offset_ + static_cast<std::size_t>(c.res) == s->sending_->size() && s->gathering_->empty())
-        [[likely]] {
+    if (c.res > 0 && s->offset_ + static_cast<std::size_t>(c.res) == s->sending_->size() &&
+        s->gathering_->empty()) [[likely]] {
         s->sent_ += static_cast<std::uint64_t>(c.res);
         s->sending_->clear();
         s->offset_ = 0;
@@ -65,7 +73,8 @@ void SendStream::on_other(const Completion& c) noexcept {
     }
     if (!waiter_) return;
     // drained() waits for the end; below(n) for the backlog to shrink under n.
-    if (!going_on || (wake_below_ != 0 && backlog() < wake_below_)) loop_->resume(std::exchange(waiter_, {}));
+    if (!going_on || (wake_below_ != 0 && backlog() < wake_below_))
+        loop_->resume(std::exchange(waiter_, {}));
 }
 
 }  // namespace uringkit::async

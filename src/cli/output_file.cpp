@@ -107,7 +107,8 @@ void check_output_path(const std::string& path) {
     if (fd < 0 && lst_ok)
         fail(path,
              "cannot write the output there: it is replaced whole through a new file beside it, "
-             "and none can be created in " + directory_of(path),
+             "and none can be created in " +
+                 directory_of(path),
              -fd);
     if (fd < 0) fail(path, "cannot write the output there", -fd);
     ::close(fd);

@@ -34,17 +34,30 @@ std::optional<std::uint64_t> parse_size(std::string_view text) noexcept {
     unsigned shift = 0;
     if (!suffix.empty()) {
         switch (std::tolower(static_cast<unsigned char>(suffix[0]))) {
-        case 'k': shift = 10; break;
-        case 'm': shift = 20; break;
-        case 'g': shift = 30; break;
-        case 't': shift = 40; break;
-        case 'b': shift = 0; break;
-        default: return std::nullopt;
+            case 'k':
+                shift = 10;
+                break;
+            case 'm':
+                shift = 20;
+                break;
+            case 'g':
+                shift = 30;
+                break;
+            case 't':
+                shift = 40;
+                break;
+            case 'b':
+                shift = 0;
+                break;
+            default:
+                return std::nullopt;
         }
         if (std::tolower(static_cast<unsigned char>(suffix[0])) != 'b') suffix.remove_prefix(1);
         // Accept "", "b", "ib" after the multiplier.
-        if (suffix == "iB" || suffix == "ib" || suffix == "IB" || suffix == "Ib") suffix = {};
-        else if (suffix == "b" || suffix == "B") suffix = {};
+        if (suffix == "iB" || suffix == "ib" || suffix == "IB" || suffix == "Ib")
+            suffix = {};
+        else if (suffix == "b" || suffix == "B")
+            suffix = {};
         if (!suffix.empty()) return std::nullopt;
     }
     if (shift && value > (std::numeric_limits<std::uint64_t>::max() >> shift)) return std::nullopt;

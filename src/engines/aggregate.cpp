@@ -84,7 +84,7 @@ Row aggregate(const std::string& label, unsigned depth, unsigned batch,
 }
 
 RunRecord record(const Outcome& o, const std::string& label, unsigned depth, unsigned round,
-           unsigned position) {
+                 unsigned position) {
     RunRecord r;
     r.engine = label;
     r.iodepth = depth;

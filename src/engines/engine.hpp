@@ -4,8 +4,8 @@
 // takes no lock; it counts the system calls it makes as it makes them.
 #pragma once
 
-#include "measure/histogram.hpp"
 #include "engines/workload.hpp"
+#include "measure/histogram.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -32,10 +32,10 @@ struct JobContext {
 // One phase of a run: the engine issues I/Os until the deadline, the I/O
 // budget or the stop flag, then drains what is in flight and returns.
 struct Phase {
-    std::uint64_t deadline_ns = UINT64_MAX;   // CLOCK_MONOTONIC
-    std::uint64_t max_ios = UINT64_MAX;       // I/Os to issue at most
-    const std::atomic<bool>* stop = nullptr;  // set by a signal handler: stop issuing
-    measure::LatencyHistogram* latency = nullptr;      // null: do not record (ramp)
+    std::uint64_t deadline_ns = UINT64_MAX;        // CLOCK_MONOTONIC
+    std::uint64_t max_ios = UINT64_MAX;            // I/Os to issue at most
+    const std::atomic<bool>* stop = nullptr;       // set by a signal handler: stop issuing
+    measure::LatencyHistogram* latency = nullptr;  // null: do not record (ramp)
     std::atomic<std::uint64_t>* progress =
         nullptr;  // completed I/Os, stored once per batch for the progress line
     // Start the offsets from the first again, so every engine and round

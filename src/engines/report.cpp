@@ -1,7 +1,7 @@
 #include "engines/report.hpp"
 
-#include "engines/engine.hpp"
 #include "cli/size.hpp"
+#include "engines/engine.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -40,9 +40,10 @@ std::string cached_note(const Results& res) {
     double most = -1;
     for (const RunRecord& r : res.runs) most = std::max(most, r.cached_at_start);
     return most < 0 ? std::string()
-                    : fmt::format(" (at most {:.1f}% of the file was cached when measuring "
-                                  "started)",
-                                  most * 100);
+                    : fmt::format(
+                          " (at most {:.1f}% of the file was cached when measuring "
+                          "started)",
+                          most * 100);
 }
 
 // "1.03x same" for a row's IOPS against the saved run; "" when it has none.
@@ -50,9 +51,8 @@ std::string saved_cell(const Row& r, const std::vector<Comparison>& against_save
     for (const Comparison& c : against_saved)
         if (c.a == r.engine && c.iodepth == r.iodepth && c.metric == Metric::iops)
             return fmt::format("{:.2f}x {}", c.ratio,
-                               c.verdict == Judgement::too_few_samples
-                                   ? std::string_view("too few")
-                                   : judgement_name(c.verdict));
+                               c.verdict == Judgement::too_few_samples ? std::string_view("too few")
+                                                                       : judgement_name(c.verdict));
     return "not in saved run";
 }
 
@@ -83,10 +83,10 @@ std::string format_table(const Results& res, const std::vector<Comparison>& agai
             continue;
         }
         const std::string range =
-            ranges ? fmt::format(" {:>16}", r.runs > 1 ? (r.interval_covered ? "" : "~") +
-                                                            count(r.iops_low) + "-" +
-                                                            count(r.iops_high)
-                                                      : "")
+            ranges ? fmt::format(" {:>16}", r.runs > 1
+                                                ? (r.interval_covered ? "" : "~") +
+                                                      count(r.iops_low) + "-" + count(r.iops_high)
+                                                : "")
                    : "";
         out += fmt::format(
             "{:<13} {:>5} {:>5} {:>9}{} {:>8.1f}  {:>7} {:>7} {:>7} {:>7} {:>7}  {:>5.1f} {:>5.1f} "
@@ -270,13 +270,13 @@ std::string to_csv(const Results& res) {
                            quote(r.reason), r.runs);
         if (r.status == Row::ok)
             out += fmt::format(
-                ",{:.1f},{:.1f},{:.1f},{:d},{:.1f},{:.1f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},"
+                ",{:.1f},{:.1f},{:.1f},{:d},{:.1f},{:.1f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f}"
+                ","
                 "{:.0f},{:.2f},{:.2f},{:.4f},{:.4f},{:.4f},{:.3f},{:.4f},{:.3f}\n",
-                r.iops, r.iops_low, r.iops_high, r.interval_covered ? 1 : 0, r.iops_min,
-                r.iops_max, r.bw_bytes, r.lat_ns.mean, r.lat_ns.p50, r.lat_ns.p90, r.lat_ns.p99,
-                r.lat_ns.p99_9, r.lat_ns.max, r.cpu_usr, r.cpu_sys, r.cpu_us_per_io,
-                r.cpu_us_per_io_low, r.cpu_us_per_io_high, r.ctx_per_kio, r.syscalls_per_io,
-                r.ios_per_submit);
+                r.iops, r.iops_low, r.iops_high, r.interval_covered ? 1 : 0, r.iops_min, r.iops_max,
+                r.bw_bytes, r.lat_ns.mean, r.lat_ns.p50, r.lat_ns.p90, r.lat_ns.p99, r.lat_ns.p99_9,
+                r.lat_ns.max, r.cpu_usr, r.cpu_sys, r.cpu_us_per_io, r.cpu_us_per_io_low,
+                r.cpu_us_per_io_high, r.ctx_per_kio, r.syscalls_per_io, r.ios_per_submit);
         else
             out += std::string(21, ',') + "\n";
     }

@@ -3,10 +3,10 @@
 // progress line.  Pure formatting: nothing here measures.
 #pragma once
 
+#include "cli/output_file.hpp"
 #include "engines/host.hpp"
 #include "engines/runner.hpp"
 #include "engines/verdict.hpp"
-#include "cli/output_file.hpp"
 
 #include <optional>
 #include <stdexcept>
@@ -21,15 +21,14 @@ struct Report {
     const Host& host;
     std::string filename;  // the benchmarked file (a temporary one is already gone)
     bool temporary = false;
-    std::uint64_t size = 0;  // bytes used
+    std::uint64_t size = 0;           // bytes used
     const SavedRun* saved = nullptr;  // --compare: the earlier run judged against
 };
 
 // The table of rows; with `against_saved` (compare_saved's comparisons for
 // --compare) a last column gives each row's IOPS against the saved run: the
 // ratio of the medians and the verdict of the noise rule.
-std::string format_table(const Results& results,
-                         const std::vector<Comparison>& against_saved = {});
+std::string format_table(const Results& results, const std::vector<Comparison>& against_saved = {});
 // Where the job of --compare's saved run differs from this one (--rw, --bs,
 // --size, --direct, --cache, the file system), one item each: "--bs 64 KiB
 // here, 4 KiB in old.json".  A field the file does not record is a difference.

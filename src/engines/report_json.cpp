@@ -23,28 +23,29 @@ std::string_view steadiness_name(Steadiness::Kind k) {
 }
 
 nlohmann::json run_json(const RunRecord& r) {
-    nlohmann::json j = {{"engine", r.engine},
-                        {"iodepth", r.iodepth},
-                        {"position", r.position},
-                        {"status", status_name(r.status)},
-                        {"reason", r.reason},
-                        {"ran", r.ran},
-                        {"interrupted", r.interrupted},
-                        {"ios", r.ios},
-                        {"runtime_s", r.seconds},
-                        {"iops", r.iops},
-                        {"bw_bytes", r.bw_bytes},
-                        {"cpu_us_per_io", r.cpu_us_per_io},
-                        {"lat_p50_ns", r.lat_p50_ns},
-                        {"lat_p99_ns", r.lat_p99_ns},
-                        {"syscalls", r.syscalls},
-                        {"submits", r.submits},
-                        {"steady", steadiness_name(r.steady.kind)},
-                        {"steady_slope", r.steady.slope},
-                        {"steady_change", r.steady.change},
-                        {"steady_why", r.steady.why},
-                        {"cached_at_start", r.cached_at_start < 0 ? nlohmann::json(nullptr)
-                                                                  : nlohmann::json(r.cached_at_start)}};
+    nlohmann::json j = {
+        {"engine", r.engine},
+        {"iodepth", r.iodepth},
+        {"position", r.position},
+        {"status", status_name(r.status)},
+        {"reason", r.reason},
+        {"ran", r.ran},
+        {"interrupted", r.interrupted},
+        {"ios", r.ios},
+        {"runtime_s", r.seconds},
+        {"iops", r.iops},
+        {"bw_bytes", r.bw_bytes},
+        {"cpu_us_per_io", r.cpu_us_per_io},
+        {"lat_p50_ns", r.lat_p50_ns},
+        {"lat_p99_ns", r.lat_p99_ns},
+        {"syscalls", r.syscalls},
+        {"submits", r.submits},
+        {"steady", steadiness_name(r.steady.kind)},
+        {"steady_slope", r.steady.slope},
+        {"steady_change", r.steady.change},
+        {"steady_why", r.steady.why},
+        {"cached_at_start",
+         r.cached_at_start < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.cached_at_start)}};
     return j;
 }
 
@@ -196,8 +197,9 @@ SavedRun load_saved(const std::string& path) {
                 r.round = round.at("round").get<unsigned>();
                 r.position = j.value("position", 0u);
                 const std::string status = j.at("status").get<std::string>();
-                r.status = status == "ok" ? Row::ok
-                                          : (status == "unavailable" ? Row::unavailable : Row::failed);
+                r.status = status == "ok"
+                               ? Row::ok
+                               : (status == "unavailable" ? Row::unavailable : Row::failed);
                 r.ios = j.at("ios").get<std::uint64_t>();
                 r.seconds = j.at("runtime_s").get<double>();
                 r.iops = j.at("iops").get<double>();
@@ -205,7 +207,8 @@ SavedRun load_saved(const std::string& path) {
                 saved.runs.push_back(std::move(r));
             }
     } catch (const json::exception& e) {
-        throw OutputError(fmt::format("{}: not a `uringkit bench --json` file: {}", path, e.what()));
+        throw OutputError(
+            fmt::format("{}: not a `uringkit bench --json` file: {}", path, e.what()));
     }
     return saved;
 }

@@ -33,8 +33,8 @@ std::optional<Order> parse_order(std::string_view text) noexcept {
 std::vector<std::string> engine_labels(const std::vector<std::string>& engines) {
     std::vector<std::string> labels;
     for (std::size_t i = 0; i < engines.size(); ++i) {
-        const auto seen = std::count(engines.begin(), engines.begin() + static_cast<long>(i),
-                                     engines[i]);
+        const auto seen =
+            std::count(engines.begin(), engines.begin() + static_cast<long>(i), engines[i]);
         labels.push_back(seen ? engines[i] + "#" + std::to_string(seen + 1) : engines[i]);
     }
     return labels;
@@ -120,7 +120,7 @@ Results run_bench(const BenchSpec& spec, const Target& target, const std::atomic
                 rc.label = labels[e];
                 mine.push_back(detail::run_once(rc, *info, spec.depths[d]));
                 res.runs.push_back(detail::record(mine.back(), labels[e], spec.depths[d], round + 1,
-                                          static_cast<unsigned>(pos + 1)));
+                                                  static_cast<unsigned>(pos + 1)));
             }
     }
     res.interrupted = stopped();
@@ -128,8 +128,8 @@ Results run_bench(const BenchSpec& spec, const Target& target, const std::atomic
         for (std::size_t e = 0; e < ne; ++e) {
             const auto& mine = outcomes[d * ne + e];
             if (mine.empty()) continue;  // never started (interrupted)
-            res.rows.push_back(detail::aggregate(labels[e], spec.depths[d],
-                                         spec.batch_for(spec.depths[d]), mine, spec.confidence));
+            res.rows.push_back(detail::aggregate(
+                labels[e], spec.depths[d], spec.batch_for(spec.depths[d]), mine, spec.confidence));
         }
     rusage ru{};
     ::getrusage(RUSAGE_SELF, &ru);

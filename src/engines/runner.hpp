@@ -32,8 +32,8 @@ enum class Cache { warm, cold };
 
 // The order of the engines within each round.
 enum class Order {
-    rotate,   // rounds in pairs, the second reversed; each pair starts one engine later: each engine runs
-              // before and after every other equally often, and in each position in turn
+    rotate,  // rounds in pairs, the second reversed; each pair starts one engine later: each engine
+             // runs before and after every other equally often, and in each position in turn
     shuffle,  // a random permutation per round, from `order_seed`
     fixed,    // the order given, every round
 };
@@ -90,7 +90,7 @@ struct Row {
     double seconds = 0;
     double iops = 0, iops_min = 0, iops_max = 0;
     double iops_low = 0, iops_high = 0;  // interval of the median
-    bool interval_covered = false;       // false: too few rounds for the confidence; low-high = min-max
+    bool interval_covered = false;  // false: too few rounds for the confidence; low-high = min-max
     double bw_bytes = 0;
     struct Latency {
         double mean = 0, p50 = 0, p90 = 0, p99 = 0, p99_9 = 0, max = 0;
@@ -139,8 +139,8 @@ struct RunRecord {
 };
 
 struct Results {
-    std::vector<Row> rows;  // by depth, then engine in the order asked
-    std::vector<RunRecord> runs;  // in the order they ran
+    std::vector<Row> rows;                         // by depth, then engine in the order asked
+    std::vector<RunRecord> runs;                   // in the order they ran
     std::vector<std::vector<std::string>> orders;  // each round's engine order (labels)
     double confidence = 0.95;
     bool interrupted = false;

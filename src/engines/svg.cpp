@@ -1,8 +1,8 @@
 // The chart: two panels side by side, IOPS against depth per engine and CPU
 // microseconds per I/O against depth, written as plain SVG (no library) so it
 // opens in any browser and pastes into a report.
-#include "engines/report.hpp"
 #include "cli/size.hpp"
+#include "engines/report.hpp"
 
 #include <fmt/format.h>
 

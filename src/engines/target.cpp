@@ -1,7 +1,7 @@
 #include "engines/target.hpp"
 
-#include "engines/workload.hpp"
 #include "cli/size.hpp"
+#include "engines/workload.hpp"
 #include "uringkit/util/unique_fd.hpp"
 
 #include <fcntl.h>

@@ -5,7 +5,9 @@
 
 namespace uringkit::engines::detail {
 
-RingOptions lean_ring_options() noexcept { return single_thread_options(); }
+RingOptions lean_ring_options() noexcept {
+    return single_thread_options();
+}
 
 Ring make_ring(unsigned entries, RingOptions options) {
     try {

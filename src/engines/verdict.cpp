@@ -137,7 +137,8 @@ std::vector<Comparison> compare_saved(const Results& now, const SavedRun& saved)
                 b.push_back(metric_of(*r, m));
                 min_ios_ok &= r->ios >= kMinIosPerRun;
             }
-            const Estimate ea = measure::median_interval(a, half), eb = measure::median_interval(b, half);
+            const Estimate ea = measure::median_interval(a, half),
+                           eb = measure::median_interval(b, half);
             Comparison c;
             c.a = row.engine;
             c.b = "saved";
@@ -241,8 +242,7 @@ std::vector<std::string> verdict_lines(const Results& res,
             res.confidence * 100, engine_comparisons, engine_comparisons == 1 ? "" : "s",
             confidence_each(res.confidence, engine_comparisons) * 100));
     if (ctx.busy)
-        lines.push_back("busy machine (" + *ctx.busy +
-                        "): ranked by CPU per " + what +
+        lines.push_back("busy machine (" + *ctx.busy + "): ranked by CPU per " + what +
                         ", since IOPS reward engines with more threads on a contended CPU");
     for (unsigned depth : depths_of(res)) {
         bool any = false;
@@ -265,9 +265,10 @@ std::vector<std::string> verdict_lines(const Results& res,
                     d.metric == Metric::cpu_us_per_io)
                     cpu = &d;
             const std::string against =
-                c.b == "saved" ? "the saved run" + (ctx.saved_name.empty() ? std::string()
-                                                                          : " (" + ctx.saved_name + ")")
-                               : c.b;
+                c.b == "saved"
+                    ? "the saved run" +
+                          (ctx.saved_name.empty() ? std::string() : " (" + ctx.saved_name + ")")
+                    : c.b;
             std::string line = fmt::format("at depth {} {} against {}: ", depth, c.a, against);
             if (c.verdict == Judgement::too_few_samples &&
                 (!cpu || cpu->verdict == Judgement::too_few_samples)) {

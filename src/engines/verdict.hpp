@@ -19,8 +19,8 @@ namespace uringkit::engines {
 using measure::Comparison;
 using measure::confidence_each;
 using measure::judge;
-using measure::judgement_name;
 using measure::Judgement;
+using measure::judgement_name;
 using measure::Metric;
 using measure::metric_name;
 

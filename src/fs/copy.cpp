@@ -1,4 +1,5 @@
-// copy(): checks the options and copies each operand (copy_tree.cpp for -r, copy_destination.cpp for a file).
+// copy(): checks the options and copies each operand (copy_tree.cpp for -r, copy_destination.cpp
+// for a file).
 #include "copy_internal.hpp"
 
 #include "fs/walk.hpp"
@@ -45,14 +46,16 @@ void Ctx::report(const Failure& f) {
         result.status = f.status;
         result.message = f.message;
     } else if (f.status == CopyStatus::bad_input && result.status == CopyStatus::failure) {
-        result.status = f.status;  // the README's rule: a path that cannot be used (4) wins over a refused write (1)
+        result.status = f.status;  // the README's rule: a path that cannot be used (4) wins over a
+                                   // refused write (1)
     }
     if (sink.error) sink.error(f.message);
 }
 
 CopyStatus status_of_write(int err) noexcept {
     err = err < 0 ? -err : err;
-    return err == ENOSPC || err == EFBIG || err == EDQUOT ? CopyStatus::no_space : CopyStatus::failure;
+    return err == ENOSPC || err == EFBIG || err == EDQUOT ? CopyStatus::no_space
+                                                          : CopyStatus::failure;
 }
 
 CopyStatus status_of_create(int err) noexcept {
@@ -107,15 +110,19 @@ std::string temp_name_for(const std::string& final_path) {
     std::size_t got = 0;
     while (got < sizeof random) {
         const ssize_t n = ::getrandom(random + got, sizeof random - got, 0);
-        if (n > 0) got += static_cast<std::size_t>(n);
-        else if (errno != EINTR) throw std::system_error(errno, std::generic_category(), "getrandom");
+        if (n > 0)
+            got += static_cast<std::size_t>(n);
+        else if (errno != EINTR)
+            throw std::system_error(errno, std::generic_category(), "getrandom");
     }
     std::string suffix(sizeof random, 'x');
     for (std::size_t i = 0; i < sizeof random; ++i) suffix[i] = alphabet[random[i] % 62];
     return join(dirname_of(final_path), "." + basename_of(final_path) + ".uringkit-" + suffix);
 }
 
-std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
+std::uint64_t round_up(std::uint64_t v, std::uint64_t a) {
+    return (v + a - 1) / a * a;
+}
 
 }  // namespace detail
 
@@ -140,7 +147,8 @@ bool inside_source(Ctx& c, const struct stat& src, const std::string& target) {
         dir.reset(::open(dirname_of(start).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     }
     for (int depth = 0; dir && depth < 4096; ++depth) {
-        struct stat here {}, up {};
+        struct stat here {
+        }, up{};
         c.syscalls() += 2;
         if (::fstat(dir.get(), &here) != 0) return false;
         if (here.st_dev == src.st_dev && here.st_ino == src.st_ino) return true;
@@ -155,23 +163,29 @@ bool inside_source(Ctx& c, const struct stat& src, const std::string& target) {
 std::optional<Failure> copy_one(Ctx& c, const std::string& src, const std::string& target) {
     struct stat st {};
     ++c.syscalls();
-    const int r = c.o.recursive || c.o.no_dereference ? ::lstat(src.c_str(), &st) : ::stat(src.c_str(), &st);
+    const int r =
+        c.o.recursive || c.o.no_dereference ? ::lstat(src.c_str(), &st) : ::stat(src.c_str(), &st);
     if (r != 0) return Failure{CopyStatus::bad_input, quoted_message("cannot stat", src, errno)};
     if (S_ISDIR(st.st_mode)) {
-        if (!c.o.recursive) return Failure{CopyStatus::bad_input, "-r not specified; omitting directory '" + src + "'"};
+        if (!c.o.recursive)
+            return Failure{CopyStatus::bad_input,
+                           "-r not specified; omitting directory '" + src + "'"};
         if (inside_source(c, st, target))
-            return Failure{CopyStatus::bad_input, "cannot copy a directory, '" + src + "', into itself, '" + target + "'"};
+            return Failure{CopyStatus::bad_input,
+                           "cannot copy a directory, '" + src + "', into itself, '" + target + "'"};
         copy_tree(c, src, target);
         return std::nullopt;
     }
     struct stat tst {};
     if (::stat(target.c_str(), &tst) == 0 && tst.st_dev == st.st_dev && tst.st_ino == st.st_ino)
-        return Failure{CopyStatus::bad_input, "'" + src + "' and '" + target + "' are the same file"};
+        return Failure{CopyStatus::bad_input,
+                       "'" + src + "' and '" + target + "' are the same file"};
     const Where at = Where::operand(target);
     if (S_ISLNK(st.st_mode)) return copy_symlink(c, src.c_str(), at, false);
     // -r makes a FIFO or a device again; without it its contents are read.
     if (c.o.recursive && !S_ISREG(st.st_mode)) return copy_special(c, at, st);
-    if (c.o.on_planned) c.o.on_planned(1, S_ISREG(st.st_mode) ? static_cast<std::uint64_t>(st.st_size) : 0);
+    if (c.o.on_planned)
+        c.o.on_planned(1, S_ISREG(st.st_mode) ? static_cast<std::uint64_t>(st.st_size) : 0);
     std::optional<Failure> link_failure;
     if (link_to_first_copy(c, st, at, false, link_failure)) return link_failure;
     const std::uint64_t skipped = c.result.skipped;
@@ -190,7 +204,8 @@ CopyResult copy(std::span<const std::string> sources, const std::string& dest, c
         result.message = std::move(m);
         return result;
     };
-    if (sources.empty()) return usage("nothing to copy: name at least one source and a destination");
+    if (sources.empty())
+        return usage("nothing to copy: name at least one source and a destination");
     for (const std::size_t bs : {o.block_size, o.direct_read_block_size})
         if (bs < kDirectAlign || bs % kDirectAlign || bs > (1u << 30))
             return usage("block size must be a multiple of 4 KiB, at most 1 GiB");
@@ -212,7 +227,8 @@ CopyResult copy(std::span<const std::string> sources, const std::string& dest, c
     const bool dest_is_dir = ::stat(dest.c_str(), &dst_st) == 0 && S_ISDIR(dst_st.st_mode);
     ++c.syscalls();
     if (sources.size() > 1 && !dest_is_dir)
-        return usage("target '" + dest + "' is not a directory (several sources need an existing directory)");
+        return usage("target '" + dest +
+                     "' is not a directory (several sources need an existing directory)");
 
     const auto t0 = Clock::now();
     // The ring and its buffers come when a path first needs them (copy_setup.cpp).

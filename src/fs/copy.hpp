@@ -32,8 +32,8 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <vector>
 #include <string_view>
+#include <vector>
 
 namespace uringkit::fs {
 
@@ -54,7 +54,8 @@ struct Preserve {
     // Permission bits; the set-user/group-ID bits only where the owner was
     // kept or is not being kept (the copier's own file).
     bool mode = false;
-    bool ownership = false;   // owner and group: root may set them; an ordinary user's attempt is quietly dropped
+    bool ownership =
+        false;  // owner and group: root may set them; an ordinary user's attempt is quietly dropped
     bool timestamps = false;  // access and modification times, to the nanosecond
     // Extended attributes: user.*, security.*, trusted.* (root sees those),
     // and ACLs (system.posix_acl_access, system.posix_acl_default).
@@ -97,17 +98,17 @@ struct CopyOptions {
     std::size_t block_size = 256 * 1024;
     unsigned direct_read_qd = 16;
     std::size_t direct_read_block_size = 1024 * 1024;
-    unsigned inflight = 64;               // small files in flight (-r)
+    unsigned inflight = 64;  // small files in flight (-r)
     // With `recursive`: io-wq worker threads the kernel may run the copy's
     // blocking steps on (creates, opens, buffered writes); 0: one per CPU
     // this process may use.
     unsigned kernel_workers = 0;
-    bool direct = false;                  // O_DIRECT where both files allow it
+    bool direct = false;                                // O_DIRECT where both files allow it
     SourceReads source_reads = SourceReads::automatic;  // large sources when `direct` is off
     // --sync: fsync each file before it is closed, and its directory after
     // a rename into place.
     bool fsync = false;
-    bool recursive = false;               // -r: copy directory trees
+    bool recursive = false;  // -r: copy directory trees
     // -p (mode, ownership, timestamps), -a, --preserve=LIST.  Without
     // `mode` a new file gets the source's permission bits less the umask
     // and no set-ID bits, and an existing one keeps its own.
@@ -119,7 +120,7 @@ struct CopyOptions {
     // it (a new inode: other links, xattrs, ACLs and owner are not kept; the
     // copy needs room for both), and a new tree appears only when whole.
     bool atomic = false;
-    bool no_clobber = false;              // -n: an existing destination is left alone (counted as skipped)
+    bool no_clobber = false;  // -n: an existing destination is left alone (counted as skipped)
     // --remove-destination: an existing destination that is not a directory
     // is removed and created anew instead of written in place.  Inside a
     // tree (below the operands) it is also how a symbolic link in the
@@ -127,7 +128,7 @@ struct CopyOptions {
     // written through (a deliberate difference from coreutils, whose cp
     // writes through it).
     bool remove_destination = false;
-    bool force_fallback = false;          // run the pread/pwrite path (for comparison and tests)
+    bool force_fallback = false;  // run the pread/pwrite path (for comparison and tests)
     Reflink reflink = Reflink::automatic;
     ByteEngine engine = ByteEngine::automatic;
     // With `recursive` on a file system that shares extents: threads that
@@ -136,10 +137,10 @@ struct CopyOptions {
     unsigned clone_threads = 4;
     // With `recursive` elsewhere (no clones), the same when the tree's files
     // are in the page cache: threads that copy the small files of the
-    // directories the copy creates with read -> write, where the ring's chains would hand each create and
-    // write to a kernel worker (copy_pool.cpp has the figures); a tree not
-    // cached stays on the chains.  0: always the chains.  Not with
-    // `preserve`, `direct` or an `engine` other than automatic.
+    // directories the copy creates with read -> write, where the ring's chains would hand each
+    // create and write to a kernel worker (copy_pool.cpp has the figures); a tree not cached stays
+    // on the chains.  0: always the chains.  Not with `preserve`, `direct` or an `engine` other
+    // than automatic.
     unsigned copy_threads = 4;
     // --verify: once a regular file is copied (and in place under its name),
     // the source and the copy are read again and compared 1 MiB at a time by
@@ -184,37 +185,42 @@ struct CopyOptions {
 
 enum class CopyStatus {
     ok,
-    failure,    // an I/O error, a source that changed while copied
-    bad_input,  // a missing or unreadable source, a directory without -r, copying onto itself
-    no_space,   // ENOSPC, EFBIG, EDQUOT while writing
-    usage,      // the arguments do not make sense (several sources, DST not a directory)
+    failure,      // an I/O error, a source that changed while copied
+    bad_input,    // a missing or unreadable source, a directory without -r, copying onto itself
+    no_space,     // ENOSPC, EFBIG, EDQUOT while writing
+    usage,        // the arguments do not make sense (several sources, DST not a directory)
     interrupted,  // CopyOptions::stop was set: what is counted was copied
 };
 
 struct CopyResult {
     CopyStatus status = CopyStatus::ok;
-    std::string message;  // the first failure: one line naming the file (and the offset and errno of an I/O error)
+    std::string message;  // the first failure: one line naming the file (and the offset and errno
+                          // of an I/O error)
     std::uint64_t failures = 0;  // failures reported through CopySink::error
     std::uint64_t files = 0, dirs = 0, symlinks = 0, specials = 0, skipped = 0, bytes = 0;
     // System calls the copy made: io_uring_enter and register calls plus the
     // plain ones (walk, mkdir, rename, ...); not the ring's one-time setup.
     std::uint64_t syscalls = 0;
     std::uint64_t direct_read_files = 0;  // large files whose source was read with O_DIRECT
-    std::uint64_t hard_links = 0;  // of `files`: made as hard links of an earlier copy (--preserve=links)
-    std::uint64_t xattrs = 0;      // extended attributes (ACLs included) copied
-    bool xattrs_on_ring = false;   // with IORING_OP_FGETXATTR/FSETXATTR (else fgetxattr(2)/fsetxattr(2))
+    std::uint64_t hard_links =
+        0;  // of `files`: made as hard links of an earlier copy (--preserve=links)
+    std::uint64_t xattrs = 0;  // extended attributes (ACLs included) copied
+    bool xattrs_on_ring =
+        false;  // with IORING_OP_FGETXATTR/FSETXATTR (else fgetxattr(2)/fsetxattr(2))
     // Regular files by the path their bytes took: cloned (FICLONE), copied in
     // the kernel (copy_file_range), on the ring, or with read/write (a cached
     // tree's small files on copy_threads threads, no ring, or a FIFO or
     // device on either side).
-    std::uint64_t reflinked_files = 0, kernel_copied_files = 0, ring_files = 0, read_write_files = 0;
+    std::uint64_t reflinked_files = 0, kernel_copied_files = 0, ring_files = 0,
+                  read_write_files = 0;
     // --verify: files whose copy was read back and matched; bytes read
     // again (source and copy together); of them, copies read with O_DIRECT;
     // seconds spent (part of `seconds`).
     std::uint64_t verified_files = 0, verify_bytes = 0, verified_direct = 0;
     double verify_seconds = 0;
     double seconds = 0;
-    bool used_ring = true;  // false: io_uring could not be set up (or force_fallback), read/write instead
+    bool used_ring =
+        true;  // false: io_uring could not be set up (or force_fallback), read/write instead
     // Interrupted: an existing file that was being written in place (its old
     // content is gone, the new one incomplete).  New files are removed.
     std::vector<std::string> incomplete;
@@ -232,7 +238,7 @@ struct CopySink {
 // goes to DEST/<basename>.  A source that is a FIFO or a character device is
 // read until end of file (`cp <(cmd) out`); inside a tree (-r) such files
 // are made again (mkfifo, mknod) instead.
-CopyResult copy(std::span<const std::string> sources, const std::string& dest, const CopyOptions& options,
-                const CopySink& sink = {});
+CopyResult copy(std::span<const std::string> sources, const std::string& dest,
+                const CopyOptions& options, const CopySink& sink = {});
 
 }  // namespace uringkit::fs

@@ -16,7 +16,8 @@ namespace uringkit::fs::detail {
 
 ChainCopier::ChainCopier(Ctx& c, const Tree& t, HeldDirs& dirs, std::span<const std::size_t> files)
     : c_(c), t_(t), dirs_(dirs), files_(files), slots_(c.small_slots) {
-    for (unsigned s = 0; s < slots_.size(); ++s) free_.push_back(static_cast<unsigned>(slots_.size()) - 1 - s);
+    for (unsigned s = 0; s < slots_.size(); ++s)
+        free_.push_back(static_cast<unsigned>(slots_.size()) - 1 - s);
 }
 
 void ChainCopier::run() {
@@ -28,7 +29,8 @@ void ChainCopier::run() {
         // in the descriptor budget (each chain pins its file's directory).
         while (!ring_failed_ && !interrupted_ && next < files_.size() && !free_.empty() &&
                ring.sq_space_left() >= kSteps &&
-               (dirs_.held(t_.parent[files_[next]]) >= 0 || dirs_.pinned() < dirs_.budget() || outstanding_ == 0)) {
+               (dirs_.held(t_.parent[files_[next]]) >= 0 || dirs_.pinned() < dirs_.budget() ||
+                outstanding_ == 0)) {
             if (start(free_.back(), files_[next++])) free_.pop_back();
         }
         if (outstanding_ == 0) break;
@@ -42,10 +44,13 @@ void ChainCopier::run() {
         }
         ring.for_each_completion([this](const Completion& cq) { complete(cq); });
     }
-    if (outstanding_ > 0 && !drain(c_, [this] { return outstanding_; }, [this](const Completion& cq) { complete(cq); })) {
-        c_.report({CopyStatus::failure, std::to_string(outstanding_) +
-                                            " file operations are still in the kernel after io_uring_enter failed; "
-                                            "their buffers are kept"});
+    if (outstanding_ > 0 &&
+        !drain(
+            c_, [this] { return outstanding_; }, [this](const Completion& cq) { complete(cq); })) {
+        c_.report({CopyStatus::failure,
+                   std::to_string(outstanding_) +
+                       " file operations are still in the kernel after io_uring_enter failed; "
+                       "their buffers are kept"});
         // Their files were created O_EXCL in directories this copy made:
         // the names go, whatever the kernel still does with the files.
         for (const Slot& s : slots_)
@@ -58,7 +63,9 @@ void ChainCopier::run() {
         for (; next < files_.size(); ++next) not_started_.push_back(files_[next]);
 }
 
-std::uint64_t ChainCopier::ud(unsigned slot, Step s) const noexcept { return std::uint64_t{slot} << 4 | s; }
+std::uint64_t ChainCopier::ud(unsigned slot, Step s) const noexcept {
+    return std::uint64_t{slot} << 4 | s;
+}
 
 bool ChainCopier::start(unsigned slot, std::size_t e) {
     Ring& ring = *c_.ring;
@@ -77,11 +84,14 @@ bool ChainCopier::start(unsigned slot, std::size_t e) {
     const Fixed a{2 * slot}, b{2 * slot + 1};
     unsigned n = 0;
     ring.prepare(op::OpenAt(AT_FDCWD, t_.src.c_str(e), O_RDONLY | O_NOCTTY).into_slot(a.index))
-        .user_data(ud(slot, kOpenSrc)).link();
+        .user_data(ud(slot, kOpenSrc))
+        .link();
     // The source's permission bits less the umask, no set-ID bits: cp's rule.
-    ring.prepare(op::OpenAt(dirfd, t_.name(e), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, st.stx_mode & 0777)
+    ring.prepare(op::OpenAt(dirfd, t_.name(e), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW,
+                            st.stx_mode & 0777)
                      .into_slot(b.index))
-        .user_data(ud(slot, kOpenDst)).link();
+        .user_data(ud(slot, kOpenDst))
+        .link();
     n += 2;
     if (size > 0) {
         char* buf = c_.small_block(slot);
@@ -102,8 +112,10 @@ bool ChainCopier::start(unsigned slot, std::size_t e) {
     // the walk's statx is reported as on the large-file path, never copied
     // short with status 0.  The statx buffer sits past the data in the
     // slot's block, which lives as long as the ring's buffers.
-    ring.prepare(op::Statx(AT_FDCWD, t_.src.c_str(e), AT_SYMLINK_NOFOLLOW, STATX_SIZE, size_after(slot)))
-        .user_data(ud(slot, kStatAfter)).link();
+    ring.prepare(
+            op::Statx(AT_FDCWD, t_.src.c_str(e), AT_SYMLINK_NOFOLLOW, STATX_SIZE, size_after(slot)))
+        .user_data(ud(slot, kStatAfter))
+        .link();
     ring.prepare(op::Close(a)).user_data(ud(slot, kCloseSrc)).link();
     ring.prepare(op::Close(b)).user_data(ud(slot, kCloseDst));
     n += 3;
@@ -136,34 +148,42 @@ void ChainCopier::evaluate(unsigned slot) {
     bool redo = false;
     std::optional<Failure> failure;
     if (r[kOpenSrc] < 0) {
-        failure = Failure{CopyStatus::bad_input, quoted_message("cannot open", t_.src[e], r[kOpenSrc])};
+        failure =
+            Failure{CopyStatus::bad_input, quoted_message("cannot open", t_.src[e], r[kOpenSrc])};
     } else if (r[kOpenDst] < 0) {
-        failure = Failure{status_of_write(r[kOpenDst]), quoted_message("cannot create regular file", dst, r[kOpenDst])};
+        failure = Failure{status_of_write(r[kOpenDst]),
+                          quoted_message("cannot create regular file", dst, r[kOpenDst])};
     } else if (size > 0 && r[kRead] < 0 && r[kRead] != -EINTR && r[kRead] != -EAGAIN) {
         failure = Failure{CopyStatus::failure, io_message(t_.src[e], "read", 0, r[kRead])};
     } else if (size > 0 && r[kRead] != size) {
         redo = true;  // short (the large path checks whether the file shrank) or EINTR/EAGAIN
-    } else if (size > 0 && r[kWrite] < 0 && r[kWrite] != -EINTR && r[kWrite] != -EAGAIN && r[kWrite] != -ECANCELED) {
+    } else if (size > 0 && r[kWrite] < 0 && r[kWrite] != -EINTR && r[kWrite] != -EAGAIN &&
+               r[kWrite] != -ECANCELED) {
         failure = Failure{status_of_write(r[kWrite]), io_message(dst, "write", 0, r[kWrite])};
     } else if (size > 0 && r[kWrite] != size) {
         redo = true;
     } else if (c_.o.fsync && r[kFsync] < 0) {
         failure = Failure{status_of_write(r[kFsync]), errno_message(dst, "fsync", r[kFsync])};
     } else if (r[kStatAfter] < 0) {
-        failure = Failure{CopyStatus::failure, quoted_message("cannot stat", t_.src[e], r[kStatAfter])};
+        failure =
+            Failure{CopyStatus::failure, quoted_message("cannot stat", t_.src[e], r[kStatAfter])};
     } else if (size_after(slot)->stx_size != t_.st[e].stx_size) {
-        failure = Failure{CopyStatus::failure, std::string(t_.src[e]) + ": changed size while being copied (" +
-                                                   std::to_string(size) + " -> " +
-                                                   std::to_string(size_after(slot)->stx_size) + " bytes)"};
+        failure = Failure{CopyStatus::failure,
+                          std::string(t_.src[e]) + ": changed size while being copied (" +
+                              std::to_string(size) + " -> " +
+                              std::to_string(size_after(slot)->stx_size) + " bytes)"};
     } else if (r[kCloseSrc] < 0 || r[kCloseDst] < 0) {
         const int err = r[kCloseDst] < 0 ? r[kCloseDst] : r[kCloseSrc];
-        failure = Failure{status_of_write(err), errno_message(r[kCloseDst] < 0 ? dst : std::string(t_.src[e]), "close", err)};
+        failure =
+            Failure{status_of_write(err),
+                    errno_message(r[kCloseDst] < 0 ? dst : std::string(t_.src[e]), "close", err)};
     } else {
         ++c_.result.files;
         ++c_.result.ring_files;
         c_.result.bytes += static_cast<std::uint64_t>(size);
         done_.push_back(e);
-        if (!c_.o.verify) file_done(c_, static_cast<std::uint64_t>(size));  // else once verified (copy_tree.cpp)
+        if (!c_.o.verify)
+            file_done(c_, static_cast<std::uint64_t>(size));  // else once verified (copy_tree.cpp)
         dirs_.unpin(t_.parent[e]);
         return;
     }

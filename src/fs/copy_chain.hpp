@@ -48,7 +48,17 @@ public:
     bool ring_failed() const noexcept { return ring_failed_; }
 
 private:
-    enum Step : unsigned { kOpenSrc, kOpenDst, kRead, kWrite, kFsync, kStatAfter, kCloseSrc, kCloseDst, kSteps };
+    enum Step : unsigned {
+        kOpenSrc,
+        kOpenDst,
+        kRead,
+        kWrite,
+        kFsync,
+        kStatAfter,
+        kCloseSrc,
+        kCloseDst,
+        kSteps
+    };
     struct Slot {
         std::size_t entry = 0;
         int res[kSteps] = {};

@@ -22,7 +22,8 @@ namespace uringkit::fs::detail {
 namespace {
 
 Failure create_failure(const std::string& dst, int err, const char* kind = "regular file") {
-    return Failure{status_of_create(err), quoted_message((std::string("cannot create ") + kind).c_str(), dst, err)};
+    return Failure{status_of_create(err),
+                   quoted_message((std::string("cannot create ") + kind).c_str(), dst, err)};
 }
 
 // Creates a new temporary beside `name` in `dir`: a fresh random name each
@@ -32,7 +33,8 @@ int create_temporary(Ctx& c, int dir, const std::string& name, mode_t mode, std:
     for (int attempt = 0; attempt < 16; ++attempt) {
         temp = temp_name_for(name);
         ++c.syscalls();
-        const int fd = ::openat(dir, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 0700);
+        const int fd = ::openat(dir, temp.c_str(),
+                                O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 0700);
         if (fd >= 0 || errno != EEXIST) return fd;
     }
     return -1;
@@ -40,12 +42,15 @@ int create_temporary(Ctx& c, int dir, const std::string& name, mode_t mode, std:
 
 // With --sync: after a rename the new name lives in the directory, which
 // is made durable too (fsync of the file alone does not cover it).
-std::optional<Failure> sync_directory_of(Ctx& c, int dir, const std::string& name, const std::string& path) {
+std::optional<Failure> sync_directory_of(Ctx& c, int dir, const std::string& name,
+                                         const std::string& path) {
     c.syscalls() += 3;
-    util::UniqueFd held(dir == AT_FDCWD ? ::open(dirname_of(name).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-                                        : ::dup(dir));
+    util::UniqueFd held(dir == AT_FDCWD
+                            ? ::open(dirname_of(name).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                            : ::dup(dir));
     if (!held || ::fsync(held.get()) != 0)
-        return Failure{status_of_write(errno), errno_message(dirname_of(path), "fsync of the directory", errno)};
+        return Failure{status_of_write(errno),
+                       errno_message(dirname_of(path), "fsync of the directory", errno)};
     return std::nullopt;
 }
 
@@ -56,16 +61,16 @@ bool size_is_unreliable(Ctx& c, int fd) {
     ++c.syscalls();
     if (::fstatfs(fd, &sf) != 0) return false;
     switch (static_cast<unsigned long>(sf.f_type)) {
-    case 0x9fa0:      // PROC_SUPER_MAGIC
-    case 0x62656572:  // SYSFS_MAGIC
-    case 0x64626720:  // DEBUGFS_MAGIC
-    case 0x74726163:  // TRACEFS_MAGIC
-    case 0x73636673:  // SECURITYFS_MAGIC
-    case 0x27e0eb:    // CGROUP_SUPER_MAGIC
-    case 0x63677270:  // CGROUP2_SUPER_MAGIC
-        return true;
-    default:
-        return false;
+        case 0x9fa0:      // PROC_SUPER_MAGIC
+        case 0x62656572:  // SYSFS_MAGIC
+        case 0x64626720:  // DEBUGFS_MAGIC
+        case 0x74726163:  // TRACEFS_MAGIC
+        case 0x73636673:  // SECURITYFS_MAGIC
+        case 0x27e0eb:    // CGROUP_SUPER_MAGIC
+        case 0x63677270:  // CGROUP2_SUPER_MAGIC
+            return true;
+        default:
+            return false;
     }
 }
 
@@ -92,27 +97,35 @@ std::optional<Failure> open_destination(Ctx& c, const Where& dst, mode_t src_mod
                 return std::nullopt;
             }
             if (S_ISLNK(st.st_mode) && dst.in_tree && !c.o.remove_destination)
-                return Failure{CopyStatus::failure,
-                               "not writing through symbolic link '" + dst.path +
-                                   "' inside the destination tree (--remove-destination replaces it)"};
-            if (S_ISLNK(st.st_mode) && !c.o.remove_destination) {  // an operand: written through, as cp does
-                if (c.made_symlinks.count({static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)}))
-                    return Failure{CopyStatus::failure, "will not copy through just-created symlink '" + dst.path + "'"};
+                return Failure{
+                    CopyStatus::failure,
+                    "not writing through symbolic link '" + dst.path +
+                        "' inside the destination tree (--remove-destination replaces it)"};
+            if (S_ISLNK(st.st_mode) &&
+                !c.o.remove_destination) {  // an operand: written through, as cp does
+                if (c.made_symlinks.count({static_cast<std::uint64_t>(st.st_dev),
+                                           static_cast<std::uint64_t>(st.st_ino)}))
+                    return Failure{CopyStatus::failure,
+                                   "will not copy through just-created symlink '" + dst.path + "'"};
                 via_symlink = true;
                 ++c.syscalls();
                 if (::stat(dst.name.c_str(), &st) != 0) {
                     if (errno == ENOENT)
-                        return Failure{CopyStatus::failure, "not writing through dangling symlink '" + dst.path + "'"};
-                    return Failure{CopyStatus::failure, quoted_message("cannot stat", dst.path, errno)};
+                        return Failure{CopyStatus::failure,
+                                       "not writing through dangling symlink '" + dst.path + "'"};
+                    return Failure{CopyStatus::failure,
+                                   quoted_message("cannot stat", dst.path, errno)};
                 }
             }
             if (S_ISDIR(st.st_mode))
-                return Failure{CopyStatus::bad_input, "cannot overwrite directory '" + dst.path + "' with non-directory"};
+                return Failure{CopyStatus::bad_input,
+                               "cannot overwrite directory '" + dst.path + "' with non-directory"};
             exists = true;
             if (c.o.remove_destination) {
                 ++c.syscalls();
                 if (::unlinkat(dst.dir, dst.name.c_str(), 0) != 0 && errno != ENOENT)
-                    return Failure{CopyStatus::failure, quoted_message("cannot remove", dst.path, errno)};
+                    return Failure{CopyStatus::failure,
+                                   quoted_message("cannot remove", dst.path, errno)};
                 exists = false;
             }
         } else if (errno != ENOENT) {
@@ -126,17 +139,21 @@ std::optional<Failure> open_destination(Ctx& c, const Where& dst, mode_t src_mod
         // and must be the one just looked at: only then is it truncated.
         ++c.syscalls();
         const int nofollow = via_symlink ? 0 : O_NOFOLLOW;
-        out.fd.reset(::openat(dst.dir, dst.name.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY | nofollow));
+        out.fd.reset(
+            ::openat(dst.dir, dst.name.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY | nofollow));
         if (!out.fd) {
             if (errno == ELOOP && dst.in_tree)
-                return Failure{CopyStatus::failure, "'" + dst.path + "' was replaced while being copied: not written"};
+                return Failure{CopyStatus::failure,
+                               "'" + dst.path + "' was replaced while being copied: not written"};
             return create_failure(dst.path, errno);
         }
         struct stat opened {};
         c.syscalls() += 1;
-        if (::fstat(out.fd.get(), &opened) != 0 || opened.st_dev != st.st_dev || opened.st_ino != st.st_ino) {
+        if (::fstat(out.fd.get(), &opened) != 0 || opened.st_dev != st.st_dev ||
+            opened.st_ino != st.st_ino) {
             out.fd.reset();
-            return Failure{CopyStatus::failure, "'" + dst.path + "' was replaced while being copied: not written"};
+            return Failure{CopyStatus::failure,
+                           "'" + dst.path + "' was replaced while being copied: not written"};
         }
         if (out.regular) {
             ++c.syscalls();
@@ -149,9 +166,11 @@ std::optional<Failure> open_destination(Ctx& c, const Where& dst, mode_t src_mod
         return std::nullopt;
     }
     out.created = true;
-    if (in_new_dir) {  // a directory this copy made and holds: nothing else can be at this name but what we put there
+    if (in_new_dir) {  // a directory this copy made and holds: nothing else can be at this name but
+                       // what we put there
         ++c.syscalls();
-        out.fd.reset(::openat(dst.dir, dst.name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+        out.fd.reset(::openat(dst.dir, dst.name.c_str(),
+                              O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                               src_mode & 0777));
         if (!out.fd) {
             out.created = false;
@@ -164,7 +183,8 @@ std::optional<Failure> open_destination(Ctx& c, const Where& dst, mode_t src_mod
         // (it needs only the directory's), so ask them first as an in-place
         // open would: a write-protected file refuses an ordinary user.
         ++c.syscalls();
-        if (::faccessat(dst.dir, dst.name.c_str(), W_OK, AT_EACCESS) != 0) return create_failure(dst.path, errno);
+        if (::faccessat(dst.dir, dst.name.c_str(), W_OK, AT_EACCESS) != 0)
+            return create_failure(dst.path, errno);
         if (via_symlink) {  // the file the link names is replaced, the link stays
             char resolved[PATH_MAX];
             ++c.syscalls();
@@ -203,18 +223,22 @@ std::optional<Failure> finish_destination(Ctx& c, Destination& d) {
     if (d.final_mode != 0) {  // the owner's bits only until now: the file is whole
         ++c.syscalls();
         if (::fchmod(d.fd.get(), d.final_mode) != 0)
-            failure = Failure{CopyStatus::failure, quoted_message("setting permissions for", d.path, errno)};
+            failure = Failure{CopyStatus::failure,
+                              quoted_message("setting permissions for", d.path, errno)};
     }
     if (c.o.fsync && d.regular && !failure) {
         ++c.syscalls();
-        if (::fsync(d.fd.get()) != 0) failure = Failure{status_of_write(errno), errno_message(d.path, "fsync", errno)};
+        if (::fsync(d.fd.get()) != 0)
+            failure = Failure{status_of_write(errno), errno_message(d.path, "fsync", errno)};
     }
     // close(2) is where NFS, CIFS and FUSE report a failed write-back (->flush).
     ++c.syscalls();
-    if (::close(d.fd.release()) != 0 && !failure) failure = Failure{status_of_write(errno), errno_message(d.path, "close", errno)};
+    if (::close(d.fd.release()) != 0 && !failure)
+        failure = Failure{status_of_write(errno), errno_message(d.path, "close", errno)};
     if (!failure && !d.temp.empty()) {
         ++c.syscalls();
-        if (::renameat(d.dir, written.c_str(), d.dir, d.replaced.c_str()) != 0) failure = create_failure(d.path, errno);
+        if (::renameat(d.dir, written.c_str(), d.dir, d.replaced.c_str()) != 0)
+            failure = create_failure(d.path, errno);
         else {
             d.temp.clear();
             d.created = false;
@@ -230,10 +254,11 @@ std::optional<Failure> copy_file(Ctx& c, const char* src, const Where& dst, bool
                                  std::optional<std::uint64_t> expected_size) {
     ++c.syscalls();
     util::UniqueFd sfd(::open(src, O_RDONLY | O_CLOEXEC | O_NOCTTY));
-    if (!sfd) return Failure{CopyStatus::bad_input, quoted_message("cannot open", src, errno) };
+    if (!sfd) return Failure{CopyStatus::bad_input, quoted_message("cannot open", src, errno)};
     struct stat st {};
     ++c.syscalls();
-    if (::fstat(sfd.get(), &st) != 0) return Failure{CopyStatus::bad_input, quoted_message("cannot stat", src, errno)};
+    if (::fstat(sfd.get(), &st) != 0)
+        return Failure{CopyStatus::bad_input, quoted_message("cannot stat", src, errno)};
     const bool regular_source = S_ISREG(st.st_mode);
     // procfs and sysfs say a size their files do not have (0, or a page)
     // and answer in pieces: such a file is read to its end, in order, like a
@@ -261,10 +286,11 @@ std::optional<Failure> copy_file(Ctx& c, const char* src, const Where& dst, bool
     const bool stream = !regular_source || !d.regular || size_lies;
     if (stream) {
         // A pipe, a FIFO, a device on either side: its contents in order.
-        if (auto f = copy_stream(c, sfd.get(), d.fd.get(), src, dst.path, bytes)) fail(f->status, f->message);
+        if (auto f = copy_stream(c, sfd.get(), d.fd.get(), src, dst.path, bytes))
+            fail(f->status, f->message);
     } else {
         if (auto f = copy_regular(c, sfd, st, d, src, bytes)) fail(f->status, f->message);
-        if (c.kernel_holds_buffers) {  // the ring failed with this file's requests in flight
+        if (c.kernel_holds_buffers) {   // the ring failed with this file's requests in flight
             abandon_destination(c, d);  // the name goes; the descriptors stay open for the kernel
             return failure;
         }
@@ -273,9 +299,11 @@ std::optional<Failure> copy_file(Ctx& c, const char* src, const Where& dst, bool
     if (failure) {
         if (failure->status == CopyStatus::interrupted && !d.created && d.regular)
             c.result.incomplete.push_back(d.path);  // written in place: its old content is gone
-        if (failure->status == CopyStatus::no_space && c.o.atomic && !d.temp.empty() && d.temp != d.path)
-            failure->message += " (--atomic writes a complete second copy before it replaces the file; "
-                                "without it the file is written in place)";
+        if (failure->status == CopyStatus::no_space && c.o.atomic && !d.temp.empty() &&
+            d.temp != d.path)
+            failure->message +=
+                " (--atomic writes a complete second copy before it replaces the file; "
+                "without it the file is written in place)";
         abandon_destination(c, d);
         return failure;
     }
@@ -285,7 +313,8 @@ std::optional<Failure> copy_file(Ctx& c, const char* src, const Where& dst, bool
     const bool verify = c.o.verify && d.regular && regular_source && !pseudo;
     if (verify) {
         ++c.syscalls();
-        if (::fstat(d.fd.get(), &written) != 0) return Failure{CopyStatus::failure, errno_message(dst.path, "fstat", errno)};
+        if (::fstat(d.fd.get(), &written) != 0)
+            return Failure{CopyStatus::failure, errno_message(dst.path, "fstat", errno)};
     }
     if (auto f = finish_destination(c, d)) return f;
     ++c.result.files;
@@ -306,14 +335,18 @@ std::optional<Failure> copy_symlink(Ctx& c, const char* src, const Where& dst, b
     // Stat'ed before readlink, which moves the link's access time (relatime).
     struct stat st {};
     ++c.syscalls();
-    if (::lstat(src, &st) != 0) return Failure{CopyStatus::bad_input, quoted_message("cannot stat", src, errno)};
+    if (::lstat(src, &st) != 0)
+        return Failure{CopyStatus::bad_input, quoted_message("cannot stat", src, errno)};
     char target[PATH_MAX + 1];
     ++c.syscalls();
     const ssize_t n = ::readlink(src, target, PATH_MAX);
-    if (n < 0) return Failure{CopyStatus::bad_input, quoted_message("cannot read symbolic link", src, errno)};
+    if (n < 0)
+        return Failure{CopyStatus::bad_input,
+                       quoted_message("cannot read symbolic link", src, errno)};
     target[n] = '\0';
     struct stat existing {};
-    if (!in_new_dir && c.o.no_clobber && ::fstatat(dst.dir, dst.name.c_str(), &existing, AT_SYMLINK_NOFOLLOW) == 0) {
+    if (!in_new_dir && c.o.no_clobber &&
+        ::fstatat(dst.dir, dst.name.c_str(), &existing, AT_SYMLINK_NOFOLLOW) == 0) {
         ++c.result.skipped;
         return std::nullopt;
     }
@@ -344,8 +377,10 @@ std::optional<Failure> copy_symlink(Ctx& c, const char* src, const Where& dst, b
     if (!dst.in_tree) {
         struct stat made {};
         ++c.syscalls();
-        if (::fstatat(dst.dir, dst.name.c_str(), &made, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(made.st_mode))
-            c.made_symlinks.insert({static_cast<std::uint64_t>(made.st_dev), static_cast<std::uint64_t>(made.st_ino)});
+        if (::fstatat(dst.dir, dst.name.c_str(), &made, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISLNK(made.st_mode))
+            c.made_symlinks.insert(
+                {static_cast<std::uint64_t>(made.st_dev), static_cast<std::uint64_t>(made.st_ino)});
     }
     ++c.result.symlinks;
     return std::nullopt;
@@ -362,7 +397,8 @@ std::optional<Failure> copy_special(Ctx& c, const Where& dst, const struct stat&
         }
         // As cp -R: what is there is removed first (mknod cannot replace it).
         if (S_ISDIR(existing.st_mode))
-            return Failure{CopyStatus::failure, "cannot overwrite directory '" + dst.path + "' with non-directory"};
+            return Failure{CopyStatus::failure,
+                           "cannot overwrite directory '" + dst.path + "' with non-directory"};
         ++c.syscalls();
         if (::unlinkat(dst.dir, name, 0) != 0 && errno != ENOENT)
             return Failure{CopyStatus::failure, quoted_message("cannot remove", dst.path, errno)};
@@ -380,10 +416,14 @@ std::optional<Failure> copy_special(Ctx& c, const Where& dst, const struct stat&
         struct stat made {};
         ++c.syscalls();
         if (::fstatat(dst.dir, name, &made, AT_SYMLINK_NOFOLLOW) != 0 ||
-            (made.st_mode & S_IFMT) != (st.st_mode & S_IFMT) || made.st_uid != ::geteuid() || made.st_nlink != 1)
-            return Failure{CopyStatus::failure, "'" + dst.path + "' was replaced while being copied: attributes not set"};
+            (made.st_mode & S_IFMT) != (st.st_mode & S_IFMT) || made.st_uid != ::geteuid() ||
+            made.st_nlink != 1)
+            return Failure{
+                CopyStatus::failure,
+                "'" + dst.path + "' was replaced while being copied: attributes not set"};
     }
-    keep_attributes(c, {}, {-1, dst.path.c_str(), dst.dir, name}, st, false);  // a device's attributes are not read
+    keep_attributes(c, {}, {-1, dst.path.c_str(), dst.dir, name}, st,
+                    false);  // a device's attributes are not read
     ++c.result.specials;
     return std::nullopt;
 }
@@ -403,7 +443,8 @@ void remove_tree(int dir, const std::string& name, std::uint64_t& syscalls) {
     if (read_directory_at(fd, list, syscalls) == 0)
         for (const DirEntry& e : list) {
             ++syscalls;
-            if (e.type == EntryType::directory || (::unlinkat(fd, e.name.c_str(), 0) != 0 && errno == EISDIR))
+            if (e.type == EntryType::directory ||
+                (::unlinkat(fd, e.name.c_str(), 0) != 0 && errno == EISDIR))
                 remove_tree(fd, e.name, syscalls);
         }
     syscalls += 2;

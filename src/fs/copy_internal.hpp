@@ -7,18 +7,18 @@
 //   copy_metadata.cpp     -p, -a, --preserve: owner, xattrs and ACLs, mode, times, hard links
 //   copy_strategy.cpp     which path a regular file's bytes take (the one place that decides)
 //   copy_kernel.cpp       the in-kernel paths: FICLONE and copy_file_range
-//   copy_pool.cpp         a tree's small files on a few threads: cloned, or read -> write when cached
-//   copy_setup.cpp        the ring and its buffers, set up on first need and sized to the work
-//   copy_verify.cpp       --verify: source and copy read again and compared
-//   copy.cpp              copy(): options, each operand
+//   copy_pool.cpp         a tree's small files on a few threads: cloned, or read -> write when
+//   cached copy_setup.cpp        the ring and its buffers, set up on first need and sized to the
+//   work copy_verify.cpp       --verify: source and copy read again and compared copy.cpp copy():
+//   options, each operand
 #pragma once
 
+#include "copy_strategy.hpp"
 #include "fs/copy.hpp"
+#include "shared.hpp"
 #include "uringkit/ops/ops.hpp"
 #include "uringkit/ring/ring.hpp"
 #include "uringkit/util/unique_fd.hpp"
-#include "copy_strategy.hpp"
-#include "shared.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -28,8 +28,8 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
-#include <set>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,7 +50,8 @@ constexpr std::uint64_t kDrainCancel = ~std::uint64_t{0};  // user_data of drain
 // ---- the job's shared state ------------------------------------------------
 
 struct Ctx {
-    Ctx(const CopyOptions& options, const CopySink& s, CopyResult& r) : o(options), sink(s), result(r) {}
+    Ctx(const CopyOptions& options, const CopySink& s, CopyResult& r)
+        : o(options), sink(s), result(r) {}
     ~Ctx();
     Ctx(const Ctx&) = delete;
     Ctx& operator=(const Ctx&) = delete;
@@ -67,15 +68,17 @@ struct Ctx {
     Buffer small;  // inflight blocks of kSmallBlock, for a tree's chains (registered buffer 1)
     std::optional<Ring> ring;  // set up when the ring path is first taken
     std::size_t big_size = 0, small_size = 0;
-    bool fixed_big = false, fixed_small = false;  // registered (RLIMIT_MEMLOCK may allow only the small one)
-    bool ring_tried = false;        // make_ring was called (ring empty: io_uring unavailable, said once)
+    bool fixed_big = false,
+         fixed_small = false;  // registered (RLIMIT_MEMLOCK may allow only the small one)
+    bool ring_tried = false;   // make_ring was called (ring empty: io_uring unavailable, said once)
     bool files_registered = false;  // the sparse fixed-file table the chains use
     bool buffers_registered = false;
-    bool workers_limited = false;   // -r set io-wq's limit; ~Ctx puts back `previous_workers`
+    bool workers_limited = false;  // -r set io-wq's limit; ~Ctx puts back `previous_workers`
     std::array<unsigned, 2> previous_workers{};
     StrategyCache strategy;
     bool kernel_holds_buffers = false;
-    bool ring_failed = false;  // io_uring_enter failed for good: nothing more is started on the ring
+    bool ring_failed =
+        false;  // io_uring_enter failed for good: nothing more is started on the ring
     bool interrupted = false;  // CopyOptions::stop was seen: nothing new was started after it
     bool said_no_direct_read = false;
     // --verify: two chunks (source, copy), allocated on the first file
@@ -93,7 +96,9 @@ struct Ctx {
     // One failure: told to the sink as it happens; the first one sets the
     // result's status and message.  The copy goes on with what is left.
     void report(const Failure& f);
-    bool stop_requested() const noexcept { return o.stop && o.stop->load(std::memory_order_relaxed); }
+    bool stop_requested() const noexcept {
+        return o.stop && o.stop->load(std::memory_order_relaxed);
+    }
     // Nothing more can be copied: the ring failed, or what it holds was kept.
     bool ring_unusable() const noexcept { return ring_failed || kernel_holds_buffers; }
     char* small_block(unsigned k) const { return small.get() + std::size_t{k} * kSmallBlock; }
@@ -170,7 +175,9 @@ struct RangeJob {
     unsigned qd = 0;      // pairs in flight
     std::size_t block_size = 0;
 
-    char* block(const Ctx& c, unsigned k) const { return c.big.get() + std::size_t{k} * block_size; }
+    char* block(const Ctx& c, unsigned k) const {
+        return c.big.get() + std::size_t{k} * block_size;
+    }
 };
 
 // Copies the job's extents on the ring (or with pread/pwrite without one).
@@ -181,8 +188,8 @@ std::optional<Failure> copy_range(Ctx& c, const RangeJob& job, std::uint64_t& by
 // A source that is not a regular file (a pipe, a FIFO, a character device):
 // read() until end of file, write() what came, in order (also for a
 // destination that is a pipe or a device).
-std::optional<Failure> copy_stream(Ctx& c, int src, int dst, std::string_view src_name, std::string_view dst_name,
-                                   std::uint64_t& bytes);
+std::optional<Failure> copy_stream(Ctx& c, int src, int dst, std::string_view src_name,
+                                   std::string_view dst_name, std::uint64_t& bytes);
 
 // Asks the kernel to cancel everything in flight on the ring and reaps, for
 // about a second at most, until `in_flight()` is 0; each completion goes to
@@ -190,7 +197,6 @@ std::optional<Failure> copy_stream(Ctx& c, int src, int dst, std::string_view sr
 // failing): then the buffers are kept (c.kernel_holds_buffers).
 template <class InFlight, class OnCqe>
 bool drain(Ctx& c, InFlight in_flight, OnCqe on_cqe);
-
 
 // ---- the in-kernel paths (copy_kernel.cpp) -----------------------------------
 
@@ -200,8 +206,9 @@ int clone_file(Ctx& c, int src, int dst);
 // are looked at between chunks).  `refused`: the kernel declined the pair
 // before a byte was copied (EXDEV, EOPNOTSUPP, EINVAL, ENOSYS): nothing was
 // written and the caller copies another way.
-std::optional<Failure> copy_in_kernel(Ctx& c, int src, int dst, std::string_view src_name, std::string_view dst_name,
-                                      const std::vector<Extent>& extents, std::uint64_t& bytes, bool& refused);
+std::optional<Failure> copy_in_kernel(Ctx& c, int src, int dst, std::string_view src_name,
+                                      std::string_view dst_name, const std::vector<Extent>& extents,
+                                      std::uint64_t& bytes, bool& refused);
 
 // ---- destinations (copy_destination.cpp) -------------------------------------
 
@@ -230,7 +237,8 @@ struct Destination {
     int dir = AT_FDCWD;    // the directory `temp` and `replaced` are in
     std::string name;      // the entry itself, relative to `dir`
     std::string temp;      // empty when written in place
-    std::string replaced;  // what the temporary is renamed over: `name`, or with --atomic the file a symlink names
+    std::string replaced;  // what the temporary is renamed over: `name`, or with --atomic the file
+                           // a symlink names
     bool created = false;  // a file this copy made (mode from the source, umask applied)
     bool regular = true;   // false: a FIFO, a device: written in order, never truncated or renamed
     // A new file is made with no group or other permissions, so nobody but
@@ -286,8 +294,8 @@ void abandon_destination(Ctx& c, Destination& d);
 // picks for the pair (copy_strategy.cpp).  When the ring failed with this
 // file's requests in flight (c.kernel_holds_buffers) the descriptors are
 // left open for the kernel (released from `src` and `d.fd`).
-std::optional<Failure> copy_regular(Ctx& c, util::UniqueFd& src, const struct stat& st, Destination& d,
-                                    const char* src_name, std::uint64_t& bytes);
+std::optional<Failure> copy_regular(Ctx& c, util::UniqueFd& src, const struct stat& st,
+                                    Destination& d, const char* src_name, std::uint64_t& bytes);
 // For a tree from `src_root` into `dst_root` (both exist): the pair when its
 // small files are to be cloned one by one (a file system that may share
 // extents, or --reflink=always) instead of copied by the chains; nullptr
@@ -297,8 +305,9 @@ FsPair* tree_clones(Ctx& c, const std::string& src_root, const std::string& dst_
 // The ring path for one regular file (copy_range.cpp): O_DIRECT with
 // --direct (`direct` says whether both sides took it), a cold source read
 // with O_DIRECT, the big buffer sized to the file.
-std::optional<Failure> copy_on_ring(Ctx& c, util::UniqueFd& src, const struct stat& st, Destination& d,
-                                    const char* src_name, const std::vector<Extent>& extents, std::uint64_t& bytes,
+std::optional<Failure> copy_on_ring(Ctx& c, util::UniqueFd& src, const struct stat& st,
+                                    Destination& d, const char* src_name,
+                                    const std::vector<Extent>& extents, std::uint64_t& bytes,
                                     bool& direct);
 
 // Copies one regular file, FIFO or device's contents to `dst`.
@@ -322,7 +331,8 @@ void remove_tree(int dir, const std::string& name, std::uint64_t& syscalls);
 // copy); null where the copy made the name itself inside a new directory.
 // A difference, an unreadable file or a stop request is a Failure; the
 // copy is left as it is either way.
-std::optional<Failure> verify_copy(Ctx& c, const char* src, const Where& dst, const struct stat* written);
+std::optional<Failure> verify_copy(Ctx& c, const char* src, const Where& dst,
+                                   const struct stat* written);
 // The end of a regular file: CopyOptions::on_file, for progress.
 inline void file_done(const Ctx& c, std::uint64_t bytes) {
     if (c.o.on_file) c.o.on_file(bytes);
@@ -340,13 +350,15 @@ bool drain(Ctx& c, InFlight in_flight, OnCqe on_cqe) {
     if (in_flight() == 0) return true;
     // Cancel whatever can be cancelled (queued opens, waits on a pipe);
     // reads and writes of regular files already running finish on their own.
-    if (ring.sq_space_left() >= 1) ring.prepare(op::AsyncCancel::any().all()).user_data(kDrainCancel);
+    if (ring.sq_space_left() >= 1)
+        ring.prepare(op::AsyncCancel::any().all()).user_data(kDrainCancel);
     for (int attempt = 0; attempt < 20 && in_flight() > 0; ++attempt) {
         const int r = ring.submit_and_wait_for(1, std::chrono::milliseconds(50));
         ring.for_each_completion([&](const Completion& cq) {
             if (cq.user_data != kDrainCancel) on_cqe(cq);
         });
-        if (r < 0 && r != -ETIME && r != -EINTR && r != -EBUSY && r != -EAGAIN && in_flight() > 0 && attempt >= 2)
+        if (r < 0 && r != -ETIME && r != -EINTR && r != -EBUSY && r != -EAGAIN && in_flight() > 0 &&
+            attempt >= 2)
             break;  // the ring itself fails: more attempts only spin
     }
     c.ring_failed = true;

@@ -57,7 +57,9 @@ namespace {
 // again with a system call into a buffer of the largest size.
 constexpr std::size_t kValueSlot = 4096;
 
-bool unsupported(int err) noexcept { return err == ENOTSUP || err == ENODATA; }
+bool unsupported(int err) noexcept {
+    return err == ENOTSUP || err == ENODATA;
+}
 
 // The ring, when the kernel has all four xattr opcodes (asked once per copy).
 Ring* xattr_ring(Ctx& c) {
@@ -73,8 +75,10 @@ Ring* xattr_ring(Ctx& c) {
         }
         c.xattr_ring = all ? 1 : 0;
         if (!all)
-            c.note("extended attributes are copied with fgetxattr/fsetxattr: this kernel's io_uring lacks "
-                   "IORING_OP_FGETXATTR/FSETXATTR (Linux 5.19)");
+            c.note(
+                "extended attributes are copied with fgetxattr/fsetxattr: this kernel's io_uring "
+                "lacks "
+                "IORING_OP_FGETXATTR/FSETXATTR (Linux 5.19)");
     }
     return c.xattr_ring ? &*c.ring : nullptr;
 }
@@ -83,7 +87,7 @@ Ring* xattr_ring(Ctx& c) {
 struct Attr {
     const char* name;
     char* value;
-    int len = 0;  // the value's length once read, or -errno
+    int len = 0;         // the value's length once read, or -errno
     bool large = false;  // over kValueSlot: read and set with system calls
 };
 
@@ -101,7 +105,9 @@ int run_batch(Ctx& c, unsigned n, int* res, Buffer& arena) {
     while (left > 0) {
         const int r = ring.submit_and_wait(left);
         if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
-            if (!drain(c, [&] { return left; }, reap)) keep_for_kernel(arena.release());
+            if (!drain(
+                    c, [&] { return left; }, reap))
+                keep_for_kernel(arena.release());
             c.ring_failed = true;
             return r;
         }
@@ -113,8 +119,13 @@ int run_batch(Ctx& c, unsigned n, int* res, Buffer& arena) {
 class XattrCopier {
 public:
     XattrCopier(Ctx& c, Node src, Node dst, bool is_symlink, bool acl_only)
-        : c_(c), src_(src), dst_(dst), symlink_(is_symlink), acl_only_(acl_only),
-          dst_at_(dst.fd >= 0 ? std::string() : held_path(dst.dir, dst.name ? dst.name : dst.path)) {}
+        : c_(c),
+          src_(src),
+          dst_(dst),
+          symlink_(is_symlink),
+          acl_only_(acl_only),
+          dst_at_(dst.fd >= 0 ? std::string()
+                              : held_path(dst.dir, dst.name ? dst.name : dst.path)) {}
 
     // Returns false when nothing was there to copy (or listing failed).
     bool run(bool& made_writable, mode_t& mode_before) {
@@ -139,23 +150,29 @@ private:
     bool list() {
         if (c_.xattr_names.empty()) c_.xattr_names.resize(XATTR_LIST_MAX);
         ++c_.syscalls();
-        const ssize_t n = src_.fd >= 0 ? ::flistxattr(src_.fd, c_.xattr_names.data(), c_.xattr_names.size())
-                                       : ::llistxattr(src_.path, c_.xattr_names.data(), c_.xattr_names.size());
+        const ssize_t n =
+            src_.fd >= 0 ? ::flistxattr(src_.fd, c_.xattr_names.data(), c_.xattr_names.size())
+                         : ::llistxattr(src_.path, c_.xattr_names.data(), c_.xattr_names.size());
         if (n < 0) {
-            if (!unsupported(errno)) problem(errno, std::string("cannot list extended attributes of '") + src_.path + "'");
+            if (!unsupported(errno))
+                problem(errno,
+                        std::string("cannot list extended attributes of '") + src_.path + "'");
             return false;
         }
         if (n == 0) return false;
         std::size_t count = 0;
-        for (ssize_t i = 0; i < n; ++i) count += c_.xattr_names[static_cast<std::size_t>(i)] == '\0';
+        for (ssize_t i = 0; i < n; ++i)
+            count += c_.xattr_names[static_cast<std::size_t>(i)] == '\0';
         const std::size_t names = round_up(static_cast<std::uint64_t>(n), 64);
         arena_ = aligned_buffer(names + count * kValueSlot);
         std::memcpy(arena_.get(), c_.xattr_names.data(), static_cast<std::size_t>(n));
         std::size_t k = 0;
-        for (std::size_t off = 0; off < static_cast<std::size_t>(n); off += std::strlen(arena_.get() + off) + 1) {
+        for (std::size_t off = 0; off < static_cast<std::size_t>(n);
+             off += std::strlen(arena_.get() + off) + 1) {
             // -p and --preserve=mode carry the ACLs (the mode's extension),
             // as coreutils does, without the other attributes.
-            if (acl_only_ && std::strncmp(arena_.get() + off, "system.posix_acl_", 17) != 0) continue;
+            if (acl_only_ && std::strncmp(arena_.get() + off, "system.posix_acl_", 17) != 0)
+                continue;
             attrs_.push_back({arena_.get() + off, arena_.get() + names + k++ * kValueSlot});
         }
         res_.assign(attrs_.size(), 0);
@@ -169,22 +186,26 @@ private:
         if (c_.root || symlink_) return false;
         struct stat st {};
         ++c_.syscalls();
-        if ((dst_.fd >= 0 ? ::fstat(dst_.fd, &st) : ::fstatat(dst_.dir, dst_name(), &st, AT_SYMLINK_NOFOLLOW)) != 0 ||
+        if ((dst_.fd >= 0 ? ::fstat(dst_.fd, &st)
+                          : ::fstatat(dst_.dir, dst_name(), &st, AT_SYMLINK_NOFOLLOW)) != 0 ||
             (st.st_mode & S_IWUSR))
             return false;
         before = st.st_mode & 07777;
         ++c_.syscalls();
-        return (dst_.fd >= 0 ? ::fchmod(dst_.fd, before | S_IWUSR)
-                             : ::fchmodat(dst_.dir, dst_name(), before | S_IWUSR, AT_SYMLINK_NOFOLLOW)) == 0;
+        return (dst_.fd >= 0
+                    ? ::fchmod(dst_.fd, before | S_IWUSR)
+                    : ::fchmodat(dst_.dir, dst_name(), before | S_IWUSR, AT_SYMLINK_NOFOLLOW)) == 0;
     }
-    const char* dst_name() const { return dst_.name ? dst_.name : dst_.path;
-    }
+    const char* dst_name() const { return dst_.name ? dst_.name : dst_.path; }
 
     bool get_on_ring() {
         Ring& ring = *c_.ring;
         for (std::size_t first = 0; first < attrs_.size();) {
-            const auto n = static_cast<unsigned>(std::min<std::size_t>(ring.sq_space_left(), attrs_.size() - first));
-            if (n == 0) return ring_failed(-EBUSY);  // nothing of ours is queued: cannot happen, never spins
+            const auto n = static_cast<unsigned>(
+                std::min<std::size_t>(ring.sq_space_left(), attrs_.size() - first));
+            if (n == 0)
+                return ring_failed(
+                    -EBUSY);  // nothing of ours is queued: cannot happen, never spins
             for (unsigned k = 0; k < n; ++k) {
                 Attr& a = attrs_[first + k];
                 const auto size = static_cast<std::uint32_t>(kValueSlot);
@@ -212,8 +233,10 @@ private:
     void get_large(Attr& a) {
         large_.emplace_back(XATTR_SIZE_MAX);
         ++c_.syscalls();
-        const ssize_t r = src_.fd >= 0 ? ::fgetxattr(src_.fd, a.name, large_.back().data(), large_.back().size())
-                                       : ::lgetxattr(src_.path, a.name, large_.back().data(), large_.back().size());
+        const ssize_t r =
+            src_.fd >= 0
+                ? ::fgetxattr(src_.fd, a.name, large_.back().data(), large_.back().size())
+                : ::lgetxattr(src_.path, a.name, large_.back().data(), large_.back().size());
         a.value = large_.back().data();  // never named by a request: only system calls use it
         a.large = true;
         a.len = r < 0 ? -errno : static_cast<int>(r);
@@ -225,12 +248,16 @@ private:
         for (std::size_t i = 0; i < attrs_.size(); ++i) {
             Attr& a = attrs_[i];
             if (a.len == -ENODATA) continue;  // removed since it was listed
-            if (a.len < 0) get_failed(a);
-            else if (a.large) set_result(a, set_one(a));  // read by a system call, set by one
-            else which.push_back(i);
+            if (a.len < 0)
+                get_failed(a);
+            else if (a.large)
+                set_result(a, set_one(a));  // read by a system call, set by one
+            else
+                which.push_back(i);
         }
         for (std::size_t first = 0; first < which.size();) {
-            const auto n = static_cast<unsigned>(std::min<std::size_t>(ring.sq_space_left(), which.size() - first));
+            const auto n = static_cast<unsigned>(
+                std::min<std::size_t>(ring.sq_space_left(), which.size() - first));
             if (n == 0) {
                 ring_failed(-EBUSY);
                 return;
@@ -252,8 +279,10 @@ private:
     void set_with_syscalls() {
         for (Attr& a : attrs_) {
             if (a.len == -ENODATA) continue;
-            if (a.len < 0) get_failed(a);
-            else set_result(a, set_one(a));
+            if (a.len < 0)
+                get_failed(a);
+            else
+                set_result(a, set_one(a));
         }
     }
 
@@ -276,7 +305,8 @@ private:
         problem(-a.len, std::string("getting attribute '") + a.name + "' of '" + src_.path + "'");
     }
     bool ring_failed(int err) {
-        c_.report({CopyStatus::failure, errno_message(dst_.path, "io_uring_enter (extended attributes)", err)});
+        c_.report({CopyStatus::failure,
+                   errno_message(dst_.path, "io_uring_enter (extended attributes)", err)});
         return false;
     }
 
@@ -284,8 +314,10 @@ private:
     // `all` a file system without them is quiet and anything else a note.
     void problem(int err, const std::string& what) {
         const std::string m = what + ": " + std::strerror(err);
-        if (c_.o.preserve.xattr_required) c_.report({CopyStatus::failure, m});
-        else if (!unsupported(err)) c_.note(m);
+        if (c_.o.preserve.xattr_required)
+            c_.report({CopyStatus::failure, m});
+        else if (!unsupported(err))
+            c_.note(m);
     }
 
     Ctx& c_;
@@ -309,12 +341,14 @@ void keep_attributes(Ctx& c, Node src, Node dst, const struct stat& st, bool is_
     bool owner_kept = true;
     if (p.ownership) {
         ++c.syscalls();
-        owner_kept = (by_fd ? ::fchown(dst.fd, st.st_uid, st.st_gid)
-                            : ::fchownat(dst.dir, name, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW)) == 0;
+        owner_kept =
+            (by_fd ? ::fchown(dst.fd, st.st_uid, st.st_gid)
+                   : ::fchownat(dst.dir, name, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW)) == 0;
         // coreutils: an ordinary user cannot give a file away (EPERM) and
         // is not told; root failing to is an error.
         if (!owner_kept && c.root)
-            c.report({CopyStatus::failure, quoted_message("failed to preserve ownership for", dst.path, errno)});
+            c.report({CopyStatus::failure,
+                      quoted_message("failed to preserve ownership for", dst.path, errno)});
     }
     bool made_writable = false;
     mode_t mode_before = 0;
@@ -328,14 +362,18 @@ void keep_attributes(Ctx& c, Node src, Node dst, const struct stat& st, bool is_
         ++c.syscalls();
         // fchmodat's AT_SYMLINK_NOFOLLOW (glibc: through an O_PATH
         // descriptor; fchmodat2 from Linux 6.6) changes the entry itself.
-        if ((by_fd ? ::fchmod(dst.fd, mode) : ::fchmodat(dst.dir, name, mode, AT_SYMLINK_NOFOLLOW)) != 0)
-            c.report({CopyStatus::failure, quoted_message("preserving permissions for", dst.path, errno)});
+        if ((by_fd ? ::fchmod(dst.fd, mode)
+                   : ::fchmodat(dst.dir, name, mode, AT_SYMLINK_NOFOLLOW)) != 0)
+            c.report({CopyStatus::failure,
+                      quoted_message("preserving permissions for", dst.path, errno)});
     }
     if (p.timestamps) {
         const struct timespec times[2] = {st.st_atim, st.st_mtim};
         ++c.syscalls();
-        if ((by_fd ? ::futimens(dst.fd, times) : ::utimensat(dst.dir, name, times, AT_SYMLINK_NOFOLLOW)) != 0)
-            c.report({CopyStatus::failure, quoted_message("preserving times for", dst.path, errno)});
+        if ((by_fd ? ::futimens(dst.fd, times)
+                   : ::utimensat(dst.dir, name, times, AT_SYMLINK_NOFOLLOW)) != 0)
+            c.report(
+                {CopyStatus::failure, quoted_message("preserving times for", dst.path, errno)});
     }
 }
 
@@ -365,11 +403,12 @@ bool link_to_first_copy(Ctx& c, const struct stat& st, const Where& dst, bool in
     const Where& first = *first_at;
     const char* name = dst.name.c_str();
     auto link_failure = [&](int err) {
-        return Failure{status_of_create(err),
-                       "cannot create hard link '" + dst.path + "' to '" + first.path + "': " + std::strerror(err)};
+        return Failure{status_of_create(err), "cannot create hard link '" + dst.path + "' to '" +
+                                                  first.path + "': " + std::strerror(err)};
     };
     if (!in_new_dir) {
-        struct stat there {}, copy {};
+        struct stat there {
+        }, copy{};
         ++c.syscalls();
         if (::fstatat(dst.dir, name, &there, AT_SYMLINK_NOFOLLOW) == 0) {
             if (c.o.no_clobber) {
@@ -377,12 +416,13 @@ bool link_to_first_copy(Ctx& c, const struct stat& st, const Where& dst, bool in
                 return true;
             }
             if (S_ISDIR(there.st_mode)) {
-                failure = Failure{CopyStatus::bad_input, "cannot overwrite directory '" + dst.path + "' with non-directory"};
+                failure = Failure{CopyStatus::bad_input, "cannot overwrite directory '" + dst.path +
+                                                             "' with non-directory"};
                 return true;
             }
             ++c.syscalls();
-            if (::fstatat(first.dir, first.name.c_str(), &copy, AT_SYMLINK_NOFOLLOW) == 0 && copy.st_ino == there.st_ino &&
-                copy.st_dev == there.st_dev) {
+            if (::fstatat(first.dir, first.name.c_str(), &copy, AT_SYMLINK_NOFOLLOW) == 0 &&
+                copy.st_ino == there.st_ino && copy.st_dev == there.st_dev) {
                 ++c.result.files;  // already the same file: a second run of the same cp -a
                 ++c.result.hard_links;
                 file_done(c, static_cast<std::uint64_t>(st.st_size));

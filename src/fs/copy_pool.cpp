@@ -31,7 +31,8 @@
 // their own system call count, and their own files' outcome slots, each
 // published with a release flag: the submitting thread (a worker too) counts
 // finished files for progress as it goes, and turns outcomes into counts and
-// messages after joining the others, in the tree's order.  A clone the file system declines (EOPNOTSUPP,
+// messages after joining the others, in the tree's order.  A clone the file system declines
+// (EOPNOTSUPP,
 // ...) stops the pool (not with --reflink=always), and the files not cloned
 // go back to the caller for the chains.
 #include "copy_chain.hpp"
@@ -60,7 +61,19 @@ namespace {
 // with holes, and redo: one that ended before its size; both go back, stat'd,
 // to the paths that copy such files.
 enum class Step : std::uint8_t {
-    not_taken, done, not_regular, not_small, redo, open_src, create, clone, read, write, changed, fsync, close
+    not_taken,
+    done,
+    not_regular,
+    not_small,
+    redo,
+    open_src,
+    create,
+    clone,
+    read,
+    write,
+    changed,
+    fsync,
+    close
 };
 
 struct Outcome {
@@ -69,7 +82,9 @@ struct Outcome {
     std::uint64_t size_after = 0;  // Step::changed
 };
 
-bool declined(int err) noexcept { return err == EOPNOTSUPP || err == ENOTTY || err == EXDEV || err == ENOSYS; }
+bool declined(int err) noexcept {
+    return err == EOPNOTSUPP || err == ENOTTY || err == EXDEV || err == ENOSYS;
+}
 
 // Retries a system call that a signal interrupted before it did anything.
 template <class F>
@@ -85,9 +100,16 @@ enum class Mode { clone, bytes };
 class FilePool {
 public:
     FilePool(Ctx& c, Tree& t, const HeldDirs& dirs, Mode mode, std::span<const std::size_t> files)
-        : c_(c), t_(t), dirs_(dirs), mode_(mode), files_(files), out_(files.size()),
-          finished_(new std::atomic<bool>[files.size()]), shown_(files.size(), 0) {
-        for (std::size_t k = 0; k < files.size(); ++k) finished_[k].store(false, std::memory_order_relaxed);
+        : c_(c),
+          t_(t),
+          dirs_(dirs),
+          mode_(mode),
+          files_(files),
+          out_(files.size()),
+          finished_(new std::atomic<bool>[files.size()]),
+          shown_(files.size(), 0) {
+        for (std::size_t k = 0; k < files.size(); ++k)
+            finished_[k].store(false, std::memory_order_relaxed);
     }
 
     void run(unsigned threads) {
@@ -112,61 +134,68 @@ public:
             const Outcome& o = out_[k];
             const std::string dst(t_.dst[e]);
             switch (o.step) {
-            case Step::not_taken:
-                if (!c_.stop_requested()) rest.push_back(e);
-                break;
-            case Step::not_regular:
-            case Step::not_small:
-            case Step::redo:
-                rest.push_back(e);
-                break;
-            case Step::done:
-                ++c_.result.files;
-                ++(mode_ == Mode::clone ? c_.result.reflinked_files : c_.result.read_write_files);
-                c_.result.bytes += t_.st[e].stx_size;
-                if (shown_[k]) break;
-                if (c_.o.verify) {
-                    if (auto f = verify_copy(c_, t_.src.c_str(e), verify_where(e), nullptr)) {
-                        c_.report(*f);
-                        break;
+                case Step::not_taken:
+                    if (!c_.stop_requested()) rest.push_back(e);
+                    break;
+                case Step::not_regular:
+                case Step::not_small:
+                case Step::redo:
+                    rest.push_back(e);
+                    break;
+                case Step::done:
+                    ++c_.result.files;
+                    ++(mode_ == Mode::clone ? c_.result.reflinked_files
+                                            : c_.result.read_write_files);
+                    c_.result.bytes += t_.st[e].stx_size;
+                    if (shown_[k]) break;
+                    if (c_.o.verify) {
+                        if (auto f = verify_copy(c_, t_.src.c_str(e), verify_where(e), nullptr)) {
+                            c_.report(*f);
+                            break;
+                        }
                     }
-                }
-                file_done(c_, t_.st[e].stx_size);
-                break;
-            case Step::open_src:
-                c_.report({CopyStatus::bad_input, quoted_message("cannot open", t_.src[e], o.err)});
-                break;
-            case Step::create:
-                c_.report({status_of_write(o.err), quoted_message("cannot create regular file", dst, o.err)});
-                break;
-            case Step::clone:
-                if (declined(o.err) && pair) pair->reflink = Known::no;
-                if (c_.o.reflink == Reflink::always) {
-                    c_.report({CopyStatus::failure, "cannot clone '" + std::string(t_.src[e]) + "' to '" + dst +
-                                                        "' (--reflink=always, " + fs_label(pair->dst_type) +
-                                                        "): " + std::strerror(o.err) + " (errno " +
-                                                        std::to_string(o.err) + ")"});
-                } else if (o.err == ENOSPC || o.err == EDQUOT || o.err == EIO) {
-                    c_.report({status_of_write(o.err), errno_message(dst, "FICLONE", o.err)});
-                } else {
-                    rest.push_back(e);  // copied another way
-                }
-                break;
-            case Step::read:
-                c_.report({CopyStatus::failure, io_message(t_.src[e], "read", 0, o.err)});
-                break;
-            case Step::write:
-                c_.report({status_of_write(o.err), io_message(dst, "write", 0, o.err)});
-                break;
-            case Step::changed:
-                c_.report({CopyStatus::failure, std::string(t_.src[e]) + ": changed size while being copied (" +
-                                                    std::to_string(t_.st[e].stx_size) + " -> " +
-                                                    std::to_string(o.size_after) + " bytes)"});
-                break;
-            case Step::fsync:
-            case Step::close:
-                c_.report({status_of_write(o.err), errno_message(dst, o.step == Step::fsync ? "fsync" : "close", o.err)});
-                break;
+                    file_done(c_, t_.st[e].stx_size);
+                    break;
+                case Step::open_src:
+                    c_.report(
+                        {CopyStatus::bad_input, quoted_message("cannot open", t_.src[e], o.err)});
+                    break;
+                case Step::create:
+                    c_.report({status_of_write(o.err),
+                               quoted_message("cannot create regular file", dst, o.err)});
+                    break;
+                case Step::clone:
+                    if (declined(o.err) && pair) pair->reflink = Known::no;
+                    if (c_.o.reflink == Reflink::always) {
+                        c_.report({CopyStatus::failure,
+                                   "cannot clone '" + std::string(t_.src[e]) + "' to '" + dst +
+                                       "' (--reflink=always, " + fs_label(pair->dst_type) +
+                                       "): " + std::strerror(o.err) + " (errno " +
+                                       std::to_string(o.err) + ")"});
+                    } else if (o.err == ENOSPC || o.err == EDQUOT || o.err == EIO) {
+                        c_.report({status_of_write(o.err), errno_message(dst, "FICLONE", o.err)});
+                    } else {
+                        rest.push_back(e);  // copied another way
+                    }
+                    break;
+                case Step::read:
+                    c_.report({CopyStatus::failure, io_message(t_.src[e], "read", 0, o.err)});
+                    break;
+                case Step::write:
+                    c_.report({status_of_write(o.err), io_message(dst, "write", 0, o.err)});
+                    break;
+                case Step::changed:
+                    c_.report({CopyStatus::failure, std::string(t_.src[e]) +
+                                                        ": changed size while being copied (" +
+                                                        std::to_string(t_.st[e].stx_size) + " -> " +
+                                                        std::to_string(o.size_after) + " bytes)"});
+                    break;
+                case Step::fsync:
+                case Step::close:
+                    c_.report(
+                        {status_of_write(o.err),
+                         errno_message(dst, o.step == Step::fsync ? "fsync" : "close", o.err)});
+                    break;
             }
         }
     }
@@ -187,7 +216,8 @@ private:
             const std::size_t k = next_.fetch_add(1, std::memory_order_relaxed);
             if (k >= files_.size()) return;
             out_[k] = copy_one(files_[k], buf.get(), syscalls);
-            if (out_[k].step == Step::clone && declined(out_[k].err) && c_.o.reflink != Reflink::always)
+            if (out_[k].step == Step::clone && declined(out_[k].err) &&
+                c_.o.reflink != Reflink::always)
                 stop_.store(true, std::memory_order_relaxed);
             finished_[k].store(true, std::memory_order_release);
             if (caller) show_progress();
@@ -199,7 +229,9 @@ private:
     // files are counted after their check, in settle().
     void show_progress() {
         if (!c_.o.on_file || c_.o.verify) return;
-        for (; shown_upto_ < files_.size() && finished_[shown_upto_].load(std::memory_order_acquire); ++shown_upto_)
+        for (;
+             shown_upto_ < files_.size() && finished_[shown_upto_].load(std::memory_order_acquire);
+             ++shown_upto_)
             if (out_[shown_upto_].step == Step::done) {
                 shown_[shown_upto_] = 1;
                 file_done(c_, t_.st[files_[shown_upto_]].stx_size);
@@ -212,7 +244,8 @@ private:
         // have become a link or a FIFO, which this open must neither follow
         // nor wait on.
         ++syscalls;
-        const int s = ::open(t_.src.c_str(e), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
+        const int s =
+            ::open(t_.src.c_str(e), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
         if (s < 0) return {deferred && errno == ELOOP ? Step::not_regular : Step::open_src, errno};
         if (deferred) {
             struct statx x {};
@@ -226,11 +259,13 @@ private:
             t_.st[e] = x;  // this file's own slots: no other thread touches them
             t_.st_res[e] = 0;
             const Step other = !S_ISREG(x.stx_mode) ? Step::not_regular
-                               : mode_ == Mode::bytes && (x.stx_size > kSmallMax || x.stx_blocks * 512 < x.stx_size)
+                               : mode_ == Mode::bytes &&
+                                       (x.stx_size > kSmallMax || x.stx_blocks * 512 < x.stx_size)
                                    ? Step::not_small
                                    : Step::done;
             if (other != Step::done) {
-                if (other == Step::not_regular) t_.st_res[e] = kStatDeferred;  // stat'd again as what it is
+                if (other == Step::not_regular)
+                    t_.st_res[e] = kStatDeferred;  // stat'd again as what it is
                 ++syscalls;
                 ::close(s);
                 return {other, 0};
@@ -239,14 +274,16 @@ private:
         // The source's permission bits less the umask, no set-ID bits: cp's rule.
         ++syscalls;
         const int dir = dirs_.held(t_.parent[e]);
-        const int d = ::openat(dir, t_.name(e), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                               t_.st[e].stx_mode & 0777);
+        const int d =
+            ::openat(dir, t_.name(e), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                     t_.st[e].stx_mode & 0777);
         Outcome out{Step::done, 0};
         if (d < 0) {
             out = {Step::create, errno};
         } else {
             out = mode_ == Mode::clone ? clone(s, d, syscalls) : read_write(e, s, d, buf, syscalls);
-            if (out.step == Step::done && c_.o.fsync && (++syscalls, ::fsync(d) != 0)) out = {Step::fsync, errno};
+            if (out.step == Step::done && c_.o.fsync && (++syscalls, ::fsync(d) != 0))
+                out = {Step::fsync, errno};
             ++syscalls;
             if (::close(d) != 0 && out.step == Step::done) out = {Step::close, errno};
             if (out.step != Step::done) {
@@ -300,21 +337,22 @@ private:
     std::vector<Outcome> out_;
     // finished_[k]: out_[k] (and the file's stat) written, published to the caller.
     std::unique_ptr<std::atomic<bool>[]> finished_;
-    std::vector<char> shown_;      // caller only: counted by show_progress()
-    std::size_t shown_upto_ = 0;   // caller only
+    std::vector<char> shown_;     // caller only: counted by show_progress()
+    std::size_t shown_upto_ = 0;  // caller only
     std::atomic<std::size_t> next_{0};
     std::atomic<bool> stop_{false};
 };
 
 unsigned threads_for(unsigned wanted, std::size_t files) {
-    return std::max(1u, std::min<unsigned>(wanted, static_cast<unsigned>(std::min<std::size_t>(files, 64))));
+    return std::max(
+        1u, std::min<unsigned>(wanted, static_cast<unsigned>(std::min<std::size_t>(files, 64))));
 }
 
 // Runs the pool over `files` in batches whose directories fit the
 // descriptor budget: each batch's directories are opened and pinned first,
 // so the threads only read their descriptors.
-void run_pool(Ctx& c, Tree& t, HeldDirs& dirs, Mode mode, FsPair* pair, std::vector<std::size_t>& files,
-              unsigned wanted) {
+void run_pool(Ctx& c, Tree& t, HeldDirs& dirs, Mode mode, FsPair* pair,
+              std::vector<std::size_t>& files, unsigned wanted) {
     std::vector<std::size_t> rest;
     for (std::size_t first = 0; first < files.size() && !c.stop_requested();) {
         std::vector<std::size_t> batch, pinned;
@@ -326,7 +364,8 @@ void run_pool(Ctx& c, Tree& t, HeldDirs& dirs, Mode mode, FsPair* pair, std::vec
                 if (!pinned.empty() && dirs.pinned() >= dirs.budget()) break;
                 const int fd = dirs.get(dir);
                 if (fd < 0) {
-                    c.report({CopyStatus::failure, dir_failure_message(std::string(t.dst[dir]), fd)});
+                    c.report(
+                        {CopyStatus::failure, dir_failure_message(std::string(t.dst[dir]), fd)});
                     failed_dir = dir;
                     continue;
                 }
@@ -340,8 +379,10 @@ void run_pool(Ctx& c, Tree& t, HeldDirs& dirs, Mode mode, FsPair* pair, std::vec
         pool.run(threads_for(wanted, batch.size()));
         pool.settle(pair, rest);
         for (std::size_t dir : pinned) dirs.unpin(dir);
-        if (pair && pair->reflink == Known::no && c.o.reflink != Reflink::always) {  // the rest go to the chains
-            rest.insert(rest.end(), files.begin() + static_cast<std::ptrdiff_t>(first), files.end());
+        if (pair && pair->reflink == Known::no &&
+            c.o.reflink != Reflink::always) {  // the rest go to the chains
+            rest.insert(rest.end(), files.begin() + static_cast<std::ptrdiff_t>(first),
+                        files.end());
             break;
         }
     }
@@ -365,7 +406,8 @@ bool tree_is_cached(Ctx& c, const Tree& t) {
     // and on a loaded machine that can finish before the read looks: cold
     // files taken for cached.)  A file system that cannot say counts as not
     // cached: the chains are right either way, the pool only when nothing waits.
-    const auto regular = static_cast<std::size_t>(std::count(t.type.begin(), t.type.end(), EntryType::regular));
+    const auto regular =
+        static_cast<std::size_t>(std::count(t.type.begin(), t.type.end(), EntryType::regular));
     const std::size_t samples = std::min<std::size_t>(16, regular);
     unsigned asked = 0;
     std::size_t k = 0, r = 0;  // sample k is regular file number k * regular / samples
@@ -373,7 +415,8 @@ bool tree_is_cached(Ctx& c, const Tree& t) {
         if (t.type[i] != EntryType::regular || r++ != k * regular / samples) continue;
         ++k;
         ++c.syscalls();
-        const int fd = ::open(t.src.c_str(i), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
+        const int fd =
+            ::open(t.src.c_str(i), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
         if (fd < 0) continue;  // gone or unreadable: the copy reports it
         struct stat st {};
         sys::PageCacheStat pc;
@@ -383,7 +426,8 @@ bool tree_is_cached(Ctx& c, const Tree& t) {
         const bool says = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
                           st.st_blocks * 512 >= st.st_size;
         const int rc =
-            says ? sys::page_cache_stat(fd, 0, std::min<std::uint64_t>(st.st_size, kSmallMax), pc) : 0;
+            says ? sys::page_cache_stat(fd, 0, std::min<std::uint64_t>(st.st_size, kSmallMax), pc)
+                 : 0;
         ::close(fd);
         if (!says) continue;
         if (rc != 0 || pc.cached < pc.pages) return false;

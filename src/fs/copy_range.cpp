@@ -14,7 +14,9 @@
 namespace uringkit::fs::detail {
 namespace {
 
-bool retryable(int res) noexcept { return res == -EINTR || res == -EAGAIN; }
+bool retryable(int res) noexcept {
+    return res == -EINTR || res == -EAGAIN;
+}
 
 // Below this a cold source is read through the cache anyway: the probe, the
 // second open and its close are three more system calls, worth it only for a
@@ -44,11 +46,13 @@ util::UniqueFd open_cold_source(Ctx& c, const char* src, int sfd, const struct s
     if (fd) {
         ++c.syscalls();
         // The same file, not one renamed into its place since the first open.
-        if (::fstat(fd.get(), &again) != 0 || again.st_ino != st.st_ino || again.st_dev != st.st_dev) return {};
+        if (::fstat(fd.get(), &again) != 0 || again.st_ino != st.st_ino ||
+            again.st_dev != st.st_dev)
+            return {};
     } else if (c.o.source_reads == SourceReads::direct && !c.said_no_direct_read) {
         c.said_no_direct_read = true;
-        c.note(std::string("--source-reads direct: ") + src + " does not allow O_DIRECT (" + std::strerror(errno) +
-               "); reading it and any like it through the page cache");
+        c.note(std::string("--source-reads direct: ") + src + " does not allow O_DIRECT (" +
+               std::strerror(errno) + "); reading it and any like it through the page cache");
     }
     if (fd) {
         ++c.result.direct_read_files;
@@ -81,9 +85,11 @@ public:
             ring.for_each_completion([this](const Completion& cq) { complete(cq); });
         }
         if (in_flight_ > 0 &&
-            !drain(c_, [this] { return in_flight_; }, [this](const Completion& cq) { complete(cq); }))
-            failure_->message += "; " + std::to_string(in_flight_) +
-                                 " reads and writes are still in the kernel, their buffers are kept";
+            !drain(
+                c_, [this] { return in_flight_; }, [this](const Completion& cq) { complete(cq); }))
+            failure_->message +=
+                "; " + std::to_string(in_flight_) +
+                " reads and writes are still in the kernel, their buffers are kept";
         if (!failure_ && interrupted_) failure_ = Failure{CopyStatus::interrupted, "interrupted"};
         return std::move(failure_);
     }
@@ -164,7 +170,9 @@ private:
         if (c_.fixed_big) return ring.prepare(op::WriteFixed(Fd{job_.dst}, p, n, off, 0));
         return ring.prepare(op::Write(Fd{job_.dst}, p, n, off));
     }
-    static std::uint64_t ud(unsigned k, unsigned is_write) { return std::uint64_t{k} << 1 | is_write; }
+    static std::uint64_t ud(unsigned k, unsigned is_write) {
+        return std::uint64_t{k} << 1 | is_write;
+    }
 
     // With several chunks in flight their failures can complete in any
     // order (6.1 completed a write past RLIMIT_FSIZE at 1.75 MiB before the
@@ -188,15 +196,18 @@ private:
                 s.rd += static_cast<std::uint32_t>(res);
                 if (s.rd > s.len) s.rd = s.len;  // O_DIRECT tail: bytes past the size are not data
             } else if (res == 0 && s.rd < s.len) {
-                fail(CopyStatus::failure, shrank_message(job_.src_name, s.off + s.rd), s.off + s.rd + 1);
+                fail(CopyStatus::failure, shrank_message(job_.src_name, s.off + s.rd),
+                     s.off + s.rd + 1);
             } else if (res < 0 && !retryable(res) && res != -ECANCELED) {
-                fail(CopyStatus::failure, io_message(job_.src_name, "read", s.off + s.rd, res), s.off + s.rd + 1);
+                fail(CopyStatus::failure, io_message(job_.src_name, "read", s.off + s.rd, res),
+                     s.off + s.rd + 1);
             }
         } else {
             if (res > 0) {
                 s.wr += static_cast<std::uint32_t>(res);
             } else if (res < 0 && !retryable(res) && res != -ECANCELED) {
-                fail(status_of_write(res), io_message(job_.dst_name, "write", s.off + s.wr, res), s.off + s.wr + 1);
+                fail(status_of_write(res), io_message(job_.dst_name, "write", s.off + s.wr, res),
+                     s.off + s.wr + 1);
             }
         }
         if (--s.pending > 0 || failure_) return;
@@ -232,19 +243,26 @@ std::optional<Failure> copy_range_sync(Ctx& c, const RangeJob& job, std::uint64_
             std::size_t rd = 0;
             while (rd < len) {
                 ++c.syscalls();
-                const ssize_t n = ::pread(job.src, buf + rd, want - rd, static_cast<off_t>(off + rd));
+                const ssize_t n =
+                    ::pread(job.src, buf + rd, want - rd, static_cast<off_t>(off + rd));
                 if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-                if (n < 0) return Failure{CopyStatus::failure, io_message(job.src_name, "read", off + rd, errno)};
-                if (n == 0) return Failure{CopyStatus::failure, shrank_message(job.src_name, off + rd)};
+                if (n < 0)
+                    return Failure{CopyStatus::failure,
+                                   io_message(job.src_name, "read", off + rd, errno)};
+                if (n == 0)
+                    return Failure{CopyStatus::failure, shrank_message(job.src_name, off + rd)};
                 rd += static_cast<std::size_t>(n);
             }
             rd = std::min(rd, len);
             const std::size_t wt = job.direct ? round_up(rd, kDirectAlign) : rd;
             for (std::size_t wr = 0; wr < wt;) {
                 ++c.syscalls();
-                const ssize_t n = ::pwrite(job.dst, buf + wr, wt - wr, static_cast<off_t>(off + wr));
+                const ssize_t n =
+                    ::pwrite(job.dst, buf + wr, wt - wr, static_cast<off_t>(off + wr));
                 if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-                if (n < 0) return Failure{status_of_write(errno), io_message(job.dst_name, "write", off + wr, errno)};
+                if (n < 0)
+                    return Failure{status_of_write(errno),
+                                   io_message(job.dst_name, "write", off + wr, errno)};
                 wr += static_cast<std::size_t>(n);
             }
             off += len;
@@ -283,21 +301,25 @@ std::vector<Extent> data_extents(int fd, const struct stat& st, std::uint64_t& s
 
 std::optional<Failure> copy_range(Ctx& c, const RangeJob& job, std::uint64_t& bytes) {
     if (!c.ring) return copy_range_sync(c, job, bytes);
-    if (c.ring_unusable()) return Failure{CopyStatus::failure, std::string(job.dst_name) + ": not copied: the ring failed"};
+    if (c.ring_unusable())
+        return Failure{CopyStatus::failure,
+                       std::string(job.dst_name) + ": not copied: the ring failed"};
     RangeCopier rc(c, job);
     auto f = rc.run();
     bytes = rc.bytes();
     return f;
 }
 
-std::optional<Failure> copy_on_ring(Ctx& c, util::UniqueFd& sfd, const struct stat& st, Destination& d,
-                                    const char* src, const std::vector<Extent>& extents, std::uint64_t& bytes,
+std::optional<Failure> copy_on_ring(Ctx& c, util::UniqueFd& sfd, const struct stat& st,
+                                    Destination& d, const char* src,
+                                    const std::vector<Extent>& extents, std::uint64_t& bytes,
                                     bool& direct) {
     const std::string& dst = d.path;
     direct = c.o.direct;
     if (direct) {
         c.syscalls() += 2;
-        if (::fcntl(sfd.get(), F_SETFL, O_DIRECT) != 0 || ::fcntl(d.fd.get(), F_SETFL, O_DIRECT) != 0) {
+        if (::fcntl(sfd.get(), F_SETFL, O_DIRECT) != 0 ||
+            ::fcntl(d.fd.get(), F_SETFL, O_DIRECT) != 0) {
             ::fcntl(sfd.get(), F_SETFL, 0);
             ::fcntl(d.fd.get(), F_SETFL, 0);
             direct = false;
@@ -325,10 +347,12 @@ std::optional<Failure> copy_on_ring(Ctx& c, util::UniqueFd& sfd, const struct st
         std::clamp<std::uint64_t>(chunks, 1, src_direct ? c.o.direct_read_qd : c.o.qd));
     std::uint64_t largest = 0;
     for (const Extent& e : extents) largest = std::max(largest, e.end - e.begin);
-    const std::size_t block_size = chunks <= 1 ? round_up(std::max<std::uint64_t>(largest, 1), kDirectAlign) : block;
+    const std::size_t block_size =
+        chunks <= 1 ? round_up(std::max<std::uint64_t>(largest, 1), kDirectAlign) : block;
     if (!ensure_big_buffer(c, std::size_t{qd} * block_size))
         return Failure{CopyStatus::failure, dst + ": not copied: the ring failed"};
-    RangeJob job{sfd.get(), d.fd.get(), src, dst, extents, direct, src_direct.get(), qd, block_size};
+    RangeJob job{sfd.get(), d.fd.get(),       src, dst,       extents,
+                 direct,    src_direct.get(), qd,  block_size};
     auto failure = copy_range(c, job, bytes);
     if (c.kernel_holds_buffers) {  // the ring failed with this job's requests in flight
         // The kernel may still use these descriptors: they stay open (a
@@ -340,10 +364,12 @@ std::optional<Failure> copy_on_ring(Ctx& c, util::UniqueFd& sfd, const struct st
     return failure;
 }
 
-std::optional<Failure> copy_stream(Ctx& c, int src, int dst, std::string_view src_name, std::string_view dst_name,
-                                   std::uint64_t& bytes) {
+std::optional<Failure> copy_stream(Ctx& c, int src, int dst, std::string_view src_name,
+                                   std::string_view dst_name, std::uint64_t& bytes) {
     const std::size_t block = c.o.block_size;
-    if (!ensure_big_buffer(c, block)) return Failure{CopyStatus::failure, std::string(dst_name) + ": not copied: the ring failed"};
+    if (!ensure_big_buffer(c, block))
+        return Failure{CopyStatus::failure,
+                       std::string(dst_name) + ": not copied: the ring failed"};
     char* buf = c.big.get();
     for (;;) {
         if (c.stop_requested()) return Failure{CopyStatus::interrupted, "interrupted"};
@@ -356,7 +382,9 @@ std::optional<Failure> copy_stream(Ctx& c, int src, int dst, std::string_view sr
             ++c.syscalls();
             const ssize_t w = ::write(dst, buf + wr, static_cast<std::size_t>(n - wr));
             if (w < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-            if (w < 0) return Failure{status_of_write(errno), io_message(dst_name, "write", bytes + wr, errno)};
+            if (w < 0)
+                return Failure{status_of_write(errno),
+                               io_message(dst_name, "write", bytes + wr, errno)};
             wr += w;
         }
         bytes += static_cast<std::uint64_t>(n);

@@ -67,7 +67,8 @@ void limit_kernel_workers(Ctx& c) {
     if (n == 0) {
         cpu_set_t set;
         CPU_ZERO(&set);
-        n = ::sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<unsigned>(CPU_COUNT(&set)) : 0;
+        n = ::sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<unsigned>(CPU_COUNT(&set))
+                                                          : 0;
     }
     if (n == 0) return;
     ++c.syscalls();
@@ -76,7 +77,8 @@ void limit_kernel_workers(Ctx& c) {
         c.workers_limited = true;
         ++c.syscalls();  // the restore
     } catch (const RingError&) {
-        if (c.o.kernel_workers) c.note("--kernel-workers: this kernel cannot limit io_uring's workers (needs 5.15)");
+        if (c.o.kernel_workers)
+            c.note("--kernel-workers: this kernel cannot limit io_uring's workers (needs 5.15)");
     }
 }
 
@@ -88,11 +90,13 @@ Ring* ensure_ring(Ctx& c) {
     c.ring_tried = true;
     // A tree keeps `inflight` chains of up to 8 steps in flight; one file
     // keeps its read -> write pairs.
-    const unsigned entries = c.o.recursive ? c.o.inflight * 10 : std::max(c.o.qd, c.o.direct_read_qd) * 2;
+    const unsigned entries =
+        c.o.recursive ? c.o.inflight * 10 : std::max(c.o.qd, c.o.direct_read_qd) * 2;
     std::string why;
     c.ring = make_ring(pow2_at_least(entries), why);
     if (!c.ring) {
-        c.note("io_uring unavailable (" + why + "); copying with read/write (or copy_file_range) instead");
+        c.note("io_uring unavailable (" + why +
+               "); copying with read/write (or copy_file_range) instead");
         c.result.used_ring = false;
         return nullptr;
     }
@@ -117,7 +121,8 @@ bool ensure_chains(Ctx& c) {
     try {
         c.ring->register_files_sparse(2 * c.o.inflight);
     } catch (const RingError& e) {  // no sparse file table (5.19): EINVAL on older kernels
-        c.note(std::string("io_uring unusable (") + e.what() + "); copying with read/write (or copy_file_range) instead");
+        c.note(std::string("io_uring unusable (") + e.what() +
+               "); copying with read/write (or copy_file_range) instead");
         restore_kernel_workers(c);
         c.ring.reset();
         c.buffers_registered = c.fixed_big = c.fixed_small = false;
@@ -134,7 +139,8 @@ bool ensure_chains(Ctx& c) {
 void restore_kernel_workers(Ctx& c) noexcept {
     if (!c.workers_limited || !c.ring) return;
     try {
-        c.ring->set_iowq_max_workers(c.previous_workers[0], c.previous_workers[1]);  // 0 (none set): left as it is
+        c.ring->set_iowq_max_workers(c.previous_workers[0],
+                                     c.previous_workers[1]);  // 0 (none set): left as it is
     } catch (const RingError&) {
     }
     c.workers_limited = false;

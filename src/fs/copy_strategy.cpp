@@ -25,8 +25,9 @@ namespace uringkit::fs::detail {
 namespace {
 
 constexpr unsigned long kExt4 = 0xEF53, kXfs = 0x58465342, kBtrfs = 0x9123683E, kTmpfs = 0x01021994,
-                        kNfs = 0x6969, kSmb2 = 0xFE534D42, kCifs = 0xFF534D42, kBcachefs = 0xCA451A4E,
-                        kOcfs2 = 0x7461636F, kOverlay = 0x794C7630, kF2fs = 0xF2F52010;
+                        kNfs = 0x6969, kSmb2 = 0xFE534D42, kCifs = 0xFF534D42,
+                        kBcachefs = 0xCA451A4E, kOcfs2 = 0x7461636F, kOverlay = 0x794C7630,
+                        kF2fs = 0xF2F52010;
 
 // Where copy_file_range is taken for a file's bytes when both sides are on
 // one file system of this type (bench/results/files_cp_strategy.md):
@@ -39,10 +40,18 @@ constexpr unsigned long kExt4 = 0xEF53, kXfs = 0x58465342, kBtrfs = 0x9123683E, 
 // measured yet, so a large file keeps the ring path it had.
 bool kernel_copy_wins(unsigned long type) noexcept {
     switch (type) {
-    case kExt4: case kXfs: case kBtrfs: case kF2fs: case kNfs: case kSmb2: case kCifs: case kBcachefs: case kOcfs2:
-        return true;
-    default:
-        return false;
+        case kExt4:
+        case kXfs:
+        case kBtrfs:
+        case kF2fs:
+        case kNfs:
+        case kSmb2:
+        case kCifs:
+        case kBcachefs:
+        case kOcfs2:
+            return true;
+        default:
+            return false;
     }
 }
 
@@ -78,11 +87,13 @@ bool may_clone(const Ctx& c, const FsPair& p) {
 
 // The path for the bytes of a file that was not cloned.
 CopyPath byte_path(Ctx& c, const FsPair& p, std::uint64_t size) {
-    if (c.o.force_fallback || c.o.direct || c.o.source_reads == SourceReads::direct) return CopyPath::ring;
+    if (c.o.force_fallback || c.o.direct || c.o.source_reads == SourceReads::direct)
+        return CopyPath::ring;
     if (p.kernel == Known::no || c.o.engine == ByteEngine::ring) return CopyPath::ring;
     const bool same_type = p.src_type == p.dst_type;
     // Within one such file system copy_file_range clones: not when told never to share.
-    if (c.o.reflink == Reflink::never && same_type && kernel_copy_may_clone(p.src_type)) return CopyPath::ring;
+    if (c.o.reflink == Reflink::never && same_type && kernel_copy_may_clone(p.src_type))
+        return CopyPath::ring;
     if (c.o.engine == ByteEngine::kernel) return CopyPath::kernel;
     if (!same_type) return CopyPath::ring;  // EXDEV between local file systems since Linux 5.19
     if (kernel_copy_wins(p.src_type)) return CopyPath::kernel;
@@ -106,23 +117,35 @@ FsPair& StrategyCache::add(const FsPair& p) {
 }
 
 bool kernel_copy_may_clone(unsigned long t) noexcept {
-    return t == kXfs || t == kBtrfs || t == kBcachefs || t == kOcfs2 || t == kNfs || t == kSmb2 || t == kCifs ||
-           t == kOverlay;
+    return t == kXfs || t == kBtrfs || t == kBcachefs || t == kOcfs2 || t == kNfs || t == kSmb2 ||
+           t == kCifs || t == kOverlay;
 }
 
 const char* fs_name(unsigned long t) noexcept {
     switch (t) {
-    case kExt4: return "ext4";
-    case kXfs: return "xfs";
-    case kBtrfs: return "btrfs";
-    case kTmpfs: return "tmpfs";
-    case kNfs: return "nfs";
-    case kSmb2: case kCifs: return "smb";
-    case kBcachefs: return "bcachefs";
-    case kOcfs2: return "ocfs2";
-    case kOverlay: return "overlayfs";
-    case kF2fs: return "f2fs";
-    default: return nullptr;
+        case kExt4:
+            return "ext4";
+        case kXfs:
+            return "xfs";
+        case kBtrfs:
+            return "btrfs";
+        case kTmpfs:
+            return "tmpfs";
+        case kNfs:
+            return "nfs";
+        case kSmb2:
+        case kCifs:
+            return "smb";
+        case kBcachefs:
+            return "bcachefs";
+        case kOcfs2:
+            return "ocfs2";
+        case kOverlay:
+            return "overlayfs";
+        case kF2fs:
+            return "f2fs";
+        default:
+            return nullptr;
     }
 }
 
@@ -133,8 +156,8 @@ std::string fs_label(unsigned long t) {
     return type;
 }
 
-std::optional<Failure> copy_regular(Ctx& c, util::UniqueFd& sfd, const struct stat& st, Destination& d,
-                                    const char* src, std::uint64_t& bytes) {
+std::optional<Failure> copy_regular(Ctx& c, util::UniqueFd& sfd, const struct stat& st,
+                                    Destination& d, const char* src, std::uint64_t& bytes) {
     const std::string& dst = d.path;
     const auto size = static_cast<std::uint64_t>(st.st_size);
     FsPair& pair = pair_of(c, sfd.get(), st.st_dev, d.fd.get());
@@ -149,9 +172,10 @@ std::optional<Failure> copy_regular(Ctx& c, util::UniqueFd& sfd, const struct st
         }
         if (clone_declined(r)) pair.reflink = Known::no;
         if (c.o.reflink == Reflink::always)
-            return Failure{CopyStatus::failure, "cannot clone '" + std::string(src) + "' to '" + dst +
-                                                    "' (--reflink=always, " + fs_label(pair.dst_type) +
-                                                    "): " + std::strerror(-r) + " (errno " + std::to_string(-r) + ")"};
+            return Failure{CopyStatus::failure,
+                           "cannot clone '" + std::string(src) + "' to '" + dst +
+                               "' (--reflink=always, " + fs_label(pair.dst_type) +
+                               "): " + std::strerror(-r) + " (errno " + std::to_string(-r) + ")"};
         if (r == -ENOSPC || r == -EDQUOT || r == -EIO)
             return Failure{status_of_write(r), errno_message(dst, "FICLONE", r)};
         // Anything else (no reflink here, another file system): bytes are copied.
@@ -168,8 +192,8 @@ std::optional<Failure> copy_regular(Ctx& c, util::UniqueFd& sfd, const struct st
             pair.kernel = Known::no;
             if (c.o.engine == ByteEngine::kernel && !pair.said_no_kernel) {
                 pair.said_no_kernel = true;
-                c.note("--engine kernel: copy_file_range cannot copy " + std::string(src) + " to " + dst +
-                       "; copying on the ring, and so for any like it");
+                c.note("--engine kernel: copy_file_range cannot copy " + std::string(src) + " to " +
+                       dst + "; copying on the ring, and so for any like it");
             }
         } else {
             if (!failure) pair.kernel = Known::yes;
@@ -198,16 +222,18 @@ std::optional<Failure> copy_regular(Ctx& c, util::UniqueFd& sfd, const struct st
     struct stat after {};
     ++c.syscalls();
     if (::fstat(sfd.get(), &after) == 0 && after.st_size != st.st_size)
-        return Failure{CopyStatus::failure, std::string(src) + ": changed size while being copied (" +
-                                                std::to_string(st.st_size) + " -> " + std::to_string(after.st_size) +
-                                                " bytes)"};
+        return Failure{CopyStatus::failure, std::string(src) +
+                                                ": changed size while being copied (" +
+                                                std::to_string(st.st_size) + " -> " +
+                                                std::to_string(after.st_size) + " bytes)"};
     ++*counter;
     return std::nullopt;
 }
 
 FsPair* tree_clones(Ctx& c, const std::string& src_root, const std::string& dst_root) {
     if (c.o.reflink == Reflink::never) return nullptr;
-    struct stat s {}, d {};
+    struct stat s {
+    }, d{};
     c.syscalls() += 2;
     if (::stat(src_root.c_str(), &s) != 0 || ::stat(dst_root.c_str(), &d) != 0) return nullptr;
     FsPair* p = c.strategy.find(s.st_dev, d.st_dev);
@@ -217,15 +243,20 @@ FsPair* tree_clones(Ctx& c, const std::string& src_root, const std::string& dst_
         n.dst_dev = d.st_dev;
         struct statfs sf {};
         c.syscalls() += 2;
-        if (::statfs(src_root.c_str(), &sf) == 0) n.src_type = static_cast<unsigned long>(sf.f_type);
-        if (::statfs(dst_root.c_str(), &sf) == 0) n.dst_type = static_cast<unsigned long>(sf.f_type);
+        if (::statfs(src_root.c_str(), &sf) == 0)
+            n.src_type = static_cast<unsigned long>(sf.f_type);
+        if (::statfs(dst_root.c_str(), &sf) == 0)
+            n.dst_type = static_cast<unsigned long>(sf.f_type);
         p = &c.strategy.add(n);
     }
     // --reflink=always: every file tries (and a refusal fails it).  Otherwise
     // only where the kernel may clone: elsewhere the chains copy small files
     // faster than one FICLONE attempt each would cost.
     if (c.o.reflink == Reflink::always) return p;
-    return p->reflink != Known::no && p->src_type == p->dst_type && kernel_copy_may_clone(p->src_type) ? p : nullptr;
+    return p->reflink != Known::no && p->src_type == p->dst_type &&
+                   kernel_copy_may_clone(p->src_type)
+               ? p
+               : nullptr;
 }
 
 }  // namespace uringkit::fs::detail

@@ -12,9 +12,9 @@
 namespace uringkit::fs::detail {
 
 enum class CopyPath : std::uint8_t {
-    reflink,     // FICLONE: the destination shares the source's extents, no data moves
-    kernel,      // copy_file_range over the data extents: page cache to page cache, or on the server
-    ring,        // linked read -> write pairs (copy_range.cpp), pread/pwrite without a ring
+    reflink,  // FICLONE: the destination shares the source's extents, no data moves
+    kernel,   // copy_file_range over the data extents: page cache to page cache, or on the server
+    ring,     // linked read -> write pairs (copy_range.cpp), pread/pwrite without a ring
 };
 
 enum class Known : std::uint8_t { unknown, yes, no };
@@ -24,8 +24,8 @@ struct FsPair {
     dev_t src_dev = 0, dst_dev = 0;
     unsigned long src_type = 0, dst_type = 0;  // statfs f_type
     Known reflink = Known::unknown;  // FICLONE worked / was refused (EOPNOTSUPP, EXDEV, ...)
-    Known kernel = Known::unknown;   // copy_file_range worked / was refused (EXDEV, EOPNOTSUPP, ...)
-    bool said_no_kernel = false;     // --engine kernel refused here: said once
+    Known kernel = Known::unknown;  // copy_file_range worked / was refused (EXDEV, EOPNOTSUPP, ...)
+    bool said_no_kernel = false;    // --engine kernel refused here: said once
 };
 
 class StrategyCache {

@@ -50,7 +50,8 @@ void walk(Ctx& c, Tree& t, std::size_t index, std::vector<DirAtime>& atimes) {
     if (c.o.preserve.timestamps) {
         struct statx x {};
         ++c.syscalls();
-        if (::statx(AT_FDCWD, src.c_str(), AT_SYMLINK_NOFOLLOW, STATX_ATIME, &x) == 0) atimes.push_back({index, x.stx_atime});
+        if (::statx(AT_FDCWD, src.c_str(), AT_SYMLINK_NOFOLLOW, STATX_ATIME, &x) == 0)
+            atimes.push_back({index, x.stx_atime});
     }
     std::vector<DirEntry> list;
     const int r = read_directory(src.c_str(), list, c.syscalls());
@@ -78,13 +79,13 @@ bool closes_without_flush(int dir, std::uint64_t& syscalls) {
     ++syscalls;
     if (::fstatfs(dir, &sf) != 0) return false;
     switch (static_cast<unsigned long>(sf.f_type)) {
-    case 0xEF53:      // ext2/3/4
-    case 0x58465342:  // xfs
-    case 0x9123683E:  // btrfs
-    case 0x01021994:  // tmpfs
-        return true;
-    default:
-        return false;
+        case 0xEF53:      // ext2/3/4
+        case 0x58465342:  // xfs
+        case 0x9123683E:  // btrfs
+        case 0x01021994:  // tmpfs
+            return true;
+        default:
+            return false;
     }
 }
 
@@ -109,7 +110,8 @@ int stat_entries(Ctx& c, Tree& t, const std::vector<std::size_t>& which) {
     for (std::size_t k = 0; k < which.size(); ++k) ptrs[k] = t.src.c_str(which[k]);
     std::vector<struct statx> st(which.size());
     std::vector<int> res(which.size());
-    const int err = stat_batch(ensure_ring(c), ptrs, AT_SYMLINK_NOFOLLOW, kTreeStatMask, st, res, c.syscalls());
+    const int err =
+        stat_batch(ensure_ring(c), ptrs, AT_SYMLINK_NOFOLLOW, kTreeStatMask, st, res, c.syscalls());
     for (std::size_t k = 0; k < which.size(); ++k) {
         t.st[which[k]] = st[k];
         t.st_res[which[k]] = res[k];
@@ -129,8 +131,8 @@ std::pair<std::string, std::string> split_operand(std::string path) {
 // copier's own until its mode is set at the end) unless `made` says it
 // already was, or entered when it is already there and `may_exist`; its
 // descriptor is then held in `dirs`.  False (reported) when it is neither.
-bool enter_directory(Ctx& c, const Tree& t, HeldDirs& dirs, std::size_t i, int pfd, const char* name, bool made,
-                     bool may_exist, bool& created) {
+bool enter_directory(Ctx& c, const Tree& t, HeldDirs& dirs, std::size_t i, int pfd,
+                     const char* name, bool made, bool may_exist, bool& created) {
     const std::string path(t.dst[i]);
     if (!made) {
         ++c.syscalls();
@@ -147,10 +149,12 @@ bool enter_directory(Ctx& c, const Tree& t, HeldDirs& dirs, std::size_t i, int p
     if (fd < 0) {
         const int err = errno;
         if (made)  // what mkdirat made was renamed away or replaced at once
-            c.report({CopyStatus::failure, "'" + path + "' was replaced while being created: nothing copied into it"});
-        else if (err == ELOOP || err == ENOTDIR)  // a symbolic link or a file is there: never followed
             c.report({CopyStatus::failure,
-                      "cannot overwrite non-directory '" + path + "' with directory '" + std::string(t.src[i]) + "'"});
+                      "'" + path + "' was replaced while being created: nothing copied into it"});
+        else if (err == ELOOP ||
+                 err == ENOTDIR)  // a symbolic link or a file is there: never followed
+            c.report({CopyStatus::failure, "cannot overwrite non-directory '" + path +
+                                               "' with directory '" + std::string(t.src[i]) + "'"});
         else
             c.report({CopyStatus::failure, quoted_message("cannot open directory", path, err)});
         return false;
@@ -159,11 +163,13 @@ bool enter_directory(Ctx& c, const Tree& t, HeldDirs& dirs, std::size_t i, int p
     ++c.syscalls();
     // mkdirat returns no inode: what is at the name now must be a directory
     // of ours with no access for anyone else, or it is not the one made.
-    const bool ours = ::fstat(fd, &st) == 0 && (!made || (st.st_uid == ::geteuid() && (st.st_mode & 077) == 0));
+    const bool ours =
+        ::fstat(fd, &st) == 0 && (!made || (st.st_uid == ::geteuid() && (st.st_mode & 077) == 0));
     if (!ours) {
         ++c.syscalls();
         ::close(fd);
-        c.report({CopyStatus::failure, "'" + path + "' was replaced while being created: nothing copied into it"});
+        c.report({CopyStatus::failure,
+                  "'" + path + "' was replaced while being created: nothing copied into it"});
         return false;
     }
     created = made;
@@ -180,14 +186,16 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
     ++c.syscalls();
     util::UniqueFd operand_dir(::open(parent_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!operand_dir) {
-        c.report({status_of_create(errno), quoted_message("cannot create directory", target, errno)});
+        c.report(
+            {status_of_create(errno), quoted_message("cannot create directory", target, errno)});
         return;
     }
     struct stat tst {};
     ++c.syscalls();
     const bool exists = ::fstatat(operand_dir.get(), base.c_str(), &tst, AT_SYMLINK_NOFOLLOW) == 0;
     if (exists && !S_ISDIR(tst.st_mode)) {
-        c.report({CopyStatus::bad_input, "cannot overwrite non-directory '" + target + "' with directory '" + src_root + "'"});
+        c.report({CopyStatus::bad_input, "cannot overwrite non-directory '" + target +
+                                             "' with directory '" + src_root + "'"});
         return;
     }
     // --atomic and a new tree: built under a temporary name (mkdirat fails
@@ -226,12 +234,14 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
     // copy creates go to copy_pool.cpp's threads: cloned where the file
     // system shares extents, else read -> write when they are in the page cache.
     const bool plain = !c.o.preserve.any();
-    const std::string root_path = join(parent_path, root_name);  // the file system's, for the strategy only
+    const std::string root_path =
+        join(parent_path, root_name);  // the file system's, for the strategy only
     const bool cloning_fs =
         plain && tree_clones(c, src_root, exists || staged ? root_path : parent_path) != nullptr;
     const bool pool_clones = cloning_fs && c.o.clone_threads > 0;
-    const bool pool_bytes = plain && !cloning_fs && c.o.copy_threads > 0 && !c.o.direct && !c.o.force_fallback &&
-                            c.o.engine == ByteEngine::automatic && tree_is_cached(c, t);
+    const bool pool_bytes = plain && !cloning_fs && c.o.copy_threads > 0 && !c.o.direct &&
+                            !c.o.force_fallback && c.o.engine == ByteEngine::automatic &&
+                            tree_is_cached(c, t);
     // A new tree with no totals to show first: the pool's workers take each
     // regular file's statx from the descriptor they open, in parallel,
     // instead of a serial pass here (on XFS that pass was a tenth of the
@@ -240,7 +250,8 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
     std::vector<std::size_t> to_stat;
     for (std::size_t i = 0; i < n; ++i)
         if (!defer || t.type[i] != EntryType::regular) to_stat.push_back(i);
-    if (const int err = stat_entries(c, t, to_stat); err < 0) {  // the ring cannot be used any more: one line
+    if (const int err = stat_entries(c, t, to_stat);
+        err < 0) {  // the ring cannot be used any more: one line
         c.ring_failed = true;
         c.report({CopyStatus::failure, errno_message(src_root, "io_uring_enter", err)});
         if (root_made) remove_tree(operand_dir.get(), root_name, c.syscalls());
@@ -263,8 +274,8 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
     // tree (first_here) or an earlier operand: made as hard links afterwards.
     std::vector<std::size_t> links;
     std::map<std::pair<std::uint64_t, std::uint64_t>, std::size_t> first_here;
-    bool chains_allowed = false;  // known once the root directory is there
-    FsPair* clones = nullptr;  // small files are cloned (copy_strategy.cpp decides)
+    bool chains_allowed = false;        // known once the root directory is there
+    FsPair* clones = nullptr;           // small files are cloned (copy_strategy.cpp decides)
     std::vector<std::size_t> unstated;  // deferred stats the pool did not take
     // A stat'd entry other than a directory: a link, a special file, or a
     // regular file for the chains (small) or file by file (large).
@@ -273,7 +284,8 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
         if (S_ISLNK(mode) || (!S_ISREG(mode) && !S_ISDIR(mode))) {
             const Where at = where(i);
             if (at.dir < 0) {
-                c.report({CopyStatus::failure, dir_failure_message(std::string(t.dst[t.parent[i]]), at.dir)});
+                c.report({CopyStatus::failure,
+                          dir_failure_message(std::string(t.dst[t.parent[i]]), at.dir)});
                 return;
             }
             // A link is made again; a FIFO, a device, a socket too, never read (cp -R).
@@ -282,27 +294,29 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
             if (f) c.report(*f);
         } else if (S_ISREG(mode)) {
             if (c.o.preserve.links && t.st[i].stx_nlink > 1) {
-                const std::pair<std::uint64_t, std::uint64_t> key{makedev(t.st[i].stx_dev_major, t.st[i].stx_dev_minor),
-                                                                  t.st[i].stx_ino};
+                const std::pair<std::uint64_t, std::uint64_t> key{
+                    makedev(t.st[i].stx_dev_major, t.st[i].stx_dev_minor), t.st[i].stx_ino};
                 if (c.first_link.count(key) || !first_here.emplace(key, i).second) {
                     links.push_back(i);
                     return;
                 }
             }
             const bool sparse = t.st[i].stx_blocks * 512 < t.st[i].stx_size;
-            const bool chain = (chains_allowed || pool_bytes) && in_new_dir && !c.o.direct && !sparse &&
-                               t.st[i].stx_size <= kSmallMax;
+            const bool chain = (chains_allowed || pool_bytes) && in_new_dir && !c.o.direct &&
+                               !sparse && t.st[i].stx_size <= kSmallMax;
             (chain ? small : large).push_back(i);
         } else {  // a directory, a file when the walk listed it
-            c.report({CopyStatus::bad_input, "skipping '" + std::string(t.src[i]) +
-                                                 "': it was replaced by a directory while being copied"});
+            c.report({CopyStatus::bad_input,
+                      "skipping '" + std::string(t.src[i]) +
+                          "': it was replaced by a directory while being copied"});
         }
     };
     for (std::size_t i = 0; i < n && !c.stop_requested(); ++i) {
         const std::size_t parent = t.parent[i];
         if (i != kRoot && !present[parent]) continue;  // its directory failed: reported there
         const bool in_new_dir = i != kRoot && created[parent];
-        if (t.st_res[i] == kStatDeferred) {  // a regular file by d_type: to the pool, which stats it
+        if (t.st_res[i] ==
+            kStatDeferred) {  // a regular file by d_type: to the pool, which stats it
             (in_new_dir ? small : unstated).push_back(i);
             continue;
         }
@@ -314,11 +328,14 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
             bool made_now = false;
             bool ok = false;
             if (i == kRoot && staged && !root_made) {
-                c.report({status_of_create(root_err), quoted_message("cannot create directory", target, root_err)});
+                c.report({status_of_create(root_err),
+                          quoted_message("cannot create directory", target, root_err)});
             } else if (i == kRoot) {
-                ok = enter_directory(c, t, held, i, operand_dir.get(), root_name.c_str(), root_made, !staged, made_now);
+                ok = enter_directory(c, t, held, i, operand_dir.get(), root_name.c_str(), root_made,
+                                     !staged, made_now);
             } else if (const int pfd = held.get(parent); pfd < 0) {
-                c.report({CopyStatus::failure, dir_failure_message(std::string(t.dst[parent]), pfd)});
+                c.report(
+                    {CopyStatus::failure, dir_failure_message(std::string(t.dst[parent]), pfd)});
             } else {
                 ok = enter_directory(c, t, held, i, pfd, t.name(i), false, !in_new_dir, made_now);
             }
@@ -352,27 +369,37 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
     auto copy_one_file = [&](std::size_t i, std::optional<std::uint64_t> expected_size) {
         const Where at = where(i);
         if (at.dir < 0) {
-            c.report({CopyStatus::failure, dir_failure_message(std::string(t.dst[t.parent[i]]), at.dir)});
+            c.report({CopyStatus::failure,
+                      dir_failure_message(std::string(t.dst[t.parent[i]]), at.dir)});
             return;
         }
         const std::uint64_t skipped = c.result.skipped;
-        if (auto f = copy_file(c, t.src.c_str(i), at, created[t.parent[i]] != 0, expected_size)) c.report(*f);
-        else copied[i] = c.result.skipped == skipped;
+        if (auto f = copy_file(c, t.src.c_str(i), at, created[t.parent[i]] != 0, expected_size))
+            c.report(*f);
+        else
+            copied[i] = c.result.skipped == skipped;
     };
     if ((pool_bytes || (clones && pool_clones)) && !small.empty()) {
         // What it could not clone or copy stays in `small` ...
-        if (pool_bytes) copy_in_pool(c, t, held, small);
-        else clone_in_pool(c, t, held, *clones, small);
-        if (defer) {  // ... with the files of any size it was given: stat'd now, if it did not, and placed
+        if (pool_bytes)
+            copy_in_pool(c, t, held, small);
+        else
+            clone_in_pool(c, t, held, *clones, small);
+        if (defer) {  // ... with the files of any size it was given: stat'd now, if it did not, and
+                      // placed
             std::vector<std::size_t> back;
             back.swap(small);
             for (std::size_t i : back)
-                if (t.st_res[i] == kStatDeferred) unstated.push_back(i);
-                else place(i, true);
+                if (t.st_res[i] == kStatDeferred)
+                    unstated.push_back(i);
+                else
+                    place(i, true);
         }
-    } else if (clones) {  // with -p, on this thread: until the first refused FICLONE (--reflink=always: all)
+    } else if (clones) {  // with -p, on this thread: until the first refused FICLONE
+                          // (--reflink=always: all)
         std::size_t k = 0;
-        for (; k < small.size() && (clones->reflink != Known::no || c.o.reflink == Reflink::always); ++k) {
+        for (; k < small.size() && (clones->reflink != Known::no || c.o.reflink == Reflink::always);
+             ++k) {
             if (c.stop_requested()) break;
             copy_one_file(small[k], std::nullopt);
         }
@@ -385,12 +412,16 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
             c.report({CopyStatus::failure, errno_message(src_root, "io_uring_enter", err)});
         } else {
             for (std::size_t i : unstated) {
-                if (t.st_res[i] < 0) c.report({CopyStatus::bad_input, quoted_message("cannot stat", t.src[i], t.st_res[i])});
-                else place(i, created[t.parent[i]] != 0);
+                if (t.st_res[i] < 0)
+                    c.report({CopyStatus::bad_input,
+                              quoted_message("cannot stat", t.src[i], t.st_res[i])});
+                else
+                    place(i, created[t.parent[i]] != 0);
             }
         }
     }
-    if (!small.empty() && !c.stop_requested() && !ensure_chains(c)) {  // no chains after all: file by file
+    if (!small.empty() && !c.stop_requested() &&
+        !ensure_chains(c)) {  // no chains after all: file by file
         large.insert(large.begin(), small.begin(), small.end());
         small.clear();
     }
@@ -407,13 +438,16 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
                 ++c.syscalls();
                 util::UniqueFd fd(at.dir < 0 ? -1
                                              : ::openat(at.dir, at.name.c_str(),
-                                                        O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+                                                        O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+                                                            O_NOCTTY | O_CLOEXEC));
                 if (!fd) {
-                    c.report({CopyStatus::failure, quoted_message("cannot open", at.path, at.dir < 0 ? at.dir : errno) +
-                                                       " (to set its attributes)"});
+                    c.report({CopyStatus::failure,
+                              quoted_message("cannot open", at.path, at.dir < 0 ? at.dir : errno) +
+                                  " (to set its attributes)"});
                     continue;
                 }
-                keep_attributes(c, {-1, t.src.c_str(i)}, {fd.get(), at.path.c_str()}, stat_of(t.st[i]), false);
+                keep_attributes(c, {-1, t.src.c_str(i)}, {fd.get(), at.path.c_str()},
+                                stat_of(t.st[i]), false);
             }
         // --verify: each read back once the chains are done (the chains
         // said the others were done as they finished).
@@ -430,7 +464,8 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
     }
     for (std::size_t i : large) {
         if (c.stop_requested() || c.ring_unusable()) break;
-        const bool redone = t.st[i].stx_size <= kSmallMax && std::find(small.begin(), small.end(), i) != small.end();
+        const bool redone = t.st[i].stx_size <= kSmallMax &&
+                            std::find(small.begin(), small.end(), i) != small.end();
         copy_one_file(i, redone ? std::optional<std::uint64_t>(t.st[i].stx_size) : std::nullopt);
     }
     // Hard links last, once the file they share is copied; one whose first
@@ -452,10 +487,13 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
         const Where at = where(i);
         if (at.dir < 0 || (first_at && first_at->dir < 0)) {
             const std::size_t dir = at.dir < 0 ? t.parent[i] : t.parent[first->second];
-            c.report({CopyStatus::failure, dir_failure_message(std::string(t.dst[dir]), at.dir < 0 ? at.dir : first_at->dir)});
+            c.report(
+                {CopyStatus::failure, dir_failure_message(std::string(t.dst[dir]),
+                                                          at.dir < 0 ? at.dir : first_at->dir)});
             linked = true;
         } else {
-            linked = link_to_first_copy(c, st, at, created[t.parent[i]] != 0, failure, first_at ? &*first_at : nullptr);
+            linked = link_to_first_copy(c, st, at, created[t.parent[i]] != 0, failure,
+                                        first_at ? &*first_at : nullptr);
         }
         if (first_at && first_at->dir >= 0) held.unpin(t.parent[first->second]);
         if (linked) {
@@ -490,12 +528,15 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
     if (c.result.failures != failures_before || c.interrupted || c.ring_unusable()) {
         remove_tree(operand_dir.get(), root_name, c.syscalls());  // all or nothing
         if (!c.interrupted)
-            c.report({CopyStatus::failure, "'" + target + "' not created: with --atomic a tree that could not be "
-                                           "copied whole is removed"});
+            c.report(
+                {CopyStatus::failure, "'" + target +
+                                          "' not created: with --atomic a tree that could not be "
+                                          "copied whole is removed"});
         return;
     }
     ++c.syscalls();
-    if (::renameat2(operand_dir.get(), root_name.c_str(), operand_dir.get(), base.c_str(), RENAME_NOREPLACE) != 0) {
+    if (::renameat2(operand_dir.get(), root_name.c_str(), operand_dir.get(), base.c_str(),
+                    RENAME_NOREPLACE) != 0) {
         const int err = errno;
         remove_tree(operand_dir.get(), root_name, c.syscalls());
         c.report({status_of_write(err), quoted_message("cannot create directory", target, err)});

@@ -42,25 +42,28 @@ std::string hex(const XXH128_hash_t& h) {
 // "DST: verify: bytes at offsets 1048576-2097151 differ from 'SRC' (first
 // at offset 1500000; XXH3-128 of the source's ..., of the copy's ...); the
 // copy is left as it is".  Offsets count from 0, as in the I/O errors.
-std::string mismatch_message(const std::string& dst, const char* src, std::uint64_t off, const char* a,
-                             std::size_t na, const char* b, std::size_t nb) {
+std::string mismatch_message(const std::string& dst, const char* src, std::uint64_t off,
+                             const char* a, std::size_t na, const char* b, std::size_t nb) {
     const std::size_t common = std::min(na, nb);
     const auto diff = std::mismatch(a, a + common, b);
     const std::uint64_t first = off + static_cast<std::uint64_t>(diff.first - a);
     const std::uint64_t last = off + std::max(na, nb) - 1;
-    std::string m = dst + ": verify: bytes at offsets " + std::to_string(off) + "-" + std::to_string(last) + " differ from '" +
-                    src + "' (first at offset " + std::to_string(first);
+    std::string m = dst + ": verify: bytes at offsets " + std::to_string(off) + "-" +
+                    std::to_string(last) + " differ from '" + src + "' (first at offset " +
+                    std::to_string(first);
     // A read short of the chunk is that file's end.
-    if (na != nb && na < kVerifyChunk) m += "; the source ends at offset " + std::to_string(off + na);
+    if (na != nb && na < kVerifyChunk)
+        m += "; the source ends at offset " + std::to_string(off + na);
     if (na != nb && nb < kVerifyChunk) m += "; the copy ends at offset " + std::to_string(off + nb);
-    m += "; XXH3-128 of the source's " + hex(XXH3_128bits(a, na)) + ", of the copy's " + hex(XXH3_128bits(b, nb)) +
-         "); the copy is left as it is";
+    m += "; XXH3-128 of the source's " + hex(XXH3_128bits(a, na)) + ", of the copy's " +
+         hex(XXH3_128bits(b, nb)) + "); the copy is left as it is";
     return m;
 }
 
 }  // namespace
 
-std::optional<Failure> verify_copy(Ctx& c, const char* src, const Where& at, const struct stat* written) {
+std::optional<Failure> verify_copy(Ctx& c, const char* src, const Where& at,
+                                   const struct stat* written) {
     const std::string& dst = at.path;
     if (c.o.before_verify) c.o.before_verify(src, dst);
     const auto t0 = std::chrono::steady_clock::now();
@@ -68,7 +71,8 @@ std::optional<Failure> verify_copy(Ctx& c, const char* src, const Where& at, con
         Ctx& c;
         std::chrono::steady_clock::time_point t0;
         ~Seconds() {
-            c.result.verify_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            c.result.verify_seconds +=
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         }
     } seconds{c, t0};
 
@@ -78,7 +82,8 @@ std::optional<Failure> verify_copy(Ctx& c, const char* src, const Where& at, con
     ++c.syscalls();
     bool direct = true;
     const int nofollow = at.in_tree ? O_NOFOLLOW : 0;
-    util::UniqueFd d(::openat(at.dir, at.name.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_DIRECT | nofollow));
+    util::UniqueFd d(
+        ::openat(at.dir, at.name.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_DIRECT | nofollow));
     if (!d && errno == EINVAL) {  // no O_DIRECT on this file system: through the cache
         direct = false;
         ++c.syscalls();
@@ -88,9 +93,11 @@ std::optional<Failure> verify_copy(Ctx& c, const char* src, const Where& at, con
     if (written) {
         struct stat now {};
         ++c.syscalls();
-        if (::fstat(d.get(), &now) != 0 || now.st_ino != written->st_ino || now.st_dev != written->st_dev)
-            return Failure{CopyStatus::failure,
-                           dst + ": verify: not the file this copy wrote (replaced since); not verified"};
+        if (::fstat(d.get(), &now) != 0 || now.st_ino != written->st_ino ||
+            now.st_dev != written->st_dev)
+            return Failure{
+                CopyStatus::failure,
+                dst + ": verify: not the file this copy wrote (replaced since); not verified"};
     }
     ++c.syscalls();
     ::posix_fadvise(s.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
@@ -101,7 +108,9 @@ std::optional<Failure> verify_copy(Ctx& c, const char* src, const Where& at, con
     for (std::uint64_t off = 0;; off += kVerifyChunk) {
         if (c.stop_requested()) return Failure{CopyStatus::interrupted, "interrupted"};
         const ssize_t na = read_full(s.get(), a, kVerifyChunk, off, false, c.syscalls());
-        if (na < 0) return Failure{CopyStatus::failure, io_message(src, "verify: read", off, static_cast<int>(na))};
+        if (na < 0)
+            return Failure{CopyStatus::failure,
+                           io_message(src, "verify: read", off, static_cast<int>(na))};
         ssize_t nb = read_full(d.get(), b, kVerifyChunk, off, direct, c.syscalls());
         if (nb == -EINVAL && direct) {
             // Opened, but the file system refuses this direct read (an
@@ -112,7 +121,9 @@ std::optional<Failure> verify_copy(Ctx& c, const char* src, const Where& at, con
                 return Failure{CopyStatus::failure, errno_message(dst, "verify: fcntl", errno)};
             nb = read_full(d.get(), b, kVerifyChunk, off, false, c.syscalls());
         }
-        if (nb < 0) return Failure{CopyStatus::failure, io_message(dst, "verify: read", off, static_cast<int>(nb))};
+        if (nb < 0)
+            return Failure{CopyStatus::failure,
+                           io_message(dst, "verify: read", off, static_cast<int>(nb))};
         c.result.verify_bytes += static_cast<std::uint64_t>(na + nb);
         const auto la = static_cast<std::size_t>(na), lb = static_cast<std::size_t>(nb);
         if (la != lb || !XXH128_isEqual(XXH3_128bits(a, la), XXH3_128bits(b, lb)))
@@ -121,8 +132,9 @@ std::optional<Failure> verify_copy(Ctx& c, const char* src, const Where& at, con
     }
     if (!direct && !c.said_verify_cached) {
         c.said_verify_cached = true;
-        c.note("--verify: " + dst +
-               " does not allow O_DIRECT; it and any like it were read back through the page cache");
+        c.note(
+            "--verify: " + dst +
+            " does not allow O_DIRECT; it and any like it were read back through the page cache");
     }
     ++c.result.verified_files;
     if (direct) ++c.result.verified_direct;

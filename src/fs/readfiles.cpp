@@ -13,12 +13,14 @@ namespace uringkit::fs {
 using namespace readfiles_detail;
 using detail::make_ring;
 
-
 const char* engine_name(ReadEngine e) noexcept {
     switch (e) {
-    case ReadEngine::ring: return "ring";
-    case ReadEngine::threadpool: return "threadpool";
-    case ReadEngine::sync: return "sync";
+        case ReadEngine::ring:
+            return "ring";
+        case ReadEngine::threadpool:
+            return "threadpool";
+        case ReadEngine::sync:
+            return "sync";
     }
     return "?";
 }
@@ -48,9 +50,12 @@ Buffer read_buffer(std::size_t bytes, const std::string& what) {
 
 BufferNeed read_buffers_needed(const ReadFilesOptions& o) noexcept {
     switch (o.engine) {
-    case ReadEngine::ring: return {ring_threads(o), std::uint64_t{o.inflight} * 2 * o.block_size};
-    case ReadEngine::threadpool: return {threadpool_workers(o), o.block_size};
-    case ReadEngine::sync: break;
+        case ReadEngine::ring:
+            return {ring_threads(o), std::uint64_t{o.inflight} * 2 * o.block_size};
+        case ReadEngine::threadpool:
+            return {threadpool_workers(o), o.block_size};
+        case ReadEngine::sync:
+            break;
     }
     return {1, o.block_size};
 }
@@ -59,7 +64,8 @@ ReadFilesStats read_files(std::span<const std::string> inputs, const ReadFilesOp
                           const ReadFilesSink& sink) {
     if (o.block_size == 0 || o.block_size > (1u << 30) || o.block_size % 512)
         throw std::invalid_argument("block size must be a multiple of 512 bytes, at most 1 GiB");
-    if (o.inflight == 0 || o.inflight > 4096) throw std::invalid_argument("inflight must be 1..4096");
+    if (o.inflight == 0 || o.inflight > 4096)
+        throw std::invalid_argument("inflight must be 1..4096");
     ReadFilesStats stats;
     stats.engine = o.engine;
 
@@ -69,7 +75,9 @@ ReadFilesStats read_files(std::span<const std::string> inputs, const ReadFilesOp
         ring = make_ring(ring_entries(o), why);
         if (!ring) {
             stats.engine = ReadEngine::sync;
-            if (sink.note) sink.note({}, 0, "io_uring unavailable (" + why + "); reading with the sync engine");
+            if (sink.note)
+                sink.note({}, 0,
+                          "io_uring unavailable (" + why + "); reading with the sync engine");
         }
     }
 
@@ -82,19 +90,23 @@ ReadFilesStats read_files(std::span<const std::string> inputs, const ReadFilesOp
     Emitter out(files, o, sink, stats);
     if (!files.empty()) {
         switch (stats.engine) {
-        case ReadEngine::ring: {
-            const auto nthreads = static_cast<unsigned>(
-                std::min<std::size_t>(ring_threads(o), (files.size() + o.inflight - 1) / o.inflight));
-            if (nthreads > 1) {
-                run_rings(list, o, nthreads, out, stats, sink);
-            } else if (!run_ring(*ring, list, o, out, stats, sink)) {
-                stats.engine = ReadEngine::sync;
-                run_sync(files, o, out, stats);
+            case ReadEngine::ring: {
+                const auto nthreads = static_cast<unsigned>(std::min<std::size_t>(
+                    ring_threads(o), (files.size() + o.inflight - 1) / o.inflight));
+                if (nthreads > 1) {
+                    run_rings(list, o, nthreads, out, stats, sink);
+                } else if (!run_ring(*ring, list, o, out, stats, sink)) {
+                    stats.engine = ReadEngine::sync;
+                    run_sync(files, o, out, stats);
+                }
+                break;
             }
-            break;
-        }
-        case ReadEngine::threadpool: run_threadpool(files, o, out, stats); break;
-        case ReadEngine::sync: run_sync(files, o, out, stats); break;
+            case ReadEngine::threadpool:
+                run_threadpool(files, o, out, stats);
+                break;
+            case ReadEngine::sync:
+                run_sync(files, o, out, stats);
+                break;
         }
     }
     stats.seconds = seconds_since(t1);

@@ -16,8 +16,8 @@
 
 #include <atomic>
 #include <cstddef>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <span>
 #include <string>
@@ -37,7 +37,9 @@ struct ReadFilesOptions {
     // CPU, up to 4; fewer when there are not enough files to fill them);
     // threadpool: blocking workers (0: 8).
     unsigned threads = 0;
-    std::size_t block_size = 64 * 1024;  // 32 x 64 KiB keeps the registered buffers in cache; 16 MiB of them cost ~10% CPU
+    std::size_t block_size =
+        64 *
+        1024;  // 32 x 64 KiB keeps the registered buffers in cache; 16 MiB of them cost ~10% CPU
     // ring: run each chain on an io-wq worker (IOSQE_ASYNC on the open), so
     // several files are opened and read at once on other CPUs while this
     // thread hashes; false keeps everything on the submitting thread.
@@ -74,7 +76,7 @@ struct ReadFilesStats {
     // statx(2)/open/read/close; not counted: the ring's one-time setup
     // (io_uring_setup, mmap) and teardown.
     std::uint64_t syscalls = 0;
-    double seconds = 0;         // reading, after the walk
+    double seconds = 0;  // reading, after the walk
     double walk_seconds = 0;
     ReadEngine engine = ReadEngine::ring;  // the engine that ran (after any fallback)
 };

@@ -43,15 +43,19 @@ Slot_result BlockingReader::read(const char* path, std::uint64_t& syscalls) {
     return r;
 }
 
-void run_sync(const PathList& files, const ReadFilesOptions& o, Emitter& out, ReadFilesStats& stats) {
+void run_sync(const PathList& files, const ReadFilesOptions& o, Emitter& out,
+              ReadFilesStats& stats) {
     BlockingReader reader(o);
     for (std::size_t i = 0; i < files.size() && !stopping(o); ++i)
         out.finish(i, reader.read(files.c_str(i), stats.syscalls));
 }
 
-unsigned threadpool_workers(const ReadFilesOptions& o) noexcept { return o.threads ? o.threads : 8; }
+unsigned threadpool_workers(const ReadFilesOptions& o) noexcept {
+    return o.threads ? o.threads : 8;
+}
 
-void run_threadpool(const PathList& files, const ReadFilesOptions& o, Emitter& out, ReadFilesStats& stats) {
+void run_threadpool(const PathList& files, const ReadFilesOptions& o, Emitter& out,
+                    ReadFilesStats& stats) {
     const unsigned nthreads = std::max(
         1u, std::min<unsigned>(threadpool_workers(o), static_cast<unsigned>(files.size())));
     // Every worker's buffer is made here, before a thread starts: memory that
@@ -66,7 +70,8 @@ void run_threadpool(const PathList& files, const ReadFilesOptions& o, Emitter& o
         pool.emplace_back([&, t] {
             BlockingReader& reader = *readers[t];
             std::uint64_t calls = 0;
-            for (std::size_t i; !stopping(o) && (i = next.fetch_add(1, std::memory_order_relaxed)) < files.size();)
+            for (std::size_t i;
+                 !stopping(o) && (i = next.fetch_add(1, std::memory_order_relaxed)) < files.size();)
                 out.record(i, reader.read(files.c_str(i), calls));
             syscalls[t] = calls;
             out.worker_exited();

@@ -17,8 +17,8 @@ namespace {
 // ---- collecting the files --------------------------------------------------
 
 struct Candidate {
-    bool needs_stat;          // a symlink or DT_UNKNOWN entry: its target decides
-    bool short_read_is_eof;   // found in a directory of a disk-like file system
+    bool needs_stat;         // a symlink or DT_UNKNOWN entry: its target decides
+    bool short_read_is_eof;  // found in a directory of a disk-like file system
 };
 
 class Collector {
@@ -59,7 +59,8 @@ private:
     }
     void skip(std::string_view path, mode_t mode) {
         ++stats_.skipped;
-        if (sink_.note) sink_.note(path, 0, std::string("skipped: ") + kind_name(mode) + ", not read");
+        if (sink_.note)
+            sink_.note(path, 0, std::string("skipped: ") + kind_name(mode) + ", not read");
     }
 
     void walk(const std::string& dir) {
@@ -73,16 +74,22 @@ private:
             if (path.empty() || path.back() != '/') path += '/';
             path += e.name;
             switch (e.type) {
-            case EntryType::regular: add(path, false, eof); break;
-            case EntryType::directory: walk(path); break;
-            case EntryType::symlink:
-            case EntryType::unknown: add(path, true, false); break;
-            case EntryType::other: {
-                struct stat sb{};
-                ++stats_.syscalls;
-                skip(path, ::lstat(path.c_str(), &sb) == 0 ? sb.st_mode : S_IFSOCK);
-                break;
-            }
+                case EntryType::regular:
+                    add(path, false, eof);
+                    break;
+                case EntryType::directory:
+                    walk(path);
+                    break;
+                case EntryType::symlink:
+                case EntryType::unknown:
+                    add(path, true, false);
+                    break;
+                case EntryType::other: {
+                    struct stat sb {};
+                    ++stats_.syscalls;
+                    skip(path, ::lstat(path.c_str(), &sb) == 0 ? sb.st_mode : S_IFSOCK);
+                    break;
+                }
             }
         }
     }
@@ -120,10 +127,11 @@ private:
             else if (S_ISREG(st[j].stx_mode)) {
                 out.paths.push(candidates_[i]);
                 out.short_read_is_eof.push_back(false);  // the target may be anywhere
-            }
-            else if (S_ISDIR(st[j].stx_mode)) {
+            } else if (S_ISDIR(st[j].stx_mode)) {
                 ++stats_.skipped;
-                if (sink_.note) sink_.note(candidates_[i], 0, "skipped: symbolic link to a directory, not followed");
+                if (sink_.note)
+                    sink_.note(candidates_[i], 0,
+                               "skipped: symbolic link to a directory, not followed");
             } else
                 skip(candidates_[i], st[j].stx_mode);
         }

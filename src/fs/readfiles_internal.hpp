@@ -33,7 +33,9 @@ inline double seconds_since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-inline bool retryable(int res) noexcept { return res == -EINTR || res == -EAGAIN; }
+inline bool retryable(int res) noexcept {
+    return res == -EINTR || res == -EAGAIN;
+}
 
 // ReadFilesOptions::stop was set: start nothing more, abandon reads in flight.
 inline bool stopping(const ReadFilesOptions& o) noexcept {
@@ -79,7 +81,8 @@ struct Slot_result {
 // starts, so recording a result allocates nothing.
 class Emitter {
 public:
-    Emitter(const PathList& files, const ReadFilesOptions& o, const ReadFilesSink& sink, ReadFilesStats& stats)
+    Emitter(const PathList& files, const ReadFilesOptions& o, const ReadFilesSink& sink,
+            ReadFilesStats& stats)
         : files_(files), ordered_(o.ordered), sink_(sink), stats_(stats) {
         if (ordered_) {
             results_.resize(files.size());
@@ -144,7 +147,8 @@ public:
             waiting_for_.store(target, std::memory_order_seq_cst);
             const unsigned seen = wake_.load(std::memory_order_seq_cst);
             if (exited_.load(std::memory_order_seq_cst) == workers_) continue;
-            if (!done_[target].load(std::memory_order_seq_cst)) wake_.wait(seen, std::memory_order_seq_cst);
+            if (!done_[target].load(std::memory_order_seq_cst))
+                wake_.wait(seen, std::memory_order_seq_cst);
         }
     }
 
@@ -171,7 +175,7 @@ private:
     std::vector<Slot_result> results_;
     std::unique_ptr<std::atomic<bool>[]> done_;
     std::atomic<std::size_t> waiting_for_{~std::size_t{0}};  // the file drain_in_order() sleeps on
-    std::atomic<unsigned> wake_{0};                           // bumped to wake it
+    std::atomic<unsigned> wake_{0};                          // bumped to wake it
     std::size_t next_ = 0;
     unsigned workers_ = 0;
     std::atomic<unsigned> exited_{0};
@@ -184,7 +188,10 @@ private:
 class BlockingReader {
 public:
     explicit BlockingReader(const ReadFilesOptions& o)
-        : o_(o), bs_(o.block_size), hash_(o.hash), buf_(read_buffer(o.block_size, "a block")),
+        : o_(o),
+          bs_(o.block_size),
+          hash_(o.hash),
+          buf_(read_buffer(o.block_size, "a block")),
           st_(XXH64_createState()) {}
     ~BlockingReader() { XXH64_freeState(st_); }
     BlockingReader(const BlockingReader&) = delete;
@@ -203,7 +210,8 @@ private:
 
 // The threadpool engine's workers: --threads, or 8.
 unsigned threadpool_workers(const ReadFilesOptions& o) noexcept;
-void run_sync(const PathList& files, const ReadFilesOptions& o, Emitter& out, ReadFilesStats& stats);
+void run_sync(const PathList& files, const ReadFilesOptions& o, Emitter& out,
+              ReadFilesStats& stats);
 void run_threadpool(const PathList& files, const ReadFilesOptions& o, Emitter& out,
                     ReadFilesStats& stats);
 
@@ -223,7 +231,8 @@ public:
         bool take(std::size_t& file) noexcept {
             if (stopping(feed_.o_)) return false;
             if (cur_ == end_) {
-                const std::size_t first = feed_.next_.fetch_add(feed_.chunk_, std::memory_order_relaxed);
+                const std::size_t first =
+                    feed_.next_.fetch_add(feed_.chunk_, std::memory_order_relaxed);
                 if (first >= feed_.files_) return false;
                 cur_ = first;
                 end_ = std::min(first + feed_.chunk_, feed_.files_);

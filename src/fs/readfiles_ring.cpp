@@ -2,10 +2,10 @@
 // direct descriptor, slots reused as chains finish, one ring per thread.
 #include "readfiles_internal.hpp"
 
+#include "cli/size.hpp"
 #include "uringkit/ops/ops.hpp"
 #include "uringkit/ring/kernel_owned.hpp"
 #include "uringkit/sys/error.hpp"
-#include "cli/size.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -30,14 +30,20 @@ class RingReader {
 public:
     // `threaded`: one of several readers, each on its own thread and ring;
     // results are recorded for the calling thread to emit.
-    RingReader(Ring& ring, const FileList& list, const ReadFilesOptions& o, Emitter& out, FileFeed::Cursor& feed,
-               bool threaded)
-        : ring_(ring), files_(list.paths), eof_(list.short_read_is_eof), o_(o), out_(out), feed_(feed),
+    RingReader(Ring& ring, const FileList& list, const ReadFilesOptions& o, Emitter& out,
+               FileFeed::Cursor& feed, bool threaded)
+        : ring_(ring),
+          files_(list.paths),
+          eof_(list.short_read_is_eof),
+          o_(o),
+          out_(out),
+          feed_(feed),
           threaded_(threaded),
           nslots_(static_cast<unsigned>(std::min<std::size_t>(o.inflight, list.paths.size()))),
-          slots_(nslots_), bufs_(read_buffer(std::size_t{nslots_} * 2 * o.block_size,
-                                             "2 x " + cli::format_bytes(o.block_size) + " for each of " +
-                                                 std::to_string(nslots_) + " files in flight")) {
+          slots_(nslots_),
+          bufs_(read_buffer(std::size_t{nslots_} * 2 * o.block_size,
+                            "2 x " + cli::format_bytes(o.block_size) + " for each of " +
+                                std::to_string(nslots_) + " files in flight")) {
         ring_.register_files_sparse(nslots_);
         const iovec iov{bufs_.get(), std::size_t{nslots_} * 2 * o.block_size};
         try {
@@ -86,7 +92,8 @@ public:
             // for all of it stalls the pipeline behind the slowest file.)
             const unsigned want = std::max(1u, outstanding_ / 2);
             const int r = ring_.submit_and_wait(want);
-            const unsigned reaped = ring_.for_each_completion([this](const Completion& c) { complete(c); });
+            const unsigned reaped =
+                ring_.for_each_completion([this](const Completion& c) { complete(c); });
             if (r >= 0 || reaped > 0) {
                 stalls = 0;
                 continue;
@@ -125,14 +132,18 @@ private:
     };
 
     char* buf(unsigned slot, int half) const noexcept {
-        return bufs_.get() + (std::size_t{slot} * 2 + static_cast<std::size_t>(half)) * o_.block_size;
+        return bufs_.get() +
+               (std::size_t{slot} * 2 + static_cast<std::size_t>(half)) * o_.block_size;
     }
-    std::uint64_t ud(unsigned slot, Step step) const noexcept { return std::uint64_t{slot} << 3 | step; }
+    std::uint64_t ud(unsigned slot, Step step) const noexcept {
+        return std::uint64_t{slot} << 3 | step;
+    }
 
     template <class Off>
     Sqe read_op(unsigned slot, int half, Off off) noexcept {
         const auto len = static_cast<std::uint32_t>(o_.block_size);
-        if (fixed_buffers_) return ring_.prepare(op::ReadFixed(Fixed{slot}, buf(slot, half), len, off, 0));
+        if (fixed_buffers_)
+            return ring_.prepare(op::ReadFixed(Fixed{slot}, buf(slot, half), len, off, 0));
         return ring_.prepare(op::Read(Fixed{slot}, buf(slot, half), len, off));
     }
 
@@ -148,11 +159,13 @@ private:
         Slot& s = slots_[slot];
         s = Slot{file, s.state, 0, 0, 0, 0, 0, 0, nullptr, eof_[file]};
         if (o_.hash) XXH64_reset(s.state, 0);
-        Sqe open = ring_.prepare(op::OpenAt(AT_FDCWD, files_.c_str(file), O_RDONLY | O_NOCTTY).into_slot(slot));
+        Sqe open = ring_.prepare(
+            op::OpenAt(AT_FDCWD, files_.c_str(file), O_RDONLY | O_NOCTTY).into_slot(slot));
         open.user_data(ud(slot, kOpen)).link();
         if (o_.async_open) open.async();
         read_op(slot, 0, ~std::uint64_t{0}).user_data(ud(slot, kRead1)).hardlink();
-        if (!s.short_read_is_eof) read_op(slot, 1, ~std::uint64_t{0}).user_data(ud(slot, kRead2)).hardlink();
+        if (!s.short_read_is_eof)
+            read_op(slot, 1, ~std::uint64_t{0}).user_data(ud(slot, kRead2)).hardlink();
         ring_.prepare(op::Close(Fixed{slot})).user_data(ud(slot, kClose));
         s.pending = s.short_read_is_eof ? 3 : 4;
         outstanding_ += static_cast<unsigned>(s.pending);
@@ -178,7 +191,9 @@ private:
             s.abandoned = true;
             return finish(slot);
         }
-        ring_.prepare(op::OpenAt(AT_FDCWD, files_.c_str(s.file), O_RDONLY | O_NOCTTY).into_slot(slot))
+        ring_
+            .prepare(
+                op::OpenAt(AT_FDCWD, files_.c_str(s.file), O_RDONLY | O_NOCTTY).into_slot(slot))
             .user_data(ud(slot, kContOpen))
             .link();
         read_op(slot, 0, s.total).user_data(ud(slot, kContRead));
@@ -208,13 +223,20 @@ private:
         while (!followups_.empty()) {
             const auto [slot, next] = followups_.back();
             followups_.pop_back();
-            const int r = ring_.reserve(next == Next::reopen ? 2 : 1, [this](const Completion& c) { complete(c); });
+            const int r = ring_.reserve(next == Next::reopen ? 2 : 1,
+                                        [this](const Completion& c) { complete(c); });
             if (r < 0) throw RingError("io_uring_enter", r);  // unfinished() reports the file
             --slots_[slot].pending;
             switch (next) {
-            case Next::reopen: reopen(slot); break;
-            case Next::read: next_read(slot); break;
-            case Next::close: close(slot); break;
+                case Next::reopen:
+                    reopen(slot);
+                    break;
+                case Next::read:
+                    next_read(slot);
+                    break;
+                case Next::close:
+                    close(slot);
+                    break;
             }
         }
     }
@@ -226,31 +248,39 @@ private:
         Slot& s = slots_[slot];
         --s.pending;
         switch (step) {
-        case kOpen: s.open_res = c.res; break;
-        case kRead1: s.r1 = c.res; break;
-        case kRead2: s.r2 = c.res; break;
-        case kClose: break;  // removing a direct descriptor cannot fail once the open worked
-        case kContOpen:
-            if (c.res < 0) fail(s, c.res, "open");
-            break;
-        case kContRead:
-            if (c.res == -ECANCELED) break;  // the reopen failed
-            if (c.res > 0) {
-                consume(s, slot, 0, c.res);
-                if (stopping(o_)) {  // abandon the file: close it, report nothing
-                    s.abandoned = true;
-                    follow_up(slot, Next::close);
-                } else {
+            case kOpen:
+                s.open_res = c.res;
+                break;
+            case kRead1:
+                s.r1 = c.res;
+                break;
+            case kRead2:
+                s.r2 = c.res;
+                break;
+            case kClose:
+                break;  // removing a direct descriptor cannot fail once the open worked
+            case kContOpen:
+                if (c.res < 0) fail(s, c.res, "open");
+                break;
+            case kContRead:
+                if (c.res == -ECANCELED) break;  // the reopen failed
+                if (c.res > 0) {
+                    consume(s, slot, 0, c.res);
+                    if (stopping(o_)) {  // abandon the file: close it, report nothing
+                        s.abandoned = true;
+                        follow_up(slot, Next::close);
+                    } else {
+                        follow_up(slot, Next::read);
+                    }
+                } else if (retryable(c.res)) {
                     follow_up(slot, Next::read);
+                } else {
+                    if (c.res < 0) fail(s, c.res, "read");
+                    follow_up(slot, Next::close);
                 }
-            } else if (retryable(c.res)) {
-                follow_up(slot, Next::read);
-            } else {
-                if (c.res < 0) fail(s, c.res, "read");
-                follow_up(slot, Next::close);
-            }
-            break;
-        case kContClose: break;
+                break;
+            case kContClose:
+                break;
         }
         if (s.pending > 0) return;
         if (step <= kClose)
@@ -335,7 +365,9 @@ unsigned ring_threads(const ReadFilesOptions& o) {
     return std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
 }
 
-unsigned ring_entries(const ReadFilesOptions& o) { return pow2_at_least(o.inflight * 4); }
+unsigned ring_entries(const ReadFilesOptions& o) {
+    return pow2_at_least(o.inflight * 4);
+}
 
 // Several rings, one per thread, each running its own chains on its own CPU;
 // the calling thread emits the results in order.  A thread whose ring cannot
@@ -401,7 +433,6 @@ void run_rings(const FileList& list, const ReadFilesOptions& o, unsigned nthread
     }
 }
 
-
 bool run_ring(Ring& ring, const FileList& list, const ReadFilesOptions& o, Emitter& out,
               ReadFilesStats& stats, const ReadFilesSink& sink) {
     FileFeed feed(list.paths.size(), list.paths.size(), o);
@@ -412,9 +443,9 @@ bool run_ring(Ring& ring, const FileList& list, const ReadFilesOptions& o, Emitt
     } catch (const RingError& e) {
         // The sparse file table (5.19) is refused: EINVAL on older kernels.
         if (sink.note)
-            sink.note({}, 0,
-                      std::string("io_uring unusable (") + e.what() +
-                          "); reading with the sync engine");
+            sink.note(
+                {}, 0,
+                std::string("io_uring unusable (") + e.what() + "); reading with the sync engine");
         return false;
     } catch (const BufferError& e) {
         // The blocking reader needs one block where the ring needs two per file in flight.

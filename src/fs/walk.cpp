@@ -20,11 +20,16 @@ namespace {
 
 EntryType type_of_dtype(unsigned char t) noexcept {
     switch (t) {
-    case DT_REG: return EntryType::regular;
-    case DT_DIR: return EntryType::directory;
-    case DT_LNK: return EntryType::symlink;
-    case DT_UNKNOWN: return EntryType::unknown;
-    default: return EntryType::other;
+        case DT_REG:
+            return EntryType::regular;
+        case DT_DIR:
+            return EntryType::directory;
+        case DT_LNK:
+            return EntryType::symlink;
+        case DT_UNKNOWN:
+            return EntryType::unknown;
+        default:
+            return EntryType::other;
     }
 }
 
@@ -33,16 +38,16 @@ EntryType type_of_dtype(unsigned char t) noexcept {
 // non-blocking reads of regular files until the end or an error.)
 bool disk_like(long magic) noexcept {
     switch (static_cast<unsigned long>(magic)) {
-    case 0xEF53:      // ext2/3/4
-    case 0x58465342:  // xfs
-    case 0x9123683E:  // btrfs
-    case 0x01021994:  // tmpfs
-    case 0xF2F52010:  // f2fs
-    case 0x794C7630:  // overlayfs (the layers below are disk file systems)
-    case 0x2FC12FC1:  // zfs
-        return true;
-    default:
-        return false;
+        case 0xEF53:      // ext2/3/4
+        case 0x58465342:  // xfs
+        case 0x9123683E:  // btrfs
+        case 0x01021994:  // tmpfs
+        case 0xF2F52010:  // f2fs
+        case 0x794C7630:  // overlayfs (the layers below are disk file systems)
+        case 0x2FC12FC1:  // zfs
+            return true;
+        default:
+            return false;
     }
 }
 
@@ -57,11 +62,16 @@ EntryType type_of(mode_t mode) noexcept {
 
 const char* type_name(EntryType t) noexcept {
     switch (t) {
-    case EntryType::regular: return "regular file";
-    case EntryType::directory: return "directory";
-    case EntryType::symlink: return "symbolic link";
-    case EntryType::other: return "special file";
-    case EntryType::unknown: break;
+        case EntryType::regular:
+            return "regular file";
+        case EntryType::directory:
+            return "directory";
+        case EntryType::symlink:
+            return "symbolic link";
+        case EntryType::other:
+            return "special file";
+        case EntryType::unknown:
+            break;
     }
     return "unknown";
 }
@@ -123,11 +133,13 @@ int list_open_directory(int fd, std::vector<DirEntry>& out, std::uint64_t& sysca
             const auto* d = reinterpret_cast<const dirent64*>(buf + pos);
             pos += d->d_reclen;
             const char* name = d->d_name;
-            if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) continue;
+            if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
+                continue;
             out.push_back({name, type_of_dtype(d->d_type)});
         }
     }
-    std::sort(out.begin(), out.end(), [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+    std::sort(out.begin(), out.end(),
+              [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
     return err;
 }
 }  // namespace
@@ -190,7 +202,9 @@ int stat_batch(Ring* ring, std::span<const char* const> paths, int flags, unsign
     // took stay in the SQ (this ring cannot submit any more).  Whatever may
     // still complete keeps `landing` alive for the rest of the process.
     for (unsigned i = 0; done + ring->sq_pending() < next && i < Ring::kReserveStalls; ++i)
-        if (ring->for_each_completion(reap) == 0 && ring->wait_for_completion(Ring::kReserveStallWait) < 0) break;
+        if (ring->for_each_completion(reap) == 0 &&
+            ring->wait_for_completion(Ring::kReserveStallWait) < 0)
+            break;
     if (done < next) keep_for_kernel(landing.release());
     for (std::size_t i = 0; i < n; ++i)
         if (!completed[i]) results[i] = failure;

@@ -42,12 +42,18 @@ void check(const LoadConfig& c) {
 
 std::string_view error_name(ErrorKind k) noexcept {
     switch (k) {
-        case ErrorKind::Connect: return "connect";
-        case ErrorKind::Reset: return "reset";
-        case ErrorKind::Closed: return "closed";
-        case ErrorKind::Timeout: return "timeout";
-        case ErrorKind::BadResponse: return "bad response";
-        case ErrorKind::kCount: break;
+        case ErrorKind::Connect:
+            return "connect";
+        case ErrorKind::Reset:
+            return "reset";
+        case ErrorKind::Closed:
+            return "closed";
+        case ErrorKind::Timeout:
+            return "timeout";
+        case ErrorKind::BadResponse:
+            return "bad response";
+        case ErrorKind::kCount:
+            break;
     }
     return "?";
 }
@@ -62,7 +68,8 @@ unsigned connections_of_thread(unsigned connections, unsigned threads, unsigned 
     return connections / threads + (t < connections % threads ? 1 : 0);
 }
 
-LoadResult run_load(const LoadConfig& config, const std::atomic<bool>* stop, const ProgressFn& progress) {
+LoadResult run_load(const LoadConfig& config, const std::atomic<bool>* stop,
+                    const ProgressFn& progress) {
     check(config);
     const unsigned n = config.threads;
     detail::Shared shared;
@@ -77,7 +84,8 @@ LoadResult run_load(const LoadConfig& config, const std::atomic<bool>* stop, con
 
     std::vector<detail::LiveCounters> live(n);
     std::vector<std::unique_ptr<detail::Worker>> workers;
-    for (unsigned t = 0; t < n; ++t) workers.push_back(std::make_unique<detail::Worker>(shared, t, n, live[t]));
+    for (unsigned t = 0; t < n; ++t)
+        workers.push_back(std::make_unique<detail::Worker>(shared, t, n, live[t]));
     std::mutex error_mutex;
     std::exception_ptr error;
     std::vector<std::thread> threads;
@@ -144,7 +152,8 @@ LoadResult run_load(const LoadConfig& config, const std::atomic<bool>* stop, con
         if (r.first_error.empty()) r.first_error = w.first_error;
         end = std::max(end, w.end_ns);
         r.threads.push_back({static_cast<unsigned>(w.per_connection.size()), w.requests});
-        for (std::size_t i = 0; i < w.per_connection.size(); ++i) r.per_connection[t + i * n] = w.per_connection[i];
+        for (std::size_t i = 0; i < w.per_connection.size(); ++i)
+            r.per_connection[t + i * n] = w.per_connection[i];
     }
     r.seconds = static_cast<double>(end - shared.start_ns) / 1e9;
     r.interrupted = stop && stop->load();

@@ -13,8 +13,8 @@
 // quietly slowing the client down (coordinated omission).
 #pragma once
 
-#include "measure/histogram.hpp"
 #include "load/target.hpp"
+#include "measure/histogram.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -32,9 +32,9 @@ struct LoadConfig {
     Mode mode = Mode::Http;
     unsigned connections = 64;
     unsigned threads = 1;
-    unsigned pipeline = 1;               // requests in flight per connection
-    std::size_t size = 64;               // echo: bytes per message
-    double rate = 0;                     // requests/s over all connections; 0: closed loop
+    unsigned pipeline = 1;  // requests in flight per connection
+    std::size_t size = 64;  // echo: bytes per message
+    double rate = 0;        // requests/s over all connections; 0: closed loop
     std::chrono::nanoseconds duration = std::chrono::seconds(5);
     // A connection with requests outstanding that receives nothing for this
     // long is counted as a timeout, closed and opened again.
@@ -44,7 +44,8 @@ struct LoadConfig {
 // Errors by kind; each is counted once per connection it ended (the
 // connection is then closed and opened again, as wrk does).
 enum class ErrorKind : std::uint8_t { Connect, Reset, Closed, Timeout, BadResponse, kCount };
-std::string_view error_name(ErrorKind k) noexcept;  // "connect", "reset", "closed", "timeout", "bad response"
+std::string_view error_name(
+    ErrorKind k) noexcept;  // "connect", "reset", "closed", "timeout", "bad response"
 
 struct ThreadResult {
     unsigned connections = 0;
@@ -52,21 +53,21 @@ struct ThreadResult {
 };
 
 struct LoadResult {
-    double seconds = 0;                  // the measured interval
-    std::uint64_t requests = 0;          // responses completed in it
-    std::uint64_t sent = 0;              // requests written in it
-    std::uint64_t non_2xx = 0;           // HTTP responses with another status (counted in requests)
+    double seconds = 0;          // the measured interval
+    std::uint64_t requests = 0;  // responses completed in it
+    std::uint64_t sent = 0;      // requests written in it
+    std::uint64_t non_2xx = 0;   // HTTP responses with another status (counted in requests)
     std::uint64_t errors[static_cast<int>(ErrorKind::kCount)] = {};
-    std::uint64_t reconnects = 0;        // connections opened again after an error or a close
+    std::uint64_t reconnects = 0;  // connections opened again after an error or a close
     std::uint64_t bytes_in = 0, bytes_out = 0;
-    std::uint64_t syscalls = 0;          // every system call the threads made in the interval
-    std::uint64_t enobufs = 0;           // multishot recv found the buffer ring empty (re-armed)
+    std::uint64_t syscalls = 0;  // every system call the threads made in the interval
+    std::uint64_t enobufs = 0;   // multishot recv found the buffer ring empty (re-armed)
     double cpu_user_s = 0, cpu_system_s = 0;  // the whole process, over the interval
-    std::uint64_t late = 0;              // open loop: requests still unsent when the run ended
-    measure::LatencyHistogram latency;   // ns, per response
+    std::uint64_t late = 0;                   // open loop: requests still unsent when the run ended
+    measure::LatencyHistogram latency;        // ns, per response
     std::vector<ThreadResult> threads;
     std::vector<std::uint64_t> per_connection;  // responses per connection, connection order
-    std::string first_error;             // the first error's description, for the report
+    std::string first_error;                    // the first error's description, for the report
     bool interrupted = false;
     std::uint64_t total_errors() const noexcept;
 };

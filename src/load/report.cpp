@@ -18,7 +18,8 @@ std::string latency(double ns) {
 
 std::string grouped(std::uint64_t v) {
     std::string s = std::to_string(v);
-    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3)
+        s.insert(static_cast<std::size_t>(i), ",");
     return s;
 }
 
@@ -30,10 +31,13 @@ constexpr double kQuantiles[] = {0.5, 0.9, 0.99, 0.999};
 constexpr const char* kQuantileNames[] = {"p50", "p90", "p99", "p99.9"};
 
 std::string shape(const LoadConfig& c) {
-    std::string s = fmt::format("{} connection{}, {} thread{}, ", c.connections, c.connections == 1 ? "" : "s",
-                                c.threads, c.threads == 1 ? "" : "s");
+    std::string s =
+        fmt::format("{} connection{}, {} thread{}, ", c.connections, c.connections == 1 ? "" : "s",
+                    c.threads, c.threads == 1 ? "" : "s");
     if (c.rate > 0)
-        s += fmt::format("open loop at {:g} requests/s (latency from each request's intended send time)", c.rate);
+        s += fmt::format(
+            "open loop at {:g} requests/s (latency from each request's intended send time)",
+            c.rate);
     else
         s += "closed loop";
     if (c.pipeline > 1) s += fmt::format(", {} pipelined", c.pipeline);
@@ -48,31 +52,37 @@ std::string format_report(const LoadConfig& c, const LoadResult& r) {
     const double rps = r.seconds > 0 ? static_cast<double>(r.requests) / r.seconds : 0;
     out += fmt::format("uringkit load: {} ({}), {:.2f} s{}\n", c.target.name(), shape(c), r.seconds,
                        r.interrupted ? " (interrupted)" : "");
-    out += fmt::format("  {:<12} {} in {:.2f} s: {} requests/s", "requests", grouped(r.requests), r.seconds,
-                       grouped(static_cast<std::uint64_t>(rps + 0.5)));
+    out += fmt::format("  {:<12} {} in {:.2f} s: {} requests/s", "requests", grouped(r.requests),
+                       r.seconds, grouped(static_cast<std::uint64_t>(rps + 0.5)));
     if (c.mode == Mode::Http) out += fmt::format(", {} not 2xx", grouped(r.non_2xx));
     out += "\n";
     if (c.rate > 0)
-        out += fmt::format("  {:<12} {} of {:g} requests/s asked; {} requests due were still unsent at the end\n",
-                           "rate", grouped(static_cast<std::uint64_t>(rps + 0.5)), c.rate, grouped(r.late));
-    out += fmt::format("  {:<12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "latency", "mean", "p50", "p90", "p99",
-                       "p99.9", "max");
-    out += fmt::format("  {:<12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "", latency(r.latency.mean()),
-                       latency(r.latency.quantile(0.5)), latency(r.latency.quantile(0.9)),
-                       latency(r.latency.quantile(0.99)), latency(r.latency.quantile(0.999)),
+        out += fmt::format(
+            "  {:<12} {} of {:g} requests/s asked; {} requests due were still unsent at the end\n",
+            "rate", grouped(static_cast<std::uint64_t>(rps + 0.5)), c.rate, grouped(r.late));
+    out += fmt::format("  {:<12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "latency", "mean",
+                       "p50", "p90", "p99", "p99.9", "max");
+    out += fmt::format("  {:<12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "",
+                       latency(r.latency.mean()), latency(r.latency.quantile(0.5)),
+                       latency(r.latency.quantile(0.9)), latency(r.latency.quantile(0.99)),
+                       latency(r.latency.quantile(0.999)),
                        latency(static_cast<double>(r.latency.max())));
     std::string errors;
     for (int k = 0; k < static_cast<int>(ErrorKind::kCount); ++k)
-        errors += fmt::format("{}{} {}", k ? ", " : "", error_name(static_cast<ErrorKind>(k)), grouped(r.errors[k]));
+        errors += fmt::format("{}{} {}", k ? ", " : "", error_name(static_cast<ErrorKind>(k)),
+                              grouped(r.errors[k]));
     out += fmt::format("  {:<12} {}{}\n", "errors", r.total_errors() ? "" : "none: ", errors);
     if (!r.first_error.empty()) out += fmt::format("  {:<12} {}\n", "first error", r.first_error);
-    if (r.reconnects) out += fmt::format("  {:<12} {} connections opened again\n", "reconnects", grouped(r.reconnects));
+    if (r.reconnects)
+        out += fmt::format("  {:<12} {} connections opened again\n", "reconnects",
+                           grouped(r.reconnects));
     const double cpu = r.cpu_user_s + r.cpu_system_s;
-    out += fmt::format("  {:<12} {:.2f} µs CPU/request (user {:.2f}, system {:.2f}), {:.3f} system calls/request "
-                       "({} in all)\n",
-                       "client", per_request(cpu * 1e6, r.requests), per_request(r.cpu_user_s * 1e6, r.requests),
-                       per_request(r.cpu_system_s * 1e6, r.requests),
-                       per_request(static_cast<double>(r.syscalls), r.requests), grouped(r.syscalls));
+    out += fmt::format(
+        "  {:<12} {:.2f} µs CPU/request (user {:.2f}, system {:.2f}), {:.3f} system calls/request "
+        "({} in all)\n",
+        "client", per_request(cpu * 1e6, r.requests), per_request(r.cpu_user_s * 1e6, r.requests),
+        per_request(r.cpu_system_s * 1e6, r.requests),
+        per_request(static_cast<double>(r.syscalls), r.requests), grouped(r.syscalls));
     out += fmt::format("  {:<12} {:.1f} MiB/s in, {:.1f} MiB/s out\n", "traffic",
                        r.seconds > 0 ? static_cast<double>(r.bytes_in) / r.seconds / 1048576 : 0,
                        r.seconds > 0 ? static_cast<double>(r.bytes_out) / r.seconds / 1048576 : 0);
@@ -129,7 +139,8 @@ std::string to_json(const LoadConfig& c, const LoadResult& r) {
     j["syscalls_per_request"] = per_request(static_cast<double>(r.syscalls), r.requests);
     j["enobufs"] = r.enobufs;
     json threads = json::array();
-    for (const ThreadResult& t : r.threads) threads.push_back({{"connections", t.connections}, {"requests", t.requests}});
+    for (const ThreadResult& t : r.threads)
+        threads.push_back({{"connections", t.connections}, {"requests", t.requests}});
     j["threads_detail"] = threads;
     j["interrupted"] = r.interrupted;
     return j.dump(2) + "\n";
@@ -137,8 +148,9 @@ std::string to_json(const LoadConfig& c, const LoadResult& r) {
 
 std::string progress_line(const Progress& p) {
     const double rps = p.elapsed_s > 0 ? static_cast<double>(p.requests) / p.elapsed_s : 0;
-    return fmt::format("load: {:.0f}/{:.0f} s, {} requests ({} /s), {} errors", p.elapsed_s, p.duration_s,
-                       grouped(p.requests), grouped(static_cast<std::uint64_t>(rps + 0.5)), grouped(p.errors));
+    return fmt::format("load: {:.0f}/{:.0f} s, {} requests ({} /s), {} errors", p.elapsed_s,
+                       p.duration_s, grouped(p.requests),
+                       grouped(static_cast<std::uint64_t>(rps + 0.5)), grouped(p.errors));
 }
 
 }  // namespace uringkit::load

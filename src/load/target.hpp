@@ -25,14 +25,15 @@ private:
 };
 
 struct Target {
-    std::string host;       // as given ("localhost", "127.0.0.1", "::1")
+    std::string host;  // as given ("localhost", "127.0.0.1", "::1")
     std::uint16_t port = 0;
     std::string path = "/";  // the request-target of each GET
     bool url = false;        // given as http://...
     sockaddr_storage address{};
     socklen_t address_len = 0;
-    std::string host_header() const;  // "host:port" ("[::1]:port"), as the Host field and in reports
-    std::string name() const;         // "http://127.0.0.1:8080/" or "127.0.0.1:8080"
+    std::string host_header()
+        const;                 // "host:port" ("[::1]:port"), as the Host field and in reports
+    std::string name() const;  // "http://127.0.0.1:8080/" or "127.0.0.1:8080"
 };
 
 // Parses and resolves (getaddrinfo, numeric or a name) `text`; the first

@@ -110,7 +110,8 @@ void Worker::setup() {
     now_ = now_ns();
     for (Conn& c : conns_) connect(c);
     // Every connect ends by its link timeout at the latest.
-    while (std::any_of(conns_.begin(), conns_.end(), [](const Conn& c) { return c.state == Conn::State::Connecting; }))
+    while (std::any_of(conns_.begin(), conns_.end(),
+                       [](const Conn& c) { return c.state == Conn::State::Connecting; }))
         wait_once(now_ + 100 * kMs);
 }
 
@@ -146,7 +147,9 @@ void Worker::loop() {
         std::int64_t deadline = std::min(end_, next_housekeeping_);
         if (open_loop_) {
             release_due();
-            deadline = std::min(deadline, thread_start_ + static_cast<std::int64_t>(static_cast<double>(next_slot_) * interval_ns_));
+            deadline = std::min(
+                deadline, thread_start_ + static_cast<std::int64_t>(
+                                              static_cast<double>(next_slot_) * interval_ns_));
         }
         wait_once(deadline);
     }
@@ -166,8 +169,10 @@ void Worker::loop() {
 void Worker::wait_once(std::int64_t deadline) {
     const std::int64_t wait = deadline - now_;
     int r;
-    if (wait <= 0) r = ring_->submit();
-    else r = ring_->submit_and_wait_for(1, std::chrono::nanoseconds(wait));
+    if (wait <= 0)
+        r = ring_->submit();
+    else
+        r = ring_->submit_and_wait_for(1, std::chrono::nanoseconds(wait));
     if (r < 0 && r != -ETIME && r != -EINTR && r != -EBUSY && r != -EAGAIN)
         throw std::system_error(-r, std::system_category(), "io_uring_enter");
     now_ = now_ns();
@@ -181,11 +186,20 @@ void Worker::dispatch(const Completion& cqe) {
     }
     Conn& c = *reinterpret_cast<Conn*>(static_cast<std::uintptr_t>(cqe.user_data & ~kTagMask));
     switch (cqe.user_data & kTagMask) {
-        case kConnect: on_connect(c, cqe); break;
-        case kRecv: on_recv(c, cqe); break;
-        case kSend: on_send(c, cqe); break;
-        case kClose: on_close(c); break;
-        default: break;
+        case kConnect:
+            on_connect(c, cqe);
+            break;
+        case kRecv:
+            on_recv(c, cqe);
+            break;
+        case kSend:
+            on_send(c, cqe);
+            break;
+        case kClose:
+            on_close(c);
+            break;
+        default:
+            break;
     }
 }
 
@@ -208,7 +222,8 @@ void Worker::connect(Conn& c) {
     // The connect and its timeout are one chain: both must fit in this submit.
     if (const int r = ring_->reserve(2); r < 0)
         throw std::system_error(-r, std::system_category(), "io_uring submission queue");
-    ring_->prepare(op::Connect(Fd{fd}, reinterpret_cast<const sockaddr*>(&t.address), t.address_len))
+    ring_
+        ->prepare(op::Connect(Fd{fd}, reinterpret_cast<const sockaddr*>(&t.address), t.address_len))
         .user_data(ud(&c, kConnect))
         .link();
     ring_->prepare(op::LinkTimeout(&connect_timeout_)).user_data(std::uint64_t{0});
@@ -224,7 +239,8 @@ void Worker::on_connect(Conn& c, const Completion& cqe) {
     if (cqe.res < 0) {
         c.retry_slow = true;
         fail(c, ErrorKind::Connect,
-             cqe.res == -ECANCELED ? std::string("connect timed out") : fmt::format("connect: {}", std::strerror(-cqe.res)));
+             cqe.res == -ECANCELED ? std::string("connect timed out")
+                                   : fmt::format("connect: {}", std::strerror(-cqe.res)));
         return;
     }
     c.state = Conn::State::Open;
@@ -242,11 +258,13 @@ void Worker::count_error(Conn& c, ErrorKind kind, std::string_view why) {
     ++result_.errors[static_cast<int>(kind)];
     live_.errors.add();
     if (result_.first_error.empty())
-        result_.first_error = fmt::format("{} (connection {}): {}", error_name(kind), c.global, why);
+        result_.first_error =
+            fmt::format("{} (connection {}): {}", error_name(kind), c.global, why);
 }
 
 void Worker::fail(Conn& c, ErrorKind kind, std::string_view why) {
-    if (c.state == Conn::State::Closing || c.state == Conn::State::Down) return;  // one error per connection
+    if (c.state == Conn::State::Closing || c.state == Conn::State::Down)
+        return;  // one error per connection
     count_error(c, kind, why);
     begin_close(c);
 }
@@ -298,7 +316,8 @@ void Worker::on_close(Conn& c) {
 
 void Worker::housekeeping() {
     for (Conn& c : conns_) {
-        if (c.state == Conn::State::Open && c.issued > c.answered && now_ - c.last_progress > cfg_.timeout.count()) {
+        if (c.state == Conn::State::Open && c.issued > c.answered &&
+            now_ - c.last_progress > cfg_.timeout.count()) {
             fail(c, ErrorKind::Timeout,
                  fmt::format("no response for {} ms", cfg_.timeout.count() / kMs));
         } else if (c.state == Conn::State::Down && now_ >= c.retry_at) {
@@ -335,11 +354,13 @@ void Worker::drain() {
     for (std::size_t left = pending(); left > 0;) {
         wait_once(now_ + 100 * kMs);
         const std::size_t now_left = pending();
-        if (now_left < left) last_progress = now_;
+        if (now_left < left)
+            last_progress = now_;
         else if (now_ - last_progress > 5000 * kMs) {
             keep_for_kernel_in_flight();
             throw std::runtime_error(fmt::format(
-                "{} operations still pending 5 s after their cancel (their memory is kept)", now_left));
+                "{} operations still pending 5 s after their cancel (their memory is kept)",
+                now_left));
         }
         left = now_left;
     }

@@ -2,8 +2,8 @@
 // share of the connections (internal to src/load).
 #pragma once
 
-#include "measure/histogram.hpp"
 #include "load/load.hpp"
+#include "measure/histogram.hpp"
 #include "net/http_response.hpp"
 #include "net/stats.hpp"
 #include "uringkit/ring/buffer_ring.hpp"
@@ -37,7 +37,7 @@ inline ErrorKind classify(int err) noexcept {
 // written before `phase` moves to kRun with a release store.
 struct Shared {
     const LoadConfig* config = nullptr;
-    std::string request;  // one HTTP request, the same bytes for every connection
+    std::string request;             // one HTTP request, the same bytes for every connection
     std::latch* ready = nullptr;     // each thread: its connections are set up
     std::latch* measured = nullptr;  // each thread: past the end, counters frozen
     std::atomic<int> phase{0};       // kWait, kRun, kCleanup
@@ -74,19 +74,20 @@ struct Conn {
     std::uint32_t global = 0;  // connection number in the whole run
     int fd = -1;
     enum class State : std::uint8_t { Down, Connecting, Open, Closing } state = State::Down;
-    bool recv_armed = false, send_inflight = false, connect_inflight = false, close_inflight = false;
-    bool cancelled = false;    // cancels sent for this close
-    bool retry_slow = false;   // after a connect error: wait before connecting again
+    bool recv_armed = false, send_inflight = false, connect_inflight = false,
+         close_inflight = false;
+    bool cancelled = false;      // cancels sent for this close
+    bool retry_slow = false;     // after a connect error: wait before connecting again
     std::uint64_t issued = 0;    // requests written
     std::uint64_t answered = 0;  // responses completed (or lost with a connection)
     std::uint32_t send_len = 0, send_done = 0;
     std::int64_t batch_start = 0;    // closed loop: when the outstanding batch was written
     std::int64_t last_progress = 0;  // the last time bytes arrived or requests were written
     std::int64_t retry_at = 0;
-    std::size_t echo_at = 0;         // echo: bytes of the current reply seen
+    std::size_t echo_at = 0;  // echo: bytes of the current reply seen
     std::uint64_t measured_responses = 0;
     net::ResponseReader reader;
-    std::vector<char> out;           // echo: the messages of the send in flight
+    std::vector<char> out;  // echo: the messages of the send in flight
 };
 
 struct WorkerResult {
@@ -170,7 +171,7 @@ private:
     std::int64_t next_housekeeping_ = 0;
     bool measuring_ = false;
     bool stopping_ = false;
-    std::size_t aux_inflight_ = 0;  // cancels and link timeouts not completed yet
+    std::size_t aux_inflight_ = 0;      // cancels and link timeouts not completed yet
     std::uint64_t extra_syscalls_ = 0;  // socket(), setsockopt(): not through the ring
     std::uint64_t syscalls_at_start_ = 0;
 };

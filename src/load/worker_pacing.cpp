@@ -17,7 +17,8 @@ namespace uringkit::load::detail {
 
 std::uint64_t Worker::due_count(const Conn& c) const noexcept {
     if (now_ < thread_start_) return 0;
-    const auto g = static_cast<std::uint64_t>(static_cast<double>(now_ - thread_start_) / interval_ns_);
+    const auto g =
+        static_cast<std::uint64_t>(static_cast<double>(now_ - thread_start_) / interval_ns_);
     if (g < c.index) return 0;
     return (g - c.index) / conns_.size() + 1;
 }
@@ -29,7 +30,8 @@ std::int64_t Worker::intended(const Conn& c, std::uint64_t k) const noexcept {
 
 void Worker::release_due() {
     if (now_ < thread_start_) return;
-    const auto g = static_cast<std::uint64_t>(static_cast<double>(now_ - thread_start_) / interval_ns_);
+    const auto g =
+        static_cast<std::uint64_t>(static_cast<double>(now_ - thread_start_) / interval_ns_);
     if (g < next_slot_) return;
     const std::size_t n = conns_.size();
     if (g - next_slot_ + 1 >= n) {
@@ -58,7 +60,8 @@ void Worker::try_send(Conn& c) {
 }
 
 void Worker::write(Conn& c, std::uint64_t count) {
-    if (c.issued == c.answered) c.last_progress = now_;  // the timeout runs from the first request outstanding
+    if (c.issued == c.answered)
+        c.last_progress = now_;  // the timeout runs from the first request outstanding
     c.batch_start = now_;
     if (http_) {
         c.send_len = static_cast<std::uint32_t>(count * shared_.request.size());
@@ -75,7 +78,8 @@ void Worker::write(Conn& c, std::uint64_t count) {
 
 void Worker::send_rest(Conn& c) {
     const char* base = http_ ? batch_.data() : c.out.data();
-    sqe(op::Send(Fd{c.fd}, base + c.send_done, c.send_len - c.send_done, MSG_NOSIGNAL)).user_data(ud(&c, kSend));
+    sqe(op::Send(Fd{c.fd}, base + c.send_done, c.send_len - c.send_done, MSG_NOSIGNAL))
+        .user_data(ud(&c, kSend));
     c.send_inflight = true;
 }
 

@@ -50,7 +50,9 @@ void Worker::arm_recv(Conn& c) {
 void Worker::on_recv(Conn& c, const Completion& cqe) {
     if (cqe.res > 0) {
         const BufferRing::Delivery d = bufs_->take(cqe);
-        if (d.error) throw std::system_error(-d.error, std::system_category(), "multishot recv named no valid buffer");
+        if (d.error)
+            throw std::system_error(-d.error, std::system_category(),
+                                    "multishot recv named no valid buffer");
         if (c.state == Conn::State::Open)
             on_bytes(c, {reinterpret_cast<const char*>(d.bytes.data()), d.bytes.size()});
         bufs_->recycle(d.id);
@@ -66,8 +68,9 @@ void Worker::on_recv(Conn& c, const Completion& cqe) {
             if (c.issued > c.answered || c.reader.mid_response() || c.echo_at > 0) {
                 fail(c, ErrorKind::Closed,
                      fmt::format("the server closed the connection {}",
-                                 c.reader.mid_response() || c.echo_at > 0 ? "in the middle of a response"
-                                                                          : "with requests outstanding"));
+                                 c.reader.mid_response() || c.echo_at > 0
+                                     ? "in the middle of a response"
+                                     : "with requests outstanding"));
             } else {
                 begin_close(c);  // closed between requests: open another, no error
             }
@@ -93,7 +96,8 @@ void Worker::on_bytes(Conn& c, std::string_view bytes) {
             const net::ResponseHead& h = c.reader.head();
             if (h.status < 200) continue;  // interim (100 Continue, 103 Early Hints)
             if (c.answered >= c.issued) {
-                fail(c, ErrorKind::BadResponse, "a response to no request (more responses than requests)");
+                fail(c, ErrorKind::BadResponse,
+                     "a response to no request (more responses than requests)");
                 return;
             }
             complete_response(c, h.status);

@@ -46,8 +46,7 @@ Comparison judge(std::vector<double> ratios, double confidence, Metric metric, b
         c.why = fmt::format("runs of fewer than {} I/Os", kMinIosPerRun);
     } else if (!e.covered) {
         c.why = fmt::format("{} round{}; {} needed for {:.4g}% per comparison", c.pairs,
-                            c.pairs == 1 ? "" : "s", samples_needed(confidence),
-                            confidence * 100);
+                            c.pairs == 1 ? "" : "s", samples_needed(confidence), confidence * 100);
     } else {
         c.verdict = judge_interval(e.low, e.high, metric);
     }

@@ -45,7 +45,7 @@ Steadiness assess_steadiness(const std::vector<Window>& windows) {
     s.change = s.slope * at;
     const bool significant = se == 0 ? b != 0 : std::fabs(b) >= 4 * se;
     s.kind = std::fabs(s.change) >= kSteadyMaxChange && significant ? Steadiness::trending
-                                                                     : Steadiness::steady;
+                                                                    : Steadiness::steady;
     return s;
 }
 

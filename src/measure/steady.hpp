@@ -28,7 +28,7 @@ struct Window {
 
 struct Steadiness {
     enum Kind { not_assessed, steady, trending } kind = not_assessed;
-    double slope = 0;   // change of IOPS per second, as a fraction of the mean (trending and steady)
+    double slope = 0;  // change of IOPS per second, as a fraction of the mean (trending and steady)
     double change = 0;  // change of the fitted line over the run, as a fraction of the mean
     std::string why;    // not_assessed: why
 };

@@ -31,10 +31,11 @@ struct Conn {
     DeadlineHook<Conn> stall;  // on the stalled-output list: output was waiting when put there
     bool cancelled = false;
     async::RecvStream* in = nullptr;  // for a stop to end its input; null once past it
-    async::SendStream* out = nullptr; // for the ticker to see its output move; set while on `stall`
-    std::uint64_t sent_taken = 0;     // bytes taken from out->take_sent()
-    std::uint64_t sent_seen = 0;      // sent_taken + out->sent() when put on `stall`
-    std::size_t counted = 0;          // its output not sent yet, as last added to stats_.pending
+    async::SendStream* out =
+        nullptr;                   // for the ticker to see its output move; set while on `stall`
+    std::uint64_t sent_taken = 0;  // bytes taken from out->take_sent()
+    std::uint64_t sent_seen = 0;   // sent_taken + out->sent() when put on `stall`
+    std::size_t counted = 0;       // its output not sent yet, as last added to stats_.pending
 };
 
 class CoroEngine {
@@ -178,12 +179,15 @@ private:
     void account(Conn& c, async::SendStream& out) {
         const std::size_t p = out.backlog();
         if (p != c.counted) {
-            if (p > c.counted) stats_.pending.add(p - c.counted);
-            else stats_.pending.sub(c.counted - p);
+            if (p > c.counted)
+                stats_.pending.add(p - c.counted);
+            else
+                stats_.pending.sub(c.counted - p);
             c.counted = p;
             stats_.pending_peak.raise_to(p);
         }
-        if (p == 0 || stall_.contains(&c)) [[likely]] return;
+        if (p == 0 || stall_.contains(&c)) [[likely]]
+            return;
         c.sent_seen = c.sent_taken + out.sent();
         stall_.push_back(&c, now_ + send_timeout_);
     }
@@ -236,7 +240,8 @@ private:
                     // What has already arrived joins this send: a burst (a
                     // large message over many buffers, pipelined requests)
                     // costs one send, as in the hand-written engine.
-                    if (keep && in.ready() && !session.held() && !cap_.full(out.backlog())) continue;
+                    if (keep && in.ready() && !session.held() && !cap_.full(out.backlog()))
+                        continue;
                 }
                 out.flush();
                 if (keep && (session.held() || cap_.full(out.backlog()))) [[unlikely]]
@@ -273,7 +278,8 @@ private:
     // buffer of the ring the thread's connections share) until half the cap
     // has drained, answering held input as room appears; next() then
     // receives again.  False once the session wants the connection closed.
-    async::Task<bool> backpressure(Conn& conn, Session& session, async::RecvStream& in, async::SendStream& out) {
+    async::Task<bool> backpressure(Conn& conn, Session& session, async::RecvStream& in,
+                                   async::SendStream& out) {
         stats_.read_pauses.add();
         account(conn, out);
         co_await in.pause();
@@ -288,7 +294,8 @@ private:
             co_await out.below(cap_.cap / 2 + 1);  // backlog() <= cap / 2: OutputCap::low
             if (out.error() != 0) break;
             keep = session.feed({}, out.buffer(), cap_.room(out.backlog()));
-            if (session.take_progress()) idle_.touch(&conn, now_ + static_cast<std::uint64_t>(cfg_.idle_timeout.count()));
+            if (session.take_progress())
+                idle_.touch(&conn, now_ + static_cast<std::uint64_t>(cfg_.idle_timeout.count()));
             out.flush();
             account(conn, out);
             take_sent(conn, out);

@@ -29,7 +29,8 @@ void run_epoll_engine(WorkerContext& ctx);
 inline std::uint64_t now_ms() noexcept {
     timespec ts;
     ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return static_cast<std::uint64_t>(ts.tv_sec) * 1000 + static_cast<std::uint64_t>(ts.tv_nsec) / 1000000;
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1000 +
+           static_cast<std::uint64_t>(ts.tv_nsec) / 1000000;
 }
 
 // How often an engine looks for idle and stalled connections: a quarter of
@@ -48,7 +49,9 @@ struct OutputCap {
     bool full(std::size_t pending) const noexcept { return pending >= cap; }
     bool low(std::size_t pending) const noexcept { return pending <= cap / 2; }
     // What Session::feed() may append.
-    std::size_t room(std::size_t pending) const noexcept { return pending < cap ? cap - pending : 0; }
+    std::size_t room(std::size_t pending) const noexcept {
+        return pending < cap ? cap - pending : 0;
+    }
 };
 
 // The uring engines' wait: batching under load (see ServerConfig::batch_wait).
@@ -155,15 +158,20 @@ void expire_deadlines(IdleList& idle, StallList& stalled, ServerStats& stats, st
 // and is not being aborted, its deadline (`deadline`) set when it joins;
 // the engines push it back on every send that moves bytes.
 template <class C, class List>
-void account_output(ServerStats& stats, List& stalled, C* c, std::size_t pending, std::uint64_t deadline) noexcept {
+void account_output(ServerStats& stats, List& stalled, C* c, std::size_t pending,
+                    std::uint64_t deadline) noexcept {
     if (pending != c->counted) {
-        if (pending > c->counted) stats.pending.add(pending - c->counted);
-        else stats.pending.sub(c->counted - pending);
+        if (pending > c->counted)
+            stats.pending.add(pending - c->counted);
+        else
+            stats.pending.sub(c->counted - pending);
         c->counted = pending;
         stats.pending_peak.raise_to(pending);
     }
-    if (pending == 0 || c->aborting) stalled.remove(c);
-    else if (!stalled.contains(c)) stalled.push_back(c, deadline);
+    if (pending == 0 || c->aborting)
+        stalled.remove(c);
+    else if (!stalled.contains(c))
+        stalled.push_back(c, deadline);
 }
 
 }  // namespace uringkit::net::detail

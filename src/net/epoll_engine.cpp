@@ -22,13 +22,13 @@ struct Conn {
     int fd = -1;
     Session session;
     std::string out;
-    std::size_t sent = 0;     // of `out`
-    std::size_t counted = 0;  // its output not sent yet, as last added to stats_.pending
-    DeadlineHook<Conn> idle;  // on the engine's idle list
-    DeadlineHook<Conn> stall; // on the stalled-output list while output waits to be sent
+    std::size_t sent = 0;      // of `out`
+    std::size_t counted = 0;   // its output not sent yet, as last added to stats_.pending
+    DeadlineHook<Conn> idle;   // on the engine's idle list
+    DeadlineHook<Conn> stall;  // on the stalled-output list while output waits to be sent
     bool closing = false;
     bool aborting = false;
-    bool paused = false;      // output at the cap (or input held): its socket is not read
+    bool paused = false;  // output at the cap (or input held): its socket is not read
 };
 
 // epoll_event.data.ptr values for the two non-connection descriptors.
@@ -61,16 +61,22 @@ public:
         for (;;) {
             int timeout = static_cast<int>(next_sweep > now_ ? next_sweep - now_ : 0);
             if (accept_paused_until_ != 0 && accept_paused_until_ <= next_sweep)
-                timeout = static_cast<int>(accept_paused_until_ > now_ ? accept_paused_until_ - now_ : 0);
-            const int n = ::epoll_wait(ep_, events.data(), static_cast<int>(events.size()), timeout);
+                timeout =
+                    static_cast<int>(accept_paused_until_ > now_ ? accept_paused_until_ - now_ : 0);
+            const int n =
+                ::epoll_wait(ep_, events.data(), static_cast<int>(events.size()), timeout);
             stats_.syscalls.add();
-            if (n < 0 && errno != EINTR) throw std::system_error(errno, std::system_category(), "epoll_wait");
+            if (n < 0 && errno != EINTR)
+                throw std::system_error(errno, std::system_category(), "epoll_wait");
             now_ = now_ms();
             for (int i = 0; i < n; ++i) {
                 void* p = events[static_cast<std::size_t>(i)].data.ptr;
-                if (p == &listener_tag) accept_all();
-                else if (p == &wake_tag) begin_stop();
-                else on_event(static_cast<Conn*>(p), events[static_cast<std::size_t>(i)].events);
+                if (p == &listener_tag)
+                    accept_all();
+                else if (p == &wake_tag)
+                    begin_stop();
+                else
+                    on_event(static_cast<Conn*>(p), events[static_cast<std::size_t>(i)].events);
             }
             // Connections closed during the batch are reusable only now: a
             // later event of the same batch may still name them.
@@ -100,7 +106,8 @@ private:
     void accept_all() {
         if (stopping_) return;
         for (;;) {
-            const int fd = ::accept4(ctx_.listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+            const int fd =
+                ::accept4(ctx_.listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
             stats_.syscalls.add();
             if (fd < 0) {
                 if (errno == EINTR || errno == ECONNABORTED) continue;
@@ -147,8 +154,10 @@ private:
         if (ev & EPOLLERR) c->closing = c->aborting = true;
         if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP)) {
             // Paused: the input stays in the socket until resume() reads it.
-            if (!c->closing && !c->paused) read_all(c, (ev & (EPOLLRDHUP | EPOLLHUP)) != 0);
-            else if (c->closing && !c->aborting) discard_input(c);
+            if (!c->closing && !c->paused)
+                read_all(c, (ev & (EPOLLRDHUP | EPOLLHUP)) != 0);
+            else if (c->closing && !c->aborting)
+                discard_input(c);
         }
         advance(c);
     }
@@ -166,7 +175,8 @@ private:
             const ssize_t n = ::recv(c->fd, buf_.data(), buf_.size(), 0);
             stats_.syscalls.add();
             if (n < 0 && errno == EINTR) continue;
-            if (n <= 0 || static_cast<std::size_t>(n) < buf_.size()) return;  // drained, EOF, or an error
+            if (n <= 0 || static_cast<std::size_t>(n) < buf_.size())
+                return;  // drained, EOF, or an error
         }
     }
 
@@ -182,7 +192,8 @@ private:
             c->sent = 0;
         }
         const bool keep = c->session.feed(data, c->out, cap_.room(pending(c)));
-        if (c->session.take_progress()) idle_.touch(c, now_ + static_cast<std::uint64_t>(cfg_.idle_timeout.count()));
+        if (c->session.take_progress())
+            idle_.touch(c, now_ + static_cast<std::uint64_t>(cfg_.idle_timeout.count()));
         if (!keep) c->closing = true;
         return keep;
     }
@@ -232,7 +243,7 @@ private:
         account(c);
         if (!c->closing) return;
         if (blocked && !c->aborting) return;  // an EPOLLOUT edge goes on
-        if (!c->aborting) discard_input(c);  // what came since the last edge
+        if (!c->aborting) discard_input(c);   // what came since the last edge
         close(c);
     }
 
@@ -240,7 +251,8 @@ private:
     // then (EAGAIN), and an EPOLLOUT edge goes on.
     bool flush(Conn* c) {
         while (c->sent < c->out.size()) {
-            const ssize_t n = ::send(c->fd, c->out.data() + c->sent, c->out.size() - c->sent, MSG_NOSIGNAL);
+            const ssize_t n =
+                ::send(c->fd, c->out.data() + c->sent, c->out.size() - c->sent, MSG_NOSIGNAL);
             stats_.syscalls.add();
             if (n > 0) {
                 stats_.bytes_out.add(static_cast<std::uint64_t>(n));
@@ -298,10 +310,11 @@ private:
     }
 
     void sweep() {
-        expire_deadlines(idle_, stall_, stats_, now_, stopping_ && now_ >= grace_deadline_, [this](Conn* c) {
-            c->closing = c->aborting = true;
-            advance(c);
-        });
+        expire_deadlines(idle_, stall_, stats_, now_, stopping_ && now_ >= grace_deadline_,
+                         [this](Conn* c) {
+                             c->closing = c->aborting = true;
+                             advance(c);
+                         });
     }
 
     void begin_stop() {
@@ -322,7 +335,8 @@ private:
     const ServerConfig& cfg_;
     ServerStats& stats_;
     int ep_ = -1;
-    std::vector<char> buf_;  // one receive buffer for the thread: data is parsed before the next read
+    std::vector<char>
+        buf_;  // one receive buffer for the thread: data is parsed before the next read
     std::vector<std::unique_ptr<Conn>> all_;
     std::vector<Conn*> free_;
     std::vector<Conn*> closed_;  // closed in the current batch of events; see run()

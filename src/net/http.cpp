@@ -40,7 +40,8 @@ std::string_view origin_form(std::string_view t) noexcept {
     auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
     if (t.empty() || !alpha(t[0])) return t;
     std::size_t i = 1;
-    while (i < t.size() && (alpha(t[i]) || (t[i] >= '0' && t[i] <= '9') || t[i] == '+' || t[i] == '-' || t[i] == '.'))
+    while (i < t.size() && (alpha(t[i]) || (t[i] >= '0' && t[i] <= '9') || t[i] == '+' ||
+                            t[i] == '-' || t[i] == '.'))
         ++i;
     if (t.substr(i, 3) != "://") return t;
     const std::size_t path = t.find_first_of("/?", i + 3);
@@ -103,8 +104,8 @@ ParseResult parse_request(std::string_view data, const HttpLimits& limits) noexc
     }
     q.target = origin_form(q.target);
     const std::string_view version = line.substr(sp2 + 1);
-    if (version.size() != 8 || version.substr(0, 5) != "HTTP/" || version[6] != '.' || version[5] < '0' ||
-        version[5] > '9' || version[7] < '0' || version[7] > '9')
+    if (version.size() != 8 || version.substr(0, 5) != "HTTP/" || version[6] != '.' ||
+        version[5] < '0' || version[5] > '9' || version[7] < '0' || version[7] > '9')
         return r;
     if (version[5] != '1') {
         r.status = version[5] == '0' ? ParseStatus::BadRequest : ParseStatus::VersionNotSupported;
@@ -123,7 +124,8 @@ ParseResult parse_request(std::string_view data, const HttpLimits& limits) noexc
         const Line l = next_line(rest, line);
         if (l == Line::Bad) return r;
         if (l == Line::End || line.empty()) break;  // the blank line that ends the head
-        if (line.front() == ' ' || line.front() == '\t') return r;  // obs-fold: RFC 9112 5.2 allows 400
+        if (line.front() == ' ' || line.front() == '\t')
+            return r;  // obs-fold: RFC 9112 5.2 allows 400
         const std::size_t colon = line.find(':');
         if (colon == 0 || colon == std::string_view::npos) return r;
         const std::string_view name = line.substr(0, colon);
@@ -160,8 +162,10 @@ ParseResult parse_request(std::string_view data, const HttpLimits& limits) noexc
             while (!v.empty()) {
                 const std::size_t comma = v.find(',');
                 const std::string_view tok = trim(v.substr(0, comma));
-                if (iequals(tok, "close")) close = true;
-                else if (iequals(tok, "keep-alive")) keep = true;
+                if (iequals(tok, "close"))
+                    close = true;
+                else if (iequals(tok, "keep-alive"))
+                    keep = true;
                 if (comma == std::string_view::npos) break;
                 v.remove_prefix(comma + 1);
             }
@@ -182,8 +186,10 @@ ParseResult parse_request(std::string_view data, const HttpLimits& limits) noexc
         }
         q.chunked = true;
     }
-    if (close) q.keep_alive = false;
-    else if (keep) q.keep_alive = true;
+    if (close)
+        q.keep_alive = false;
+    else if (keep)
+        q.keep_alive = true;
     if (!known) {
         r.status = ParseStatus::NotImplemented;
         return r;
@@ -198,17 +204,28 @@ ParseResult parse_request(std::string_view data, const HttpLimits& limits) noexc
 
 std::string_view reason_phrase(int status) noexcept {
     switch (status) {
-        case 200: return "OK";
-        case 400: return "Bad Request";
-        case 404: return "Not Found";
-        case 405: return "Method Not Allowed";
-        case 413: return "Content Too Large";
-        case 414: return "URI Too Long";
-        case 431: return "Request Header Fields Too Large";
-        case 501: return "Not Implemented";
-        case 503: return "Service Unavailable";
-        case 505: return "HTTP Version Not Supported";
-        default: return "Unknown";
+        case 200:
+            return "OK";
+        case 400:
+            return "Bad Request";
+        case 404:
+            return "Not Found";
+        case 405:
+            return "Method Not Allowed";
+        case 413:
+            return "Content Too Large";
+        case 414:
+            return "URI Too Long";
+        case 431:
+            return "Request Header Fields Too Large";
+        case 501:
+            return "Not Implemented";
+        case 503:
+            return "Service Unavailable";
+        case 505:
+            return "HTTP Version Not Supported";
+        default:
+            return "Unknown";
     }
 }
 
@@ -220,15 +237,18 @@ void format_http_date(std::time_t t, char (&out)[kHttpDateBytes]) noexcept {
     ::gmtime_r(&t, &tm);
     char buf[48];
     std::snprintf(buf, sizeof buf, "%.3s, %02u %.3s %04u %02u:%02u:%02u GMT",
-                  kDays + 3 * (static_cast<unsigned>(tm.tm_wday) % 7), static_cast<unsigned>(tm.tm_mday) % 100,
+                  kDays + 3 * (static_cast<unsigned>(tm.tm_wday) % 7),
+                  static_cast<unsigned>(tm.tm_mday) % 100,
                   kMonths + 3 * (static_cast<unsigned>(tm.tm_mon) % 12),
-                  static_cast<unsigned>(tm.tm_year + 1900) % 10000, static_cast<unsigned>(tm.tm_hour) % 100,
-                  static_cast<unsigned>(tm.tm_min) % 100, static_cast<unsigned>(tm.tm_sec) % 100);
+                  static_cast<unsigned>(tm.tm_year + 1900) % 10000,
+                  static_cast<unsigned>(tm.tm_hour) % 100, static_cast<unsigned>(tm.tm_min) % 100,
+                  static_cast<unsigned>(tm.tm_sec) % 100);
     std::memcpy(out, buf, kHttpDateBytes);
 }
 
-void append_response(std::string& out, int status, std::string_view content_type, std::string_view body,
-                     std::string_view connection, bool head_only, std::time_t now) {
+void append_response(std::string& out, int status, std::string_view content_type,
+                     std::string_view body, std::string_view connection, bool head_only,
+                     std::time_t now) {
     char num[24];
     char date[kHttpDateBytes];
     format_http_date(now, date);
@@ -254,7 +274,8 @@ void append_response(std::string& out, int status, std::string_view content_type
 ChunkedBody::Status ChunkedBody::consume(std::string_view& data) noexcept {
     while (!data.empty()) {
         if (state_ == State::Data) {
-            const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_, data.size()));
+            const std::size_t n =
+                static_cast<std::size_t>(std::min<std::uint64_t>(chunk_, data.size()));
             data.remove_prefix(n);
             chunk_ -= n;
             if (chunk_ == 0) state_ = State::DataCr;
@@ -263,9 +284,12 @@ ChunkedBody::Status ChunkedBody::consume(std::string_view& data) noexcept {
         const char c = data.front();
         data.remove_prefix(1);
         int hex = -1;
-        if (c >= '0' && c <= '9') hex = c - '0';
-        else if (c >= 'a' && c <= 'f') hex = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F') hex = c - 'A' + 10;
+        if (c >= '0' && c <= '9')
+            hex = c - '0';
+        else if (c >= 'a' && c <= 'f')
+            hex = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F')
+            hex = c - 'A' + 10;
         bool size_line_done = false;
         switch (state_) {
             case State::SizeStart:
@@ -291,31 +315,42 @@ ChunkedBody::Status ChunkedBody::consume(std::string_view& data) noexcept {
                 }
                 break;
             case State::Ext:  // chunk extensions: ignored (RFC 9112 7.1.1)
-                if (c == '\r') state_ = State::SizeLf;
-                else if (c == '\n') size_line_done = true;
-                else if (static_cast<unsigned char>(c) < 0x20 && c != '\t') return Status::Bad;
+                if (c == '\r')
+                    state_ = State::SizeLf;
+                else if (c == '\n')
+                    size_line_done = true;
+                else if (static_cast<unsigned char>(c) < 0x20 && c != '\t')
+                    return Status::Bad;
                 break;
             case State::SizeLf:
                 if (c != '\n') return Status::Bad;
                 size_line_done = true;
                 break;
             case State::DataCr:
-                if (c == '\r') state_ = State::DataLf;
-                else if (c == '\n') state_ = State::SizeStart;
-                else return Status::Bad;
+                if (c == '\r')
+                    state_ = State::DataLf;
+                else if (c == '\n')
+                    state_ = State::SizeStart;
+                else
+                    return Status::Bad;
                 break;
             case State::DataLf:
                 if (c != '\n') return Status::Bad;
                 state_ = State::SizeStart;
                 break;
             case State::TrailerStart:  // a trailer field line, or the blank line that ends the body
-                if (c == '\r') state_ = State::EndLf;
-                else if (c == '\n') return Status::Done;
-                else state_ = State::Trailer;
+                if (c == '\r')
+                    state_ = State::EndLf;
+                else if (c == '\n')
+                    return Status::Done;
+                else
+                    state_ = State::Trailer;
                 break;
             case State::Trailer:
-                if (c == '\r') state_ = State::TrailerLf;
-                else if (c == '\n') state_ = State::TrailerStart;
+                if (c == '\r')
+                    state_ = State::TrailerLf;
+                else if (c == '\n')
+                    state_ = State::TrailerStart;
                 break;
             case State::TrailerLf:
                 if (c != '\n') return Status::Bad;
@@ -339,7 +374,8 @@ ChunkedBody::Status ChunkedBody::consume(std::string_view& data) noexcept {
 }
 
 std::string make_body(std::size_t size) {
-    static constexpr std::string_view pattern = "uringkit-0123456789-abcdefghijklmnopqrstuvwxyz-ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    static constexpr std::string_view pattern =
+        "uringkit-0123456789-abcdefghijklmnopqrstuvwxyz-ABCDEFGHIJKLMNOPQRSTUVWXYZ";
     std::string body(size, ' ');
     for (std::size_t i = 0; i < size; ++i) body[i] = pattern[i % pattern.size()];
     if (size > 0) body[size - 1] = '\n';

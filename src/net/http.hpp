@@ -10,9 +10,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
 #include <string>
 #include <string_view>
-#include <ctime>
 
 namespace uringkit::net {
 
@@ -25,14 +25,14 @@ struct HttpLimits {
 enum class Method : std::uint8_t { Get, Head, Post, Other };
 
 enum class ParseStatus : std::uint8_t {
-    Complete,          // a whole head; `head_bytes` long
-    Incomplete,        // need more bytes (and the head is still under the limit)
-    BadRequest,        // 400: malformed, or HTTP/1.1 without exactly one Host
-    UriTooLong,        // 414: the request line is over max_request_line_bytes
-    HeadTooLarge,      // 431: no end of head within max_head_bytes
-    BodyTooLarge,      // 413: Content-Length (or a chunked body) above max_body_bytes
-    NotImplemented,    // 501: unknown method, or a transfer coding other than chunked
-    VersionNotSupported // 505: HTTP/2.0 and up on this port
+    Complete,            // a whole head; `head_bytes` long
+    Incomplete,          // need more bytes (and the head is still under the limit)
+    BadRequest,          // 400: malformed, or HTTP/1.1 without exactly one Host
+    UriTooLong,          // 414: the request line is over max_request_line_bytes
+    HeadTooLarge,        // 431: no end of head within max_head_bytes
+    BodyTooLarge,        // 413: Content-Length (or a chunked body) above max_body_bytes
+    NotImplemented,      // 501: unknown method, or a transfer coding other than chunked
+    VersionNotSupported  // 505: HTTP/2.0 and up on this port
 };
 
 struct HttpRequest {
@@ -40,11 +40,11 @@ struct HttpRequest {
     // Points into the parsed bytes; origin-form ("/a?b") even when the
     // request line had the absolute-form ("http://host/a?b", RFC 9112 3.2.2).
     std::string_view target;
-    int minor_version = 1;          // HTTP/1.<minor>
-    bool keep_alive = true;         // after Connection: and the version's default
+    int minor_version = 1;   // HTTP/1.<minor>
+    bool keep_alive = true;  // after Connection: and the version's default
     std::uint64_t content_length = 0;
-    bool chunked = false;           // Transfer-Encoding: chunked; the body follows the head
-    std::size_t head_bytes = 0;     // bytes of the head, blank line included
+    bool chunked = false;        // Transfer-Encoding: chunked; the body follows the head
+    std::size_t head_bytes = 0;  // bytes of the head, blank line included
 };
 
 struct ParseResult {
@@ -68,7 +68,19 @@ public:
     Status consume(std::string_view& data) noexcept;
 
 private:
-    enum class State : std::uint8_t { SizeStart, Size, Ext, SizeLf, Data, DataCr, DataLf, TrailerStart, Trailer, TrailerLf, EndLf };
+    enum class State : std::uint8_t {
+        SizeStart,
+        Size,
+        Ext,
+        SizeLf,
+        Data,
+        DataCr,
+        DataLf,
+        TrailerStart,
+        Trailer,
+        TrailerLf,
+        EndLf
+    };
     State state_ = State::SizeStart;
     std::uint64_t max_body_;
     std::size_t max_line_;     // a chunk-size line or the trailer section at most this long
@@ -84,8 +96,9 @@ void format_http_date(std::time_t t, char (&out)[kHttpDateBytes]) noexcept;
 // The bytes of a whole response, with a Date header for `now` (RFC 9110
 // 6.6.1: a server with a clock sends one).  `connection` is the Connection
 // header value to send ("close", "keep-alive") or empty for none.
-void append_response(std::string& out, int status, std::string_view content_type, std::string_view body,
-                     std::string_view connection, bool head_only, std::time_t now = std::time(nullptr));
+void append_response(std::string& out, int status, std::string_view content_type,
+                     std::string_view body, std::string_view connection, bool head_only,
+                     std::time_t now = std::time(nullptr));
 std::string_view reason_phrase(int status) noexcept;
 
 // The body `GET /` answers with: `size` printable bytes (a fixed pattern, so a

@@ -18,7 +18,8 @@ HttpLimits response_limits() noexcept {
 
 }  // namespace
 
-HeadStatus parse_response_head(std::string_view data, ResponseHead& out, const char** why) noexcept {
+HeadStatus parse_response_head(std::string_view data, ResponseHead& out,
+                               const char** why) noexcept {
     using namespace detail;
     const std::size_t end = find_head_end(data);
     if (end == 0) {
@@ -44,7 +45,8 @@ HeadStatus parse_response_head(std::string_view data, ResponseHead& out, const c
         line[7] < '0' || line[7] > '9' || line[8] != ' ' || (line.size() > 12 && line[12] != ' '))
         return HeadStatus::Bad;
     for (int i = 9; i < 12; ++i)
-        if (line[static_cast<std::size_t>(i)] < '0' || line[static_cast<std::size_t>(i)] > '9') return HeadStatus::Bad;
+        if (line[static_cast<std::size_t>(i)] < '0' || line[static_cast<std::size_t>(i)] > '9')
+            return HeadStatus::Bad;
     out.minor_version = line[7] - '0';
     out.status = (line[9] - '0') * 100 + (line[10] - '0') * 10 + (line[11] - '0');
     if (out.status < 100) return HeadStatus::Bad;
@@ -79,8 +81,10 @@ HeadStatus parse_response_head(std::string_view data, ResponseHead& out, const c
             });
         } else if (iequals(name, "connection")) {
             for_each_token(value, [&](std::string_view tok) {
-                if (iequals(tok, "close")) close = true;
-                else if (iequals(tok, "keep-alive")) keep = true;
+                if (iequals(tok, "close"))
+                    close = true;
+                else if (iequals(tok, "keep-alive"))
+                    keep = true;
             });
         }
     }
@@ -98,7 +102,9 @@ HeadStatus parse_response_head(std::string_view data, ResponseHead& out, const c
     return HeadStatus::Complete;
 }
 
-ResponseReader::ResponseReader() : chunked_(response_limits()) { buffer_.reserve(kMaxHead); }
+ResponseReader::ResponseReader() : chunked_(response_limits()) {
+    buffer_.reserve(kMaxHead);
+}
 
 void ResponseReader::reset() noexcept {
     state_ = State::Head;
@@ -165,7 +171,8 @@ ResponseReader::Status ResponseReader::next(std::string_view& data) noexcept {
                 break;
             }
             case State::Body: {
-                const std::size_t n = data.size() < body_left_ ? data.size() : static_cast<std::size_t>(body_left_);
+                const std::size_t n =
+                    data.size() < body_left_ ? data.size() : static_cast<std::size_t>(body_left_);
                 data.remove_prefix(n);
                 body_left_ -= n;
                 if (body_left_ == 0) {

@@ -17,12 +17,12 @@
 namespace uringkit::net {
 
 struct ResponseHead {
-    int status = 0;             // 100-999
-    int minor_version = 1;      // HTTP/1.<minor>
-    bool has_length = false;    // a Content-Length field
+    int status = 0;           // 100-999
+    int minor_version = 1;    // HTTP/1.<minor>
+    bool has_length = false;  // a Content-Length field
     std::uint64_t content_length = 0;
-    bool chunked = false;       // Transfer-Encoding: chunked
-    bool close = false;         // Connection: close, or HTTP/1.0 without keep-alive
+    bool chunked = false;  // Transfer-Encoding: chunked
+    bool close = false;    // Connection: close, or HTTP/1.0 without keep-alive
     std::size_t head_bytes = 0;
 };
 

@@ -14,8 +14,21 @@ namespace uringkit::net::detail {
 constexpr bool is_tchar(unsigned char c) noexcept {
     if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
     switch (c) {
-        case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+':
-        case '-': case '.': case '^': case '_': case '`': case '|': case '~':
+        case '!':
+        case '#':
+        case '$':
+        case '%':
+        case '&':
+        case '\'':
+        case '*':
+        case '+':
+        case '-':
+        case '.':
+        case '^':
+        case '_':
+        case '`':
+        case '|':
+        case '~':
             return true;
         default:
             return false;
@@ -23,7 +36,9 @@ constexpr bool is_tchar(unsigned char c) noexcept {
 }
 
 // Field values: visible characters, space, tab and obs-text; no other controls.
-constexpr bool is_value_char(unsigned char c) noexcept { return c == '\t' || (c >= 0x20 && c != 0x7f); }
+constexpr bool is_value_char(unsigned char c) noexcept {
+    return c == '\t' || (c >= 0x20 && c != 0x7f);
+}
 
 inline bool iequals(std::string_view a, std::string_view b) noexcept {
     if (a.size() != b.size()) return false;

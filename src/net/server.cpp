@@ -23,9 +23,12 @@ namespace uringkit::net {
 
 std::string_view engine_name(EngineKind e) noexcept {
     switch (e) {
-        case EngineKind::Uring: return "uring";
-        case EngineKind::UringCoro: return "uring-coro";
-        case EngineKind::Epoll: return "epoll";
+        case EngineKind::Uring:
+            return "uring";
+        case EngineKind::UringCoro:
+            return "uring-coro";
+        case EngineKind::Epoll:
+            return "epoll";
     }
     return "?";
 }
@@ -49,12 +52,14 @@ std::string uring_unavailable_reason() {
             return std::string("socketpair: ") + std::strerror(errno);
         const util::UniqueFd a(sv[0]), b(sv[1]);
         ring.prepare(op::Recv::provided(Fd{a.get()}, 0).multishot()).user_data(1);
-        if (::send(b.get(), "x", 1, MSG_NOSIGNAL) != 1) return std::string("send: ") + std::strerror(errno);
+        if (::send(b.get(), "x", 1, MSG_NOSIGNAL) != 1)
+            return std::string("send: ") + std::strerror(errno);
         int res = -ETIME;
         bool more = false;
         for (int round = 0; round < 2 && res == -ETIME; ++round) {
             const int r = ring.submit_and_wait_for(1, std::chrono::milliseconds(500));
-            if (r < 0 && r != -ETIME && r != -EINTR) return "io_uring_enter: " + errno_code(r).message();
+            if (r < 0 && r != -ETIME && r != -EINTR)
+                return "io_uring_enter: " + errno_code(r).message();
             ring.for_each_completion([&](const Completion& c) {
                 res = c.res;
                 more = c.more();
@@ -62,7 +67,8 @@ std::string uring_unavailable_reason() {
         }
         if (res == -EINVAL) return "this kernel has no multishot recv (needs Linux 6.0)";
         if (res < 0) return "multishot recv failed in a trial: " + errno_code(res).message();
-        if (!more) return "recv came back without IORING_CQE_F_MORE: no multishot recv (needs Linux 6.0)";
+        if (!more)
+            return "recv came back without IORING_CQE_F_MORE: no multishot recv (needs Linux 6.0)";
         // EOF ends the armed recv before the ring and the group go away.
         ::shutdown(b.get(), SHUT_WR);
         ring.submit_and_wait_for(1, std::chrono::milliseconds(500));
@@ -115,7 +121,9 @@ std::string endpoint_name(const std::string& address, std::uint16_t port) {
 }
 
 namespace {
-[[noreturn]] void fail(const std::string& what, int err) { throw std::system_error(err, std::system_category(), what); }
+[[noreturn]] void fail(const std::string& what, int err) {
+    throw std::system_error(err, std::system_category(), what);
+}
 
 int make_listener(const ServerConfig& c, std::uint16_t port) {
     sockaddr_storage ss{};
@@ -174,7 +182,8 @@ std::uint16_t bound_port(int fd) {
 Server::Server(ServerConfig config) : config_(std::move(config)) {
     if (config_.threads == 0) config_.threads = 1;
     if (config_.recv_bundle && config_.engine != EngineKind::Uring)
-        throw std::system_error(EINVAL, std::system_category(), "recv bundles are an option of the uring engine");
+        throw std::system_error(EINVAL, std::system_category(),
+                                "recv bundles are an option of the uring engine");
     if (config_.recv_incremental && config_.engine != EngineKind::Uring)
         throw std::system_error(EINVAL, std::system_category(),
                                 "incremental buffer rings are an option of the uring engine");
@@ -208,8 +217,8 @@ Server::~Server() {
 }
 
 std::string Server::stats_json() const {
-    return stats().to_json(engine_name(config_.engine), config_.mode == Mode::Http ? "http" : "echo",
-                           config_.threads);
+    return stats().to_json(engine_name(config_.engine),
+                           config_.mode == Mode::Http ? "http" : "echo", config_.threads);
 }
 
 void Server::start() {
@@ -221,11 +230,18 @@ void Server::start() {
             try {
                 Responder responder(config_.mode, config_.body_size, config_.limits, (*stats_)[i],
                                     [this] { return stats_json(); });
-                detail::WorkerContext ctx{&config_, listener_, wake_fds_[i], share, &(*stats_)[i], &responder};
+                detail::WorkerContext ctx{&config_, listener_,     wake_fds_[i],
+                                          share,    &(*stats_)[i], &responder};
                 switch (config_.engine) {
-                    case EngineKind::Uring: detail::run_uring_engine(ctx); break;
-                    case EngineKind::UringCoro: detail::run_coro_engine(ctx); break;
-                    case EngineKind::Epoll: detail::run_epoll_engine(ctx); break;
+                    case EngineKind::Uring:
+                        detail::run_uring_engine(ctx);
+                        break;
+                    case EngineKind::UringCoro:
+                        detail::run_coro_engine(ctx);
+                        break;
+                    case EngineKind::Epoll:
+                        detail::run_epoll_engine(ctx);
+                        break;
                 }
             } catch (...) {
                 std::lock_guard lock(error_mutex_);

@@ -28,15 +28,16 @@ namespace uringkit::net {
 
 enum class EngineKind : std::uint8_t { Uring, UringCoro, Epoll };
 std::string_view engine_name(EngineKind e) noexcept;
-std::optional<EngineKind> parse_engine(std::string_view name) noexcept;  // "uring", "uring-coro", "epoll"
+std::optional<EngineKind> parse_engine(
+    std::string_view name) noexcept;  // "uring", "uring-coro", "epoll"
 
 struct ServerConfig {
     Mode mode = Mode::Http;
     EngineKind engine = EngineKind::Uring;
     unsigned threads = 1;
     std::string bind = "127.0.0.1";
-    std::uint16_t port = 8080;  // 0: an ephemeral port (see Server::port())
-    unsigned max_conns = 10000; // for the whole server, shared evenly by the threads
+    std::uint16_t port = 8080;   // 0: an ephemeral port (see Server::port())
+    unsigned max_conns = 10000;  // for the whole server, shared evenly by the threads
     std::chrono::milliseconds idle_timeout{60000};
     // Output one connection may have waiting to be sent: at this much it
     // stops reading its socket (its requests wait in the kernel, and TCP
@@ -53,9 +54,9 @@ struct ServerConfig {
     int backlog = 4096;
     // uring engines
     unsigned ring_entries = 1024;
-    unsigned buffer_count = 2048;     // provided buffers per thread (a power of two)
+    unsigned buffer_count = 2048;  // provided buffers per thread (a power of two)
     std::uint32_t buffer_size = 4096;
-    bool defer_taskrun = true;        // SINGLE_ISSUER|DEFER_TASKRUN where the kernel has them
+    bool defer_taskrun = true;  // SINGLE_ISSUER|DEFER_TASKRUN where the kernel has them
     // uring engine only: recv bundles (Linux 6.10): one completion may fill
     // several provided buffers.  Check recv_bundle_unavailable_reason() first.
     bool recv_bundle = false;
@@ -122,7 +123,7 @@ public:
 private:
     ServerConfig config_;
     std::uint16_t port_ = 0;
-    int listener_ = -1;  // shared by every engine thread
+    int listener_ = -1;          // shared by every engine thread
     std::vector<int> wake_fds_;  // eventfds: written by stop()
     std::unique_ptr<std::vector<ServerStats>> stats_;
     std::vector<std::thread> threads_;

@@ -25,7 +25,8 @@ Responder::Responder(Mode mode, std::size_t body_size, HttpLimits limits, Server
     root_date_ = std::time(nullptr);
     for (int head = 0; head < 2; ++head)
         for (int c = 0; c < 3; ++c)
-            append_response(root_[head][c], 200, "text/plain", body, kConnValue[c], head == 1, root_date_);
+            append_response(root_[head][c], 200, "text/plain", body, kConnValue[c], head == 1,
+                            root_date_);
     date_offset_ = root_[0][0].find("\r\nDate: ") + 8;
 }
 
@@ -35,7 +36,8 @@ void Responder::refresh_date(std::time_t now) const noexcept {
     char date[kHttpDateBytes];
     format_http_date(now, date);
     for (auto& by_conn : root_)
-        for (std::string& r : by_conn) r.replace(date_offset_, kHttpDateBytes, date, kHttpDateBytes);
+        for (std::string& r : by_conn)
+            r.replace(date_offset_, kHttpDateBytes, date, kHttpDateBytes);
 }
 
 void Responder::respond(const HttpRequest& req, std::string& out) const {
@@ -46,8 +48,8 @@ void Responder::respond(const HttpRequest& req, std::string& out) const {
         out += root_[head][conn];
         stats_->status_2xx.add();
     } else if (is_path(req.target, "/stats")) {
-        append_response(out, 200, "application/json", stats_json_ ? stats_json_() : std::string("{}"),
-                        kConnValue[conn], head);
+        append_response(out, 200, "application/json",
+                        stats_json_ ? stats_json_() : std::string("{}"), kConnValue[conn], head);
         stats_->status_2xx.add();
     } else {
         append_response(out, 404, "text/plain", "not found\n", kConnValue[conn], head);
@@ -59,12 +61,28 @@ void Responder::respond_error(ParseStatus status, std::string& out) const {
     int code = 400;
     std::string_view body = "malformed request\n";
     switch (status) {
-        case ParseStatus::UriTooLong: code = 414; body = "request line over the limit\n"; break;
-        case ParseStatus::HeadTooLarge: code = 431; body = "request head over the limit\n"; break;
-        case ParseStatus::BodyTooLarge: code = 413; body = "request body over the limit\n"; break;
-        case ParseStatus::NotImplemented: code = 501; body = "method or transfer coding not implemented\n"; break;
-        case ParseStatus::VersionNotSupported: code = 505; body = "HTTP/1.x only\n"; break;
-        default: break;
+        case ParseStatus::UriTooLong:
+            code = 414;
+            body = "request line over the limit\n";
+            break;
+        case ParseStatus::HeadTooLarge:
+            code = 431;
+            body = "request head over the limit\n";
+            break;
+        case ParseStatus::BodyTooLarge:
+            code = 413;
+            body = "request body over the limit\n";
+            break;
+        case ParseStatus::NotImplemented:
+            code = 501;
+            body = "method or transfer coding not implemented\n";
+            break;
+        case ParseStatus::VersionNotSupported:
+            code = 505;
+            body = "HTTP/1.x only\n";
+            break;
+        default:
+            break;
     }
     append_response(out, code, "text/plain", body, "close", false);
     (code >= 500 ? stats_->status_5xx : stats_->status_4xx).add();
@@ -85,8 +103,10 @@ bool Session::feed(std::string_view data, std::string& out, std::size_t room) {
     pending_.append(data);
     std::string_view rest = pending_;
     const bool keep = process(rest, out, stop);
-    if (keep) pending_.erase(0, pending_.size() - rest.size());
-    else pending_.clear();
+    if (keep)
+        pending_.erase(0, pending_.size() - rest.size());
+    else
+        pending_.clear();
     return keep;
 }
 
@@ -149,7 +169,8 @@ bool Session::process(std::string_view& data, std::string& out, std::size_t stop
             }
         }
         if (body_left_ != 0) {
-            const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(body_left_, data.size()));
+            const std::size_t n =
+                static_cast<std::size_t>(std::min<std::uint64_t>(body_left_, data.size()));
             data.remove_prefix(n);
             body_left_ -= n;
             if (body_left_ != 0) return true;

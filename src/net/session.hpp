@@ -79,14 +79,18 @@ public:
     bool take_progress() noexcept { return std::exchange(progress_, false); }
     bool closing() const noexcept { return close_; }
     // Holding the bytes of an unfinished request (or an unread body), or held input.
-    bool mid_request() const noexcept { return !pending_.empty() || body_left_ != 0 || chunked_.has_value(); }
+    bool mid_request() const noexcept {
+        return !pending_.empty() || body_left_ != 0 || chunked_.has_value();
+    }
 
     // Ready for a new connection; keeps the buffer's capacity when it is
     // small, so the next connection starts warm, but gives back what a large
     // held input grew it to: a pooled connection keeps no attack's memory.
     void reset() noexcept {
-        if (pending_.capacity() > kKeptCapacity) std::string().swap(pending_);
-        else pending_.clear();
+        if (pending_.capacity() > kKeptCapacity)
+            std::string().swap(pending_);
+        else
+            pending_.clear();
         held_ = false;
         body_left_ = 0;
         chunked_.reset();
@@ -105,7 +109,8 @@ private:
     bool finish_chunked(std::string& out);
 
     const Responder* r_;
-    std::string pending_;          // an incomplete head, or input held for want of room, for the next feed()
+    std::string
+        pending_;  // an incomplete head, or input held for want of room, for the next feed()
     std::uint64_t body_left_ = 0;  // request body bytes still to discard
     // A chunked body being discarded, and its request, answered once the body
     // ends (a body over the limit gets 413 instead).  The target is copied:

@@ -27,19 +27,24 @@ StatsSnapshot StatsSnapshot::sum(std::span<const ServerStats> threads) noexcept 
         s.batch_waits += t.batch_waits.get();
         s.send_timeouts += t.send_timeouts.get();
         s.pending += t.pending.get();
-        s.pending_peak = std::max(s.pending_peak, t.pending_peak.get());  // one connection's, not a sum
+        s.pending_peak =
+            std::max(s.pending_peak, t.pending_peak.get());  // one connection's, not a sum
         s.read_pauses += t.read_pauses.get();
     }
     return s;
 }
 
-std::string StatsSnapshot::to_json(std::string_view engine, std::string_view mode, unsigned threads) const {
+std::string StatsSnapshot::to_json(std::string_view engine, std::string_view mode,
+                                   unsigned threads) const {
     nlohmann::ordered_json j;
     j["engine"] = engine;
     j["mode"] = mode;
     j["threads"] = threads;
-    j["connections"] = {{"accepted", accepted}, {"rejected", rejected}, {"active", active},
-                        {"idle_closed", idle_closed}, {"send_timeouts", send_timeouts}};
+    j["connections"] = {{"accepted", accepted},
+                        {"rejected", rejected},
+                        {"active", active},
+                        {"idle_closed", idle_closed},
+                        {"send_timeouts", send_timeouts}};
     j["requests"] = requests;
     j["responses"] = {{"2xx", status_2xx}, {"4xx", status_4xx}, {"5xx", status_5xx}};
     j["bytes_in"] = bytes_in;
@@ -50,7 +55,8 @@ std::string StatsSnapshot::to_json(std::string_view engine, std::string_view mod
     j["enobufs"] = enobufs;
     j["accept_backoffs"] = accept_backoffs;
     j["batch_waits"] = batch_waits;
-    j["output"] = {{"pending", pending}, {"pending_peak", pending_peak}, {"read_pauses", read_pauses}};
+    j["output"] = {
+        {"pending", pending}, {"pending_peak", pending_peak}, {"read_pauses", read_pauses}};
     return j.dump() + "\n";
 }
 

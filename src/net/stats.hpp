@@ -14,8 +14,12 @@ namespace uringkit::net {
 
 class Counter {
 public:
-    void add(std::uint64_t n = 1) noexcept { v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
-    void sub(std::uint64_t n = 1) noexcept { v_.store(v_.load(std::memory_order_relaxed) - n, std::memory_order_relaxed); }
+    void add(std::uint64_t n = 1) noexcept {
+        v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    }
+    void sub(std::uint64_t n = 1) noexcept {
+        v_.store(v_.load(std::memory_order_relaxed) - n, std::memory_order_relaxed);
+    }
     std::uint64_t get() const noexcept { return v_.load(std::memory_order_relaxed); }
     // For a high-water mark: keeps the larger of the two.
     void raise_to(std::uint64_t n) noexcept {
@@ -27,12 +31,13 @@ private:
 };
 
 struct alignas(64) ServerStats {
-    Counter accepted;         // connections accepted (rejected ones included)
-    Counter rejected;         // closed at once because --max-conns was reached
-    Counter active;           // open now
-    Counter idle_closed;      // closed by --idle-timeout
-    Counter send_timeouts;    // closed by --send-timeout: output pending and none of it taken for that long
-    Counter requests;         // complete requests parsed (HTTP) or recv calls with data (echo)
+    Counter accepted;       // connections accepted (rejected ones included)
+    Counter rejected;       // closed at once because --max-conns was reached
+    Counter active;         // open now
+    Counter idle_closed;    // closed by --idle-timeout
+    Counter send_timeouts;  // closed by --send-timeout: output pending and none of it taken for
+                            // that long
+    Counter requests;       // complete requests parsed (HTTP) or recv calls with data (echo)
     Counter status_2xx, status_4xx, status_5xx;
     Counter bytes_in, bytes_out;
     Counter syscalls;         // every system call the engine made (io_uring_enter counted)
@@ -42,16 +47,17 @@ struct alignas(64) ServerStats {
     Counter accept_backoffs;  // accept failed (EMFILE...) and paused
     Counter batch_waits;      // io_uring_enter calls that used the batching wait (--batch-wait)
     // Output held per connection (--max-pending).
-    Counter pending;          // bytes of responses not sent yet, all connections, now (a gauge)
-    Counter pending_peak;     // the most one connection has had not sent yet (a high-water mark)
-    Counter read_pauses;      // times a connection stopped reading because its output reached the cap
+    Counter pending;       // bytes of responses not sent yet, all connections, now (a gauge)
+    Counter pending_peak;  // the most one connection has had not sent yet (a high-water mark)
+    Counter read_pauses;   // times a connection stopped reading because its output reached the cap
 };
 
 // The sum over all engine threads.
 struct StatsSnapshot {
     std::uint64_t accepted = 0, rejected = 0, active = 0, idle_closed = 0, requests = 0;
     std::uint64_t status_2xx = 0, status_4xx = 0, status_5xx = 0, bytes_in = 0, bytes_out = 0;
-    std::uint64_t syscalls = 0, recv_rearms = 0, recv_buffers = 0, enobufs = 0, accept_backoffs = 0, batch_waits = 0;
+    std::uint64_t syscalls = 0, recv_rearms = 0, recv_buffers = 0, enobufs = 0, accept_backoffs = 0,
+                  batch_waits = 0;
     std::uint64_t send_timeouts = 0, pending = 0, pending_peak = 0, read_pauses = 0;
 
     static StatsSnapshot sum(std::span<const ServerStats> threads) noexcept;

@@ -32,22 +32,29 @@ constexpr std::uint16_t kGroup = 0;
 // 8-aligned), or a small constant for the thread's own operations.  0 marks a
 // completion nobody waits for (cancels); kRejected the close of a connection
 // accepted only to be refused, which the loop waits for before it ends.
-enum : std::uint64_t { kIgnore = 0, kAccept = 1, kTimer = 2, kWake = 3, kBackoff = 4, kRejected = 5 };
+enum : std::uint64_t {
+    kIgnore = 0,
+    kAccept = 1,
+    kTimer = 2,
+    kWake = 3,
+    kBackoff = 4,
+    kRejected = 5
+};
 enum : std::uint64_t { kRecv = 1, kSend = 2, kClose = 3, kTagMask = 7 };
 
 struct Conn {
     explicit Conn(const Responder& r) : session(r) {}
     int fd = -1;
     Session session;
-    std::string out;      // responses not yet handed to a send
-    std::string sending;  // what the send in flight points to: untouched until its CQE
-    std::size_t sent = 0;     // of `sending`
-    std::size_t counted = 0;  // its output not sent yet, as last added to stats_.pending
+    std::string out;           // responses not yet handed to a send
+    std::string sending;       // what the send in flight points to: untouched until its CQE
+    std::size_t sent = 0;      // of `sending`
+    std::size_t counted = 0;   // its output not sent yet, as last added to stats_.pending
     std::uint32_t window = 0;  // BatchWait's window of its last request
-    DeadlineHook<Conn> idle;  // on the engine's idle list
-    DeadlineHook<Conn> stall; // on the stalled-output list while output waits to be sent
+    DeadlineHook<Conn> idle;   // on the engine's idle list
+    DeadlineHook<Conn> stall;  // on the stalled-output list while output waits to be sent
     bool recv_armed = false;
-    bool paused = false;      // output at the cap (or input held): the recv is cancelled, not re-armed
+    bool paused = false;  // output at the cap (or input held): the recv is cancelled, not re-armed
     bool input_done = false;  // the recv ended with EOF or an error: never re-armed
     bool send_inflight = false;
     bool closing = false;   // no more input; close once the output is sent
@@ -98,7 +105,8 @@ public:
                 // A close prepared in this batch (a connection accepted
                 // after the stop) is submitted by the next wait: end only
                 // once it has completed, or its descriptor would leak.
-                if (!accept_armed_ && !timer_armed_ && !backoff_armed_ && !wake_armed_ && rejected_closing_ == 0)
+                if (!accept_armed_ && !timer_armed_ && !backoff_armed_ && !wake_armed_ &&
+                    rejected_closing_ == 0)
                     break;
             }
         }
@@ -128,30 +136,49 @@ private:
         return ring_.prepare(op);
     }
 
-    static std::uint64_t ud(Conn* c, std::uint64_t tag) noexcept { return reinterpret_cast<std::uintptr_t>(c) | tag; }
+    static std::uint64_t ud(Conn* c, std::uint64_t tag) noexcept {
+        return reinterpret_cast<std::uintptr_t>(c) | tag;
+    }
 
     void dispatch(const Completion& c) {
         const std::uint64_t tag = c.user_data & kTagMask;
         Conn* conn = reinterpret_cast<Conn*>(static_cast<std::uintptr_t>(c.user_data & ~kTagMask));
         if (conn == nullptr) {
             switch (c.user_data) {
-                case kAccept: on_accept(c); break;
-                case kTimer: on_timer(c); break;
-                case kWake: wake_armed_ = false; begin_stop(); break;
-                case kRejected: --rejected_closing_; break;
+                case kAccept:
+                    on_accept(c);
+                    break;
+                case kTimer:
+                    on_timer(c);
+                    break;
+                case kWake:
+                    wake_armed_ = false;
+                    begin_stop();
+                    break;
+                case kRejected:
+                    --rejected_closing_;
+                    break;
                 case kBackoff:
                     backoff_armed_ = false;
                     if (!stopping_) arm_accept();
                     break;
-                default: break;  // kIgnore
+                default:
+                    break;  // kIgnore
             }
             return;
         }
         switch (tag) {
-            case kRecv: on_recv(conn, c); break;
-            case kSend: on_send(conn, c); break;
-            case kClose: on_close(conn); break;
-            default: break;
+            case kRecv:
+                on_recv(conn, c);
+                break;
+            case kSend:
+                on_send(conn, c);
+                break;
+            case kClose:
+                on_close(conn);
+                break;
+            default:
+                break;
         }
     }
 
@@ -227,14 +254,18 @@ private:
     }
 
     // Output not sent yet: gathered, and the rest of the send in flight.
-    static std::size_t pending(const Conn* c) noexcept { return c->out.size() + c->sending.size() - c->sent; }
+    static std::size_t pending(const Conn* c) noexcept {
+        return c->out.size() + c->sending.size() - c->sent;
+    }
 
     // Requests beyond the room under the cap are held by the session (copied:
     // the provided buffer still goes straight back) and answered by advance().
     void feed(Conn* c, std::span<const std::byte> bytes) {
-        const bool keep = c->session.feed({reinterpret_cast<const char*>(bytes.data()), bytes.size()}, c->out,
-                                          cap_.room(pending(c)));
-        if (c->session.take_progress()) idle_.touch(c, now_ + static_cast<std::uint64_t>(cfg_.idle_timeout.count()));
+        const bool keep =
+            c->session.feed({reinterpret_cast<const char*>(bytes.data()), bytes.size()}, c->out,
+                            cap_.room(pending(c)));
+        if (c->session.take_progress())
+            idle_.touch(c, now_ + static_cast<std::uint64_t>(cfg_.idle_timeout.count()));
         if (!keep) c->closing = true;
     }
 
@@ -255,7 +286,8 @@ private:
             // stale buffer id is an error, never a read outside it) and, on
             // an incremental ring, points at this piece of the buffer.
             const BufferRing::Delivery d = bufs_.take(cqe);
-            if (d.error != 0) throw RingError("a recv completion that does not fit its buffer group", -d.error);
+            if (d.error != 0)
+                throw RingError("a recv completion that does not fit its buffer group", -d.error);
             if (!c->closing) {
                 stats_.bytes_in.add(static_cast<std::uint64_t>(cqe.res));
                 feed(c, d.bytes);
@@ -300,7 +332,8 @@ private:
             stats_.bytes_out.add(static_cast<std::uint64_t>(cqe.res));
             c->sent += static_cast<std::size_t>(cqe.res);
             if (cqe.res > 0) stall_.touch(c, now_ + send_timeout_);  // the client takes its output
-            if (c->sent < c->sending.size() && !c->aborting) send(c);  // a short send: the rest, from where it stopped
+            if (c->sent < c->sending.size() && !c->aborting)
+                send(c);  // a short send: the rest, from where it stopped
         }
         if (!c->send_inflight) {
             c->sending.clear();
@@ -320,8 +353,10 @@ private:
     // there is room, send what is pending, stop or resume reading, and once
     // closing, wait for the send, cancel the recv, then close.
     void advance(Conn* c) {
-        if (c->aborting) c->out.clear();
-        else if (c->session.held() && cap_.low(pending(c))) feed(c, {});
+        if (c->aborting)
+            c->out.clear();
+        else if (c->session.held() && cap_.low(pending(c)))
+            feed(c, {});
         if (!c->send_inflight && !c->out.empty()) {
             c->sending.swap(c->out);
             c->out.clear();
@@ -372,7 +407,8 @@ private:
         }
         const std::size_t p = pending(c);
         if (!c->paused) {
-            if (!cap_.full(p) && !c->session.held()) [[likely]] return;
+            if (!cap_.full(p) && !c->session.held()) [[likely]]
+                return;
             c->paused = true;
             stats_.read_pauses.add();
             if (c->recv_armed && !c->recv_cancelled) {
@@ -411,17 +447,20 @@ private:
     }
 
     static void release(std::string& s) noexcept {
-        if (s.capacity() > Session::kKeptCapacity) std::string().swap(s);
-        else s.clear();
+        if (s.capacity() > Session::kKeptCapacity)
+            std::string().swap(s);
+        else
+            s.clear();
     }
 
     void on_timer(const Completion& c) {
         timer_armed_ = false;
         if (c.res == -ECANCELED) return;  // removed at exit
-        expire_deadlines(idle_, stall_, stats_, now_, stopping_ && now_ >= grace_deadline_, [this](Conn* conn) {
-            conn->closing = conn->aborting = true;
-            advance(conn);
-        });
+        expire_deadlines(idle_, stall_, stats_, now_, stopping_ && now_ >= grace_deadline_,
+                         [this](Conn* conn) {
+                             conn->closing = conn->aborting = true;
+                             advance(conn);
+                         });
         if (!timer_removed_) arm_timer();
     }
 

@@ -17,8 +17,8 @@
 // server (the row says "client-bound").
 #pragma once
 
-#include "measure/paired.hpp"
 #include "load/load.hpp"
+#include "measure/paired.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -39,8 +39,10 @@ struct Workload {
     unsigned connections = 64;
     std::size_t size = 64;  // echo only
     unsigned pipeline = 1;
-    std::string name() const;  // "echo:64:64" (conns:size), "http:64:16" (conns:pipeline): parse_workload's text
-    std::string describe() const;  // "echo 64 B, 64 connections", "HTTP pipelined 16, 64 connections"
+    std::string name()
+        const;  // "echo:64:64" (conns:size), "http:64:16" (conns:pipeline): parse_workload's text
+    std::string describe()
+        const;  // "echo 64 B, 64 connections", "HTTP pipelined 16, 64 connections"
 };
 
 // "echo:CONNS:SIZE" or "http:CONNS:PIPELINE" (SIZE as 64, 4k); nullopt with
@@ -55,7 +57,8 @@ std::vector<Workload> default_workloads();
 // The engines bench net can run: serve's three, uring-bundle (the uring
 // engine with recv bundles, Linux 6.10) and uring-inc (with an incremental
 // ring of 64 KiB buffers, Linux 6.12: serve --recv-incremental).
-inline constexpr std::string_view kEngineNames = "uring, uring-coro, uring-bundle, uring-inc, epoll";
+inline constexpr std::string_view kEngineNames =
+    "uring, uring-coro, uring-bundle, uring-inc, epoll";
 bool known_engine(std::string_view name) noexcept;
 
 struct Config {
@@ -74,10 +77,10 @@ unsigned rounds_of(const Config& config);
 
 // One engine on one workload in one round.
 struct Run {
-    std::string engine;        // the label: "epoll", or "epoll#2" for a second listing
-    unsigned workload = 0;     // index into Config::workloads
+    std::string engine;     // the label: "epoll", or "epoll#2" for a second listing
+    unsigned workload = 0;  // index into Config::workloads
     unsigned round = 0;
-    double seconds = 0;        // the client's measured interval
+    double seconds = 0;                 // the client's measured interval
     std::uint64_t requests = 0;         // responses the client counted in it
     std::uint64_t server_requests = 0;  // requests the server parsed while loaded
     double server_cpu_s = 0;            // the server process's user + system CPU meanwhile
@@ -87,12 +90,16 @@ struct Run {
     double p50_us = 0, p99_us = 0;
     std::string error;  // the run failed: why (its figures are not used)
 
-    double requests_per_s() const noexcept { return seconds > 0 ? static_cast<double>(requests) / seconds : 0; }
+    double requests_per_s() const noexcept {
+        return seconds > 0 ? static_cast<double>(requests) / seconds : 0;
+    }
     double server_cpu_us_per_request() const noexcept;
     double server_syscalls_per_request() const noexcept;
     double client_cpu_share() const noexcept { return seconds > 0 ? client_cpu_s / seconds : 0; }
     bool client_bound() const noexcept { return client_cpu_share() >= 0.9; }
-    bool usable() const noexcept { return error.empty() && errors == 0 && server_requests > 0 && requests > 0; }
+    bool usable() const noexcept {
+        return error.empty() && errors == 0 && server_requests > 0 && requests > 0;
+    }
 };
 
 // An engine that cannot run here, and why ("needs Linux 6.0 for multishot recv").
@@ -118,7 +125,8 @@ using ProgressFn = std::function<void(const Progress&)>;
 
 // Runs the matrix.  Engines unknown to serve throw std::invalid_argument;
 // an engine this kernel cannot run is listed in `unavailable` and skipped.
-Result run(const Config& config, const std::atomic<bool>* stop = nullptr, const ProgressFn& progress = {});
+Result run(const Config& config, const std::atomic<bool>* stop = nullptr,
+           const ProgressFn& progress = {});
 
 // The verdict's comparisons, per workload: every engine against epoll (or
 // the first engine listed when epoll is not), and an engine listed twice
@@ -129,7 +137,8 @@ Result run(const Config& config, const std::atomic<bool>* stop = nullptr, const 
 std::vector<measure::Comparison> compare(const Result& result);
 
 // The report: per workload a table of medians, then the verdict in words.
-std::string format_report(const Result& result, const std::vector<measure::Comparison>& comparisons);
+std::string format_report(const Result& result,
+                          const std::vector<measure::Comparison>& comparisons);
 std::string to_json(const Result& result, const std::vector<measure::Comparison>& comparisons);
 
 }  // namespace uringkit::netbench

@@ -29,8 +29,9 @@ std::vector<std::string> labels_on(const Result& res, unsigned w) {
     for (const std::string& e : res.config.engines) {
         const unsigned k = ++listed[e];
         const std::string label = k == 1 ? e : fmt::format("{}#{}", e, k);
-        const bool ran = std::any_of(res.runs.begin(), res.runs.end(),
-                                     [&](const Run& r) { return r.workload == w && r.engine == label; });
+        const bool ran = std::any_of(res.runs.begin(), res.runs.end(), [&](const Run& r) {
+            return r.workload == w && r.engine == label;
+        });
         if (ran) out.push_back(label);
     }
     return out;
@@ -42,13 +43,15 @@ std::vector<std::pair<std::string, std::string>> pairs_on(const Result& res, uns
     const std::vector<std::string> labels = labels_on(res, w);
     std::vector<std::pair<std::string, std::string>> out;
     if (labels.empty()) return out;
-    const std::string baseline =
-        std::find(labels.begin(), labels.end(), "epoll") != labels.end() ? std::string("epoll") : labels.front();
+    const std::string baseline = std::find(labels.begin(), labels.end(), "epoll") != labels.end()
+                                     ? std::string("epoll")
+                                     : labels.front();
     for (const std::string& l : labels) {
         const auto hash = l.find('#');
         if (hash != std::string::npos) {
             const std::string first = l.substr(0, hash);
-            if (std::find(labels.begin(), labels.end(), first) != labels.end()) out.emplace_back(l, first);
+            if (std::find(labels.begin(), labels.end(), first) != labels.end())
+                out.emplace_back(l, first);
         } else if (l != baseline) {
             out.emplace_back(l, baseline);
         }
@@ -64,15 +67,20 @@ measure::Spread summarize(const Result& res, unsigned w, const std::string& labe
     return measure::spread_of(std::move(v));
 }
 
-double p99_of(const Run& r) { return r.p99_us; }
+double p99_of(const Run& r) {
+    return r.p99_us;
+}
 
 std::string words(const Comparison& c) {
-    const std::string ratio = fmt::format("{:.2f}x ({:.2f}-{:.2f}, {} rounds)", c.ratio, c.ratio_low, c.ratio_high, c.pairs);
+    const std::string ratio = fmt::format("{:.2f}x ({:.2f}-{:.2f}, {} rounds)", c.ratio,
+                                          c.ratio_low, c.ratio_high, c.pairs);
     switch (c.verdict) {
         case Judgement::faster:
-            return c.metric == Metric::iops ? fmt::format("higher, {}", ratio) : fmt::format("cheaper, {}", ratio);
+            return c.metric == Metric::iops ? fmt::format("higher, {}", ratio)
+                                            : fmt::format("cheaper, {}", ratio);
         case Judgement::slower:
-            return c.metric == Metric::iops ? fmt::format("lower, {}", ratio) : fmt::format("costlier, {}", ratio);
+            return c.metric == Metric::iops ? fmt::format("lower, {}", ratio)
+                                            : fmt::format("costlier, {}", ratio);
         case Judgement::same:
             return fmt::format("the same within noise, {}", ratio);
         case Judgement::too_few_samples:
@@ -117,15 +125,18 @@ std::vector<Comparison> compare(const Result& res) {
 
 std::string format_report(const Result& res, const std::vector<Comparison>& comparisons) {
     std::string out = fmt::format(
-        "bench net: serve's engines on loopback, {} round{} of {:.3g} s per engine and workload; {}\n",
+        "bench net: serve's engines on loopback, {} round{} of {:.3g} s per engine and workload; "
+        "{}\n",
         res.rounds, res.rounds == 1 ? "" : "s",
         std::chrono::duration<double>(res.config.duration).count(), res.pinning);
-    for (const Unavailable& u : res.unavailable) out += fmt::format("unsupported: {}: {}\n", u.engine, u.why);
+    for (const Unavailable& u : res.unavailable)
+        out += fmt::format("unsupported: {}: {}\n", u.engine, u.why);
     for (unsigned w = 0; w < res.config.workloads.size(); ++w) {
         const Workload& wl = res.config.workloads[w];
         out += fmt::format("\n{} ({})\n", wl.describe(), wl.name());
-        out += fmt::format("  {:<12} {:>24} {:>32} {:>13} {:>9} {:>11}\n", "engine", "requests/s (min-max)",
-                           "server CPU µs/request (min-max)", "syscalls/req", "p99 µs", "client CPU");
+        out += fmt::format("  {:<12} {:>24} {:>32} {:>13} {:>9} {:>11}\n", "engine",
+                           "requests/s (min-max)", "server CPU µs/request (min-max)",
+                           "syscalls/req", "p99 µs", "client CPU");
         for (const std::string& label : labels_on(res, w)) {
             const measure::Spread rps = summarize(res, w, label, &Run::requests_per_s);
             if (rps.n == 0) {
@@ -141,22 +152,26 @@ std::string format_report(const Result& res, const std::vector<Comparison>& comp
             std::sort(p99.begin(), p99.end());
             out += fmt::format("  {:<12} {:>24} {:>32} {:>13.2f} {:>9.0f} {:>10.0f}%{}\n", label,
                                fmt::format("{:.0f} ({:.0f}-{:.0f})", rps.median, rps.min, rps.max),
-                               fmt::format("{:.2f} ({:.2f}-{:.2f})", cpu.median, cpu.min, cpu.max), sys.median,
-                               p99[p99.size() / 2], cli.median * 100,
+                               fmt::format("{:.2f} ({:.2f}-{:.2f})", cpu.median, cpu.min, cpu.max),
+                               sys.median, p99[p99.size() / 2], cli.median * 100,
                                cli.median >= 0.9 ? " client-bound" : "");
         }
     }
-    out += fmt::format("\nVerdict ({:.3g}% family-wise; ranked by server CPU per request):\n", res.config.confidence * 100);
+    out += fmt::format("\nVerdict ({:.3g}% family-wise; ranked by server CPU per request):\n",
+                       res.config.confidence * 100);
     bool any = false, any_client_bound = false;
     for (std::size_t i = 0; i + 1 < comparisons.size(); i += 2) {
         const Comparison& cpu = comparisons[i];
         const Comparison& rps = comparisons[i + 1];
         const unsigned w = cpu.iodepth;
-        std::string line = fmt::format("  {}: {} against {}: ", res.config.workloads[w].name(), cpu.a, cpu.b);
-        if (cpu.verdict == Judgement::too_few_samples && rps.verdict == Judgement::too_few_samples && cpu.why == rps.why)
+        std::string line =
+            fmt::format("  {}: {} against {}: ", res.config.workloads[w].name(), cpu.a, cpu.b);
+        if (cpu.verdict == Judgement::too_few_samples &&
+            rps.verdict == Judgement::too_few_samples && cpu.why == rps.why)
             line += words(cpu);  // one reason covers both metrics
         else
-            line += fmt::format("server CPU per request: {}; requests/s: {}", words(cpu), words(rps));
+            line +=
+                fmt::format("server CPU per request: {}; requests/s: {}", words(cpu), words(rps));
         if (client_bound(res, w, cpu.a) || client_bound(res, w, cpu.b)) {
             line += " (client-bound)";
             any_client_bound = true;
@@ -166,12 +181,15 @@ std::string format_report(const Result& res, const std::vector<Comparison>& comp
     }
     if (!any) out += "  nothing to compare: fewer than two engines ran\n";
     if (any_client_bound)
-        out += "  client-bound: the load's own thread was saturated (90% of a CPU or more), so those requests/s\n"
-               "  say more about the client than the server; server CPU per request is still the server's own.\n";
+        out +=
+            "  client-bound: the load's own thread was saturated (90% of a CPU or more), so those "
+            "requests/s\n"
+            "  say more about the client than the server; server CPU per request is still the "
+            "server's own.\n";
     for (const Run& r : res.runs)
         if (!r.error.empty())
-            out += fmt::format("failed: {} on {}, round {}: {}\n", r.engine, res.config.workloads[r.workload].name(),
-                               r.round + 1, r.error);
+            out += fmt::format("failed: {} on {}, round {}: {}\n", r.engine,
+                               res.config.workloads[r.workload].name(), r.round + 1, r.error);
     if (res.interrupted) out += "interrupted: the figures above cover the runs that finished\n";
     return out;
 }
@@ -188,9 +206,11 @@ std::string to_json(const Result& res, const std::vector<Comparison>& comparison
     j["interrupted"] = res.interrupted;
     j["engines"] = res.config.engines;
     json& wl = j["workloads"] = json::array();
-    for (const Workload& w : res.config.workloads) wl.push_back({{"name", w.name()}, {"description", w.describe()}});
+    for (const Workload& w : res.config.workloads)
+        wl.push_back({{"name", w.name()}, {"description", w.describe()}});
     json& un = j["unsupported"] = json::array();
-    for (const Unavailable& u : res.unavailable) un.push_back({{"engine", u.engine}, {"why", u.why}});
+    for (const Unavailable& u : res.unavailable)
+        un.push_back({{"engine", u.engine}, {"why", u.why}});
     json& runs = j["runs"] = json::array();
     for (const Run& r : res.runs) {
         json x = {{"engine", r.engine},

@@ -2,9 +2,9 @@
 // this process, each on its own CPU, in rounds with the engine order rotated.
 #include "netbench/netbench.hpp"
 
+#include "cli/size.hpp"
 #include "measure/interval.hpp"
 #include "net/server.hpp"
-#include "cli/size.hpp"
 #include "uringkit/util/unique_fd.hpp"
 
 #include <fcntl.h>
@@ -51,7 +51,9 @@ public:
         const std::string first = line();
         if (first.rfind("port ", 0) != 0) {
             finish();
-            throw std::runtime_error(first.rfind("error ", 0) == 0 ? first.substr(6) : "the server did not start: " + first);
+            throw std::runtime_error(first.rfind("error ", 0) == 0
+                                         ? first.substr(6)
+                                         : "the server did not start: " + first);
         }
         port_ = static_cast<std::uint16_t>(std::stoul(first.substr(5)));
     }
@@ -137,11 +139,12 @@ private:
                 rusage ru{};
                 ::getrusage(RUSAGE_SELF, &ru);
                 const auto us = [](const timeval& t) {
-                    return static_cast<unsigned long long>(t.tv_sec) * 1000000ULL + static_cast<unsigned long long>(t.tv_usec);
+                    return static_cast<unsigned long long>(t.tv_sec) * 1000000ULL +
+                           static_cast<unsigned long long>(t.tv_usec);
                 };
                 const net::StatsSnapshot st = server.stats();
-                say(fmt::format("snap {} {} {} {}\n", st.requests, st.syscalls, us(ru.ru_utime) + us(ru.ru_stime),
-                                st.bytes_in));
+                say(fmt::format("snap {} {} {} {}\n", st.requests, st.syscalls,
+                                us(ru.ru_utime) + us(ru.ru_stime), st.bytes_in));
                 if (server.finished()) break;  // a thread died: wait() says why
             }
             server.stop();
@@ -220,10 +223,13 @@ std::optional<net::ServerConfig> server_config(std::string_view name) {
 }
 
 // The engine a label names: "epoll#2" is epoll listed a second time.
-std::string base_engine(const std::string& label) { return label.substr(0, label.find('#')); }
+std::string base_engine(const std::string& label) {
+    return label.substr(0, label.find('#'));
+}
 
-Run one_run(const Workload& w, const std::string& label, net::ServerConfig sc, std::chrono::nanoseconds duration,
-            int server_cpu, int client_cpu, const std::atomic<bool>* stop) {
+Run one_run(const Workload& w, const std::string& label, net::ServerConfig sc,
+            std::chrono::nanoseconds duration, int server_cpu, int client_cpu,
+            const std::atomic<bool>* stop) {
     Run run;
     run.engine = label;
     try {
@@ -249,11 +255,13 @@ Run one_run(const Workload& w, const std::string& label, net::ServerConfig sc, s
         run.p99_us = r.latency.quantile(0.99) / 1e3;
         // An echo server sees bytes, not messages (a recv may hold part of
         // one, or a bundle several): its messages are the bytes over the size.
-        run.server_requests = w.mode == load::Mode::Echo ? (after.bytes_in - before.bytes_in) / w.size
-                                                         : after.requests - before.requests;
+        run.server_requests = w.mode == load::Mode::Echo
+                                  ? (after.bytes_in - before.bytes_in) / w.size
+                                  : after.requests - before.requests;
         run.server_syscalls = after.syscalls - before.syscalls;
         run.server_cpu_s = after.cpu_s - before.cpu_s;
-        if (run.errors > 0) run.error = fmt::format("{} errors, the first: {}", run.errors, r.first_error);
+        if (run.errors > 0)
+            run.error = fmt::format("{} errors, the first: {}", run.errors, r.first_error);
     } catch (const std::exception& e) {
         run.error = e.what();
     }
@@ -268,16 +276,20 @@ std::string Workload::name() const {
 }
 
 std::string Workload::describe() const {
-    const std::string conns = fmt::format("{} connection{}", connections, connections == 1 ? "" : "s");
+    const std::string conns =
+        fmt::format("{} connection{}", connections, connections == 1 ? "" : "s");
     if (mode == load::Mode::Echo) return fmt::format("echo {}, {}", cli::format_bytes(size), conns);
-    return pipeline == 1 ? fmt::format("HTTP, {}", conns) : fmt::format("HTTP pipelined {}, {}", pipeline, conns);
+    return pipeline == 1 ? fmt::format("HTTP, {}", conns)
+                         : fmt::format("HTTP pipelined {}, {}", pipeline, conns);
 }
 
 std::optional<Workload> parse_workload(std::string_view text, std::string& why) {
     const auto c1 = text.find(':');
     const auto c2 = c1 == std::string_view::npos ? c1 : text.find(':', c1 + 1);
     if (c2 == std::string_view::npos || text.find(':', c2 + 1) != std::string_view::npos) {
-        why = "give echo:CONNECTIONS:SIZE or http:CONNECTIONS:PIPELINE, like echo:64:64 or http:64:16";
+        why =
+            "give echo:CONNECTIONS:SIZE or http:CONNECTIONS:PIPELINE, like echo:64:64 or "
+            "http:64:16";
         return std::nullopt;
     }
     const std::string_view kind = text.substr(0, c1), conns = text.substr(c1 + 1, c2 - c1 - 1),
@@ -317,7 +329,8 @@ std::optional<Workload> parse_workload(std::string_view text, std::string& why) 
 
 std::vector<Workload> default_workloads() {
     std::vector<Workload> out;
-    for (const char* t : {"echo:1:64", "echo:64:64", "echo:512:64", "echo:64:4k", "echo:16:64k", "http:64:1", "http:64:16"}) {
+    for (const char* t : {"echo:1:64", "echo:64:64", "echo:512:64", "echo:64:4k", "echo:16:64k",
+                          "http:64:1", "http:64:16"}) {
         std::string why;
         out.push_back(*parse_workload(t, why));
     }
@@ -328,15 +341,20 @@ double Run::server_cpu_us_per_request() const noexcept {
     return server_requests > 0 ? server_cpu_s * 1e6 / static_cast<double>(server_requests) : 0;
 }
 double Run::server_syscalls_per_request() const noexcept {
-    return server_requests > 0 ? static_cast<double>(server_syscalls) / static_cast<double>(server_requests) : 0;
+    return server_requests > 0
+               ? static_cast<double>(server_syscalls) / static_cast<double>(server_requests)
+               : 0;
 }
 
-bool known_engine(std::string_view name) noexcept { return server_config(name).has_value(); }
+bool known_engine(std::string_view name) noexcept {
+    return server_config(name).has_value();
+}
 
 unsigned rounds_of(const Config& config) {
     if (config.rounds > 0) return config.rounds;
     // As compare() counts: per workload every engine but the baseline, on two metrics.
-    const std::size_t n = config.engines.size() > 1 ? (config.engines.size() - 1) * config.workloads.size() * 2 : 1;
+    const std::size_t n =
+        config.engines.size() > 1 ? (config.engines.size() - 1) * config.workloads.size() * 2 : 1;
     return std::max(3u, measure::samples_needed(measure::confidence_each(config.confidence, n)));
 }
 
@@ -348,7 +366,8 @@ Result run(const Config& config, const std::atomic<bool>* stop, const ProgressFn
     std::vector<std::pair<std::string, net::ServerConfig>> engines;
     for (const std::string& e : config.engines) {
         const auto sc = server_config(e);
-        if (!sc) throw std::invalid_argument(fmt::format("unknown engine '{}' ({})", e, kEngineNames));
+        if (!sc)
+            throw std::invalid_argument(fmt::format("unknown engine '{}' ({})", e, kEngineNames));
         const auto listed = std::count_if(engines.begin(), engines.end(),
                                           [&](const auto& p) { return base_engine(p.first) == e; });
         engines.emplace_back(listed == 0 ? e : fmt::format("{}#{}", e, listed + 1), *sc);
@@ -358,8 +377,8 @@ Result run(const Config& config, const std::atomic<bool>* stop, const ProgressFn
     const std::string inc_why = net::recv_incremental_unavailable_reason();
     std::vector<std::pair<std::string, net::ServerConfig>> runnable;
     for (const auto& e : engines) {
-        const std::string& why = e.second.recv_bundle        ? bundle_why
-                                 : e.second.recv_incremental ? inc_why
+        const std::string& why = e.second.recv_bundle                        ? bundle_why
+                                 : e.second.recv_incremental                 ? inc_why
                                  : e.second.engine != net::EngineKind::Epoll ? uring_why
                                                                              : std::string();
         if (!why.empty())
@@ -372,8 +391,10 @@ Result run(const Config& config, const std::atomic<bool>* stop, const ProgressFn
     if (pin)
         res.pinning = fmt::format("server on CPU {}, client on CPU {}", cpu_a, cpu_b);
     else
-        res.pinning = config.pin ? "not pinned: this process may run on one CPU only, so server and client share it"
-                                 : "not pinned (--no-pin)";
+        res.pinning =
+            config.pin
+                ? "not pinned: this process may run on one CPU only, so server and client share it"
+                : "not pinned (--no-pin)";
     Progress p;
     p.total = res.rounds * static_cast<unsigned>(config.workloads.size() * runnable.size());
     for (unsigned round = 0; round < res.rounds; ++round) {

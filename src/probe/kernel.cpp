@@ -12,42 +12,73 @@ namespace {
 // is one, so `probe --json` can give each trial its `needs`.  The releases are
 // those of the kernel's io_uring history (liburing's man pages name them).
 constexpr std::array<FeatureNeed, 16> kNeeds{{
-    {"nop", {5, 1}, "every io_uring path",
+    {"nop",
+     {5, 1},
+     "every io_uring path",
      "io_uring_setup fails: probe exits 3 naming the cause; cp and readfiles use read/write; "
      "bench reports the io_uring engines unavailable; serve --engine auto uses epoll"},
-    {"iopoll", {5, 1}, "bench uring-iopoll",
+    {"iopoll",
+     {5, 1},
+     "bench uring-iopoll",
      "the engine is reported unavailable with the errno (it also needs a device with poll queues)"},
-    {"registered_buffers", {5, 1}, "bench uring-reg, cp, readfiles",
+    {"registered_buffers",
+     {5, 1},
+     "bench uring-reg, cp, readfiles",
      "cp and readfiles read into plain buffers; uring-reg is reported unavailable"},
     {"read_fixed", {5, 1}, "bench uring-reg, cp, readfiles", "as registered_buffers"},
-    {"opcode_probe", {5, 6}, "probe", "probe lists no opcodes and says IORING_REGISTER_PROBE needs 5.6"},
-    {"sqpoll", {5, 11}, "bench uring-sqpoll (unprivileged SQPOLL)",
+    {"opcode_probe",
+     {5, 6},
+     "probe",
+     "probe lists no opcodes and says IORING_REGISTER_PROBE needs 5.6"},
+    {"sqpoll",
+     {5, 11},
+     "bench uring-sqpoll (unprivileged SQPOLL)",
      "the engine is reported unavailable with the errno"},
-    {"ext_arg", {5, 11}, "timed waits (Ring::submit_and_wait_for)",
+    {"ext_arg",
+     {5, 11},
+     "timed waits (Ring::submit_and_wait_for)",
      "the call returns -EOPNOTSUPP; the probe's trials then wait without a timeout"},
-    {"iowq_max_workers", {5, 15}, "cp -r (one io-wq worker per CPU)",
+    {"iowq_max_workers",
+     {5, 15},
+     "cp -r (one io-wq worker per CPU)",
      "no limit; --kernel-workers says the kernel cannot limit the workers"},
-    {"registered_ring_fd", {5, 18}, "single_thread_options(): cp, readfiles, bench uring",
+    {"registered_ring_fd",
+     {5, 18},
+     "single_thread_options(): cp, readfiles, bench uring",
      "the ring is entered through its plain fd"},
-    {"direct_openat", {5, 19}, "readfiles, cp (sparse file table, open/read/close chains)",
+    {"direct_openat",
+     {5, 19},
+     "readfiles, cp (sparse file table, open/read/close chains)",
      "io_uring_register(REGISTER_FILES2) fails with EINVAL: readfiles and cp use read/write, "
      "cp saying why"},
-    {"provided_buffer_ring", {5, 19}, "serve --engine uring",
+    {"provided_buffer_ring",
+     {5, 19},
+     "serve --engine uring",
      "serve --engine auto falls back to epoll saying why; --engine uring exits 3 naming it"},
     {"multishot_accept", {5, 19}, "serve --engine uring", "as provided_buffer_ring"},
-    {"multishot_recv", {6, 0}, "serve --engine uring",
+    {"multishot_recv",
+     {6, 0},
+     "serve --engine uring",
      "serve --engine auto falls back to epoll saying \"needs Linux 6.0\"; --engine uring exits 3"},
-    {"single_issuer", {6, 0}, "Ring::create with single_thread_options(), bench liburing",
+    {"single_issuer",
+     {6, 0},
+     "Ring::create with single_thread_options(), bench liburing",
      "the same ring is set up without the flag (it changes speed, not meaning)"},
-    {"defer_taskrun", {6, 1}, "Ring::create with single_thread_options(), bench liburing",
+    {"defer_taskrun",
+     {6, 1},
+     "Ring::create with single_thread_options(), bench liburing",
      "the same ring is set up without the flag"},
-    {"batch_wait", {6, 12}, "serve --batch-wait (IORING_FEAT_MIN_TIMEOUT)",
+    {"batch_wait",
+     {6, 12},
+     "serve --batch-wait (IORING_FEAT_MIN_TIMEOUT)",
      "plain waits; serve says so once"},
 }};
 
 }  // namespace
 
-std::string KernelVersion::str() const { return std::to_string(major) + "." + std::to_string(minor); }
+std::string KernelVersion::str() const {
+    return std::to_string(major) + "." + std::to_string(minor);
+}
 
 std::optional<KernelVersion> parse_kernel_release(std::string_view release) noexcept {
     KernelVersion v;
@@ -65,7 +96,9 @@ std::string running_kernel_release() {
     return ::uname(&u) == 0 ? std::string(u.release) : std::string();
 }
 
-std::span<const FeatureNeed> feature_needs() noexcept { return kNeeds; }
+std::span<const FeatureNeed> feature_needs() noexcept {
+    return kNeeds;
+}
 
 std::optional<KernelVersion> feature_need(std::string_view name) noexcept {
     for (const FeatureNeed& f : kNeeds)

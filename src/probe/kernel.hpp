@@ -35,10 +35,10 @@ std::optional<KernelVersion> parse_kernel_release(std::string_view release) noex
 std::string running_kernel_release();
 
 struct FeatureNeed {
-    const char* name;      // a probe trial's name where one tries it, else the feature
-    KernelVersion needs;   // the release that brought it
-    const char* used_by;   // who relies on it
-    const char* without;   // what happens on a kernel without it
+    const char* name;     // a probe trial's name where one tries it, else the feature
+    KernelVersion needs;  // the release that brought it
+    const char* used_by;  // who relies on it
+    const char* without;  // what happens on a kernel without it
 };
 
 // Every io_uring feature the library and tools use, oldest first.

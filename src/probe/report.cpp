@@ -1,9 +1,9 @@
 // The probe report for people (an aligned table) and for scripts (JSON, schema
 // in docs/probe.md).  Both render the same Report; neither decides anything.
+#include "cli/size.hpp"
 #include "probe/kernel.hpp"
 #include "probe/probe.hpp"
 #include "uringkit/sys/uapi.hpp"
-#include "cli/size.hpp"
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
@@ -190,8 +190,9 @@ std::string format_table(const Report& r) {
     std::size_t ok = 0;
     for (const Trial& t : r.trials) ok += t.outcome == Outcome::ok;
     if (!r.usable())
-        out += "\nio_uring is NOT usable here: a ring can be set up but a NOP does not come back "
-               "(see the nop trial).\n";
+        out +=
+            "\nio_uring is NOT usable here: a ring can be set up but a NOP does not come back "
+            "(see the nop trial).\n";
     else
         out += fmt::format("\nio_uring is usable here: {} of {} trials ok.\n", ok, r.trials.size());
     return out;

@@ -40,7 +40,8 @@ int ProbeFile::create(const std::string& dir) {
     unsigned char block[4096];
     for (std::size_t off = 0; off < kSize; off += sizeof block) {
         for (std::size_t i = 0; i < sizeof block; ++i) block[i] = pattern(off + i);
-        if (::pwrite(fd, block, sizeof block, static_cast<off_t>(off)) != static_cast<ssize_t>(sizeof block))
+        if (::pwrite(fd, block, sizeof block, static_cast<off_t>(off)) !=
+            static_cast<ssize_t>(sizeof block))
             return errno ? errno : EIO;
     }
     // O_DIRECT reads go to the device: the data must be there, not only cached.

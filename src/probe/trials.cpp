@@ -1,11 +1,11 @@
 #include "trials.hpp"
 #include "trial_support.hpp"
 
+#include "cli/size.hpp"
 #include "uringkit/ops/ops.hpp"
 #include "uringkit/ring/buffer_ring.hpp"
 #include "uringkit/ring/ring.hpp"
 #include "uringkit/sys/error.hpp"
-#include "cli/size.hpp"
 #include "uringkit/util/unique_fd.hpp"
 
 #include <arpa/inet.h>

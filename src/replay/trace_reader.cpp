@@ -25,7 +25,8 @@ const char* format_name(Format f) {
 
 const char* op_name(Op op) {
     static constexpr const char* names[op_count] = {
-        "read", "write", "fsync", "fdatasync", "ftruncate", "fallocate", "trim", "open", "close", "sync_file_range"};
+        "read",      "write", "fsync", "fdatasync", "ftruncate",
+        "fallocate", "trim",  "open",  "close",     "sync_file_range"};
     return names[static_cast<std::size_t>(op)];
 }
 

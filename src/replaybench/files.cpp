@@ -27,15 +27,22 @@ std::string basename_of(const std::string& path) {
     return b.empty() ? std::string("file") : b;
 }
 
-bool used(const FileInfo& f) { return f.reads + f.writes > 0; }
+bool used(const FileInfo& f) {
+    return f.reads + f.writes > 0;
+}
 
 const char* kind_of(mode_t mode) {
     switch (mode & S_IFMT) {
-    case S_IFIFO: return "a FIFO";
-    case S_IFCHR: return "a character device";
-    case S_IFSOCK: return "a socket";
-    case S_IFDIR: return "a directory";
-    default: return "another kind of file";
+        case S_IFIFO:
+            return "a FIFO";
+        case S_IFCHR:
+            return "a character device";
+        case S_IFSOCK:
+            return "a socket";
+        case S_IFDIR:
+            return "a directory";
+        default:
+            return "another kind of file";
     }
 }
 
@@ -58,12 +65,14 @@ int open_recorded(const std::string& path, int flags) {
     const std::string real(resolved);
     std::free(resolved);
     struct statx sx {};
-    if (::statx(AT_FDCWD, real.c_str(), AT_STATX_SYNC_AS_STAT, STATX_TYPE | STATX_INO, &sx) != 0) return -errno;
+    if (::statx(AT_FDCWD, real.c_str(), AT_STATX_SYNC_AS_STAT, STATX_TYPE | STATX_INO, &sx) != 0)
+        return -errno;
     if (!S_ISREG(sx.stx_mode) && !S_ISBLK(sx.stx_mode))
-        throw ReplayError(ReplayError::bad_input,
-                          fmt::format("{}: {}, not a regular file or block device; a trace's files are "
-                                      "read like --filename's",
-                                      path, kind_of(sx.stx_mode)));
+        throw ReplayError(
+            ReplayError::bad_input,
+            fmt::format("{}: {}, not a regular file or block device; a trace's files are "
+                        "read like --filename's",
+                        path, kind_of(sx.stx_mode)));
     const int fd = ::open(real.c_str(), flags | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) return -errno;
     struct stat st {};
@@ -95,17 +104,20 @@ std::uint64_t copy_prefix(int src, int dst, std::uint64_t bytes) {
         // No in-kernel copy between these: read and write.
         std::vector<char> buf(1 << 20);
         while (done < bytes) {
-            const ssize_t r = ::pread(src, buf.data(), std::min<std::uint64_t>(buf.size(), bytes - done),
-                                      static_cast<off_t>(done));
+            const ssize_t r =
+                ::pread(src, buf.data(), std::min<std::uint64_t>(buf.size(), bytes - done),
+                        static_cast<off_t>(done));
             if (r < 0 && errno == EINTR) continue;
             if (r <= 0) return done;
             for (ssize_t w = 0; w < r;) {
-                const ssize_t k = ::pwrite(dst, buf.data() + w, static_cast<std::size_t>(r - w),
-                                           static_cast<off_t>(done + static_cast<std::uint64_t>(w)));
+                const ssize_t k =
+                    ::pwrite(dst, buf.data() + w, static_cast<std::size_t>(r - w),
+                             static_cast<off_t>(done + static_cast<std::uint64_t>(w)));
                 if (k < 0 && errno == EINTR) continue;
                 if (k < 0)
-                    throw ReplayError(ReplayError::failure,
-                                      fmt::format("copying into --scratch: {}", std::strerror(errno)));
+                    throw ReplayError(
+                        ReplayError::failure,
+                        fmt::format("copying into --scratch: {}", std::strerror(errno)));
                 w += k;
             }
             done += static_cast<std::uint64_t>(r);
@@ -120,20 +132,25 @@ ReplayFiles::ReplayFiles(const Program& program, const Config& config)
     : program_(program), fds_(program.files().size(), -1) {
     const auto& files = program.files();
     if (program.writes() && !config.allow_write && config.scratch.empty()) {
-        const auto w = std::find_if(files.begin(), files.end(), [](const FileInfo& f) { return f.writes > 0; });
-        const auto n = std::count_if(files.begin(), files.end(), [](const FileInfo& f) { return f.writes > 0; });
-        throw ReplayError(ReplayError::usage,
-                          fmt::format("the trace writes to {}{} ({} write steps); give --allow-write to "
-                                      "replay the writes on those files, or --scratch DIR to replay "
-                                      "into copies made there",
-                                      w->path, n > 1 ? fmt::format(" and {} other file{}", n - 1, n > 2 ? "s" : "") : "",
-                                      program.shape().writes));
+        const auto w = std::find_if(files.begin(), files.end(),
+                                    [](const FileInfo& f) { return f.writes > 0; });
+        const auto n = std::count_if(files.begin(), files.end(),
+                                     [](const FileInfo& f) { return f.writes > 0; });
+        throw ReplayError(
+            ReplayError::usage,
+            fmt::format("the trace writes to {}{} ({} write steps); give --allow-write to "
+                        "replay the writes on those files, or --scratch DIR to replay "
+                        "into copies made there",
+                        w->path,
+                        n > 1 ? fmt::format(" and {} other file{}", n - 1, n > 2 ? "s" : "") : "",
+                        program.shape().writes));
     }
     if (!config.scratch.empty()) {
-        struct stat st{};
+        struct stat st {};
         if (::stat(config.scratch.c_str(), &st) != 0)
-            throw ReplayError(ReplayError::bad_input,
-                              fmt::format("--scratch {}: {}", config.scratch, std::strerror(errno)));
+            throw ReplayError(
+                ReplayError::bad_input,
+                fmt::format("--scratch {}: {}", config.scratch, std::strerror(errno)));
         if (!S_ISDIR(st.st_mode))
             throw ReplayError(ReplayError::bad_input,
                               fmt::format("--scratch {}: not a directory", config.scratch));
@@ -168,8 +185,9 @@ ReplayFiles::ReplayFiles(const Program& program, const Config& config)
                                       fmt::format("--scratch: {}: {}", path, std::strerror(errno)));
                 if (direct || sync_flags) {
                     // Reopen with the program's O_DIRECT/O_SYNC now the copy is made.
-                    const int again = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | sync_flags |
-                                                               (direct ? O_DIRECT : 0));
+                    const int again =
+                        ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | sync_flags |
+                                                 (direct ? O_DIRECT : 0));
                     if (again >= 0) {
                         ::close(fd);
                         fds_[i] = again;
@@ -186,12 +204,13 @@ ReplayFiles::ReplayFiles(const Program& program, const Config& config)
                 fd = open_recorded(f.path, access | sync_flags);
             }
             if (fd < 0)
-                throw ReplayError(ReplayError::bad_input,
-                                  fmt::format("{}: {}{}", f.path, std::strerror(-fd),
-                                              fd == -ENOENT ? " (the trace's files are read where it "
-                                                              "recorded them; --scratch DIR replays "
-                                                              "into copies of the recorded sizes)"
-                                                            : ""));
+                throw ReplayError(
+                    ReplayError::bad_input,
+                    fmt::format("{}: {}{}", f.path, std::strerror(-fd),
+                                fd == -ENOENT ? " (the trace's files are read where it "
+                                                "recorded them; --scratch DIR replays "
+                                                "into copies of the recorded sizes)"
+                                              : ""));
             fds_[i] = fd;
         }
     } catch (...) {
@@ -199,20 +218,23 @@ ReplayFiles::ReplayFiles(const Program& program, const Config& config)
         throw;
     }
     if (!config.scratch.empty())
-        notes_.push_back(fmt::format("replayed into {} cop{} in {} (the recorded extent of each file, its "
-                                     "bytes where the original is readable here{}), removed afterwards",
-                                     scratch_paths_.size(), scratch_paths_.size() == 1 ? "y" : "ies",
-                                     config.scratch,
-                                     missing ? fmt::format("; {} missing here, so zeros", missing) : ""));
+        notes_.push_back(fmt::format(
+            "replayed into {} cop{} in {} (the recorded extent of each file, its "
+            "bytes where the original is readable here{}), removed afterwards",
+            scratch_paths_.size(), scratch_paths_.size() == 1 ? "y" : "ies", config.scratch,
+            missing ? fmt::format("; {} missing here, so zeros", missing) : ""));
     else if (program.writes())
         notes_.push_back("--allow-write: the trace's writes went to the files it names");
     if (direct_refused)
-        notes_.push_back(fmt::format("{} file{} opened with O_DIRECT in the trace refused it here: replayed "
-                                     "through the page cache",
-                                     direct_refused, direct_refused == 1 ? "" : "s"));
+        notes_.push_back(
+            fmt::format("{} file{} opened with O_DIRECT in the trace refused it here: replayed "
+                        "through the page cache",
+                        direct_refused, direct_refused == 1 ? "" : "s"));
 }
 
-ReplayFiles::~ReplayFiles() { release(); }
+ReplayFiles::~ReplayFiles() {
+    release();
+}
 
 void ReplayFiles::release() noexcept {
     for (int& fd : fds_)
@@ -234,8 +256,9 @@ void ReplayFiles::warm() const {
         if (fd < 0) continue;
         ::posix_fadvise(fd, 0, static_cast<off_t>(extent), POSIX_FADV_WILLNEED);
         for (std::uint64_t off = 0; off < extent;) {
-            const ssize_t n = ::pread(fd, buf.data(), std::min<std::uint64_t>(buf.size(), extent - off),
-                                      static_cast<off_t>(off));
+            const ssize_t n =
+                ::pread(fd, buf.data(), std::min<std::uint64_t>(buf.size(), extent - off),
+                        static_cast<off_t>(off));
             if (n < 0 && errno == EINTR) continue;
             if (n <= 0) break;
             off += static_cast<std::uint64_t>(n);

@@ -59,8 +59,8 @@ struct Program::Impl {
         const std::size_t bytes = c.mem.size() * sizeof(Step);
         const auto* p = reinterpret_cast<const char*>(c.mem.data());
         for (std::size_t done = 0; done < bytes;) {
-            const ssize_t n = ::pwrite(spill_fd, p + done, bytes - done,
-                                       static_cast<off_t>(spilled + done));
+            const ssize_t n =
+                ::pwrite(spill_fd, p + done, bytes - done, static_cast<off_t>(spilled + done));
             if (n < 0) {
                 if (errno == EINTR) continue;
                 throw std::system_error(errno, std::generic_category(),
@@ -95,15 +95,23 @@ Program::~Program() = default;
 Program::Program(Program&&) noexcept = default;
 Program& Program::operator=(Program&&) noexcept = default;
 
-std::size_t Program::threads() const noexcept { return impl_->threads.size(); }
-std::uint32_t Program::thread_id(std::size_t t) const noexcept { return impl_->threads[t].id; }
-std::uint64_t Program::steps_of(std::size_t t) const noexcept { return impl_->threads[t].steps; }
+std::size_t Program::threads() const noexcept {
+    return impl_->threads.size();
+}
+std::uint32_t Program::thread_id(std::size_t t) const noexcept {
+    return impl_->threads[t].id;
+}
+std::uint64_t Program::steps_of(std::size_t t) const noexcept {
+    return impl_->threads[t].steps;
+}
 std::size_t Program::memory_bytes() const noexcept {
     std::size_t b = impl_->in_memory * sizeof(Step);
     for (const auto& t : impl_->threads) b += t.chunks.size() * sizeof(Impl::Chunk);
     return b;
 }
-std::uint64_t Program::spilled_bytes() const noexcept { return impl_->spilled; }
+std::uint64_t Program::spilled_bytes() const noexcept {
+    return impl_->spilled;
+}
 
 Program::Cursor::Cursor(const Program& p, std::size_t thread) : p_(&p), thread_(thread) {
     load(0);
@@ -160,8 +168,8 @@ const Step* Program::Cursor::peek() {
 bool depends(const Step& a, const Step& b) noexcept {
     if (a.file != b.file) return false;
     const auto barrier = [](Op op) {
-        return op == Op::fsync || op == Op::fdatasync || op == Op::sync_range || op == Op::ftruncate ||
-               op == Op::fallocate || op == Op::open || op == Op::close;
+        return op == Op::fsync || op == Op::fdatasync || op == Op::sync_range ||
+               op == Op::ftruncate || op == Op::fallocate || op == Op::open || op == Op::close;
     };
     if (barrier(a.op) || barrier(b.op)) return true;
     if (!is_write(a.op) && !is_write(b.op)) return false;  // two reads never conflict
@@ -221,7 +229,8 @@ Program compile(TraceReader& reader, std::size_t spill_steps) {
                 sh.max_length = std::max(sh.max_length, e->length);
                 if (e->length == 0) ++sh.zero_length;
                 const std::uint64_t moved =
-                    rd ? static_cast<std::uint64_t>(std::max<std::int64_t>(0, e->result)) : e->length;
+                    rd ? static_cast<std::uint64_t>(std::max<std::int64_t>(0, e->result))
+                       : e->length;
                 f.extent = std::max(f.extent, e->offset + moved);
                 auto [n, first] = next_offset.try_emplace({t, e->file}, 0);
                 if (!first && n->second == e->offset) ++sh.sequential;
@@ -264,8 +273,8 @@ Program compile(TraceReader& reader, std::size_t spill_steps) {
         if (is_io(s.op)) {
             ++sh.steps;
             if (s.at_ns < 0) all_timed = false;
-            if (s.op != Op::read && s.op != Op::write && s.op != Op::fsync && s.op != Op::fdatasync &&
-                s.op != Op::sync_range)
+            if (s.op != Op::read && s.op != Op::write && s.op != Op::fsync &&
+                s.op != Op::fdatasync && s.op != Op::sync_range)
                 ++sh.other;
         }
         im.add(t, s, spill_steps);

@@ -20,7 +20,9 @@
 
 namespace uringkit::replaybench::detail {
 
-std::uint64_t monotonic_ns() noexcept { return engines::now_ns(); }
+std::uint64_t monotonic_ns() noexcept {
+    return engines::now_ns();
+}
 
 void sleep_until_ns(std::uint64_t t, const std::atomic<bool>* stop) noexcept {
     // In slices, so a stop (SIGINT, delivered to whichever thread) ends a
@@ -29,7 +31,8 @@ void sleep_until_ns(std::uint64_t t, const std::atomic<bool>* stop) noexcept {
         const std::uint64_t now = monotonic_ns();
         if (now >= t || (stop && stop->load(std::memory_order_relaxed))) return;
         const std::uint64_t until = std::min(t, now + kStopSliceNs);
-        const timespec ts{static_cast<time_t>(until / 1000000000u), static_cast<long>(until % 1000000000u)};
+        const timespec ts{static_cast<time_t>(until / 1000000000u),
+                          static_cast<long>(until % 1000000000u)};
         ::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
     }
 }
@@ -65,7 +68,8 @@ std::string step_error(const Program& p, const Step& s, long long res) {
     switch (s.op) {
         case Op::read:
         case Op::write:
-            what = fmt::format("{} of {} at {} ({} bytes)", op_name(s.op), path, s.offset, s.length);
+            what =
+                fmt::format("{} of {} at {} ({} bytes)", op_name(s.op), path, s.offset, s.length);
             break;
         case Op::ftruncate:
             what = fmt::format("ftruncate of {} to {} bytes", path, s.offset);
@@ -73,7 +77,8 @@ std::string step_error(const Program& p, const Step& s, long long res) {
         case Op::fallocate:
         case Op::trim:
         case Op::sync_range:
-            what = fmt::format("{} of {} at {} ({} bytes)", op_name(s.op), path, s.offset, s.length);
+            what =
+                fmt::format("{} of {} at {} ({} bytes)", op_name(s.op), path, s.offset, s.length);
             break;
         default:
             what = fmt::format("{} of {}", op_name(s.op), path);
@@ -86,8 +91,8 @@ bool verify_read(int fd, const Step& s, const unsigned char* got, std::size_t n,
     if (scratch.size() < n) scratch.resize(n);
     std::size_t done = 0;
     while (done < n) {
-        const ssize_t r = ::pread(fd, scratch.data() + done, n - done,
-                                  static_cast<off_t>(s.offset + done));
+        const ssize_t r =
+            ::pread(fd, scratch.data() + done, n - done, static_cast<off_t>(s.offset + done));
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) return false;
         done += static_cast<std::size_t>(r);
@@ -114,10 +119,12 @@ long long run_step_sync(int fd, const Step& s, unsigned char* buf, std::uint32_t
             r = ::ftruncate(fd, static_cast<off_t>(s.offset));
             break;
         case Op::sync_range:
-            r = ::sync_file_range(fd, static_cast<off_t>(s.offset), static_cast<off_t>(s.length), s.pad[0]);
+            r = ::sync_file_range(fd, static_cast<off_t>(s.offset), static_cast<off_t>(s.length),
+                                  s.pad[0]);
             break;
         case Op::fallocate:
-            r = ::fallocate(fd, s.pad[0], static_cast<off_t>(s.offset), static_cast<off_t>(s.length));
+            r = ::fallocate(fd, s.pad[0], static_cast<off_t>(s.offset),
+                            static_cast<off_t>(s.length));
             break;
         case Op::trim:
             r = ::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
@@ -133,8 +140,8 @@ long long run_step_sync(int fd, const Step& s, unsigned char* buf, std::uint32_t
 ThreadResult replay_thread_sync(const ThreadJob& job) {
     ThreadResult out;
     const Program& p = *job.program;
-    engines::BufferArena buffer(1, static_cast<std::uint32_t>(job.max_io_bytes ? job.max_io_bytes : 1),
-                                4096);
+    engines::BufferArena buffer(
+        1, static_cast<std::uint32_t>(job.max_io_bytes ? job.max_io_bytes : 1), 4096);
     std::memset(buffer.data(), 0xa5, buffer.bytes());
     std::vector<unsigned char> check;
     Program::Cursor cursor(p, job.thread);

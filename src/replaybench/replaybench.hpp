@@ -79,30 +79,34 @@ static_assert(sizeof(Step) == 32);
 // True when `b` (later) must wait for `a` (earlier, same thread) in batched mode.
 bool depends(const Step& a, const Step& b) noexcept;
 // Steps that move data or state (everything but open and close marks).
-inline bool is_io(Op op) noexcept { return op != Op::open && op != Op::close; }
+inline bool is_io(Op op) noexcept {
+    return op != Op::open && op != Op::close;
+}
 inline bool is_write(Op op) noexcept {
     return op == Op::write || op == Op::ftruncate || op == Op::fallocate || op == Op::trim;
 }
 
 struct FileInfo {
-    std::string path;      // as the trace names it
-    std::uint64_t extent = 0;  // the furthest byte the trace reads or writes (or truncates to)
+    std::string path;              // as the trace names it
+    std::uint64_t extent = 0;      // the furthest byte the trace reads or writes (or truncates to)
     std::uint32_t open_flags = 0;  // O_DIRECT|O_SYNC|O_DSYNC of its first recorded open
     std::uint64_t reads = 0, writes = 0;  // steps
 };
 
 // What the header says about the trace beyond describe(Summary).
 struct TraceShape {
-    std::uint64_t steps = 0;               // I/O steps (no open/close marks)
+    std::uint64_t steps = 0;  // I/O steps (no open/close marks)
     std::uint64_t reads = 0, writes = 0, syncs = 0, other = 0;
     std::uint64_t read_bytes = 0, write_bytes = 0;  // requested
-    std::array<std::uint64_t, 8> sizes{};  // read/write requests: <=4k, <=16k, <=64k, <=256k, <=1m, <=4m, <=16m, more
-    std::uint64_t sequential = 0;          // read/write at the end of its thread's previous one on that file
-    std::uint64_t zero_length = 0;         // reads and writes of 0 bytes (at EOF, usually)
-    std::uint64_t unknown_offset = 0;      // read/write the trace gives no offset for: left out
-    std::uint64_t max_length = 0;          // the largest read/write
-    bool timed = false;                    // every step has a time
-    std::int64_t span_ns = 0;              // first to last timestamp
+    std::array<std::uint64_t, 8>
+        sizes{};  // read/write requests: <=4k, <=16k, <=64k, <=256k, <=1m, <=4m, <=16m, more
+    std::uint64_t sequential =
+        0;  // read/write at the end of its thread's previous one on that file
+    std::uint64_t zero_length = 0;     // reads and writes of 0 bytes (at EOF, usually)
+    std::uint64_t unknown_offset = 0;  // read/write the trace gives no offset for: left out
+    std::uint64_t max_length = 0;      // the largest read/write
+    bool timed = false;                // every step has a time
+    std::int64_t span_ns = 0;          // first to last timestamp
 };
 
 // A trace compiled for replay.  Built by compile(); the steps live in a
@@ -205,8 +209,12 @@ struct Run {
     std::uint64_t verify_failures = 0;
     std::string error;  // the run failed: why
 
-    double ios_per_s() const noexcept { return seconds > 0 ? static_cast<double>(ios) / seconds : 0; }
-    double cpu_us_per_io() const noexcept { return ios ? cpu_s * 1e6 / static_cast<double>(ios) : 0; }
+    double ios_per_s() const noexcept {
+        return seconds > 0 ? static_cast<double>(ios) / seconds : 0;
+    }
+    double cpu_us_per_io() const noexcept {
+        return ios ? cpu_s * 1e6 / static_cast<double>(ios) : 0;
+    }
     double syscalls_per_io() const noexcept {
         return ios ? static_cast<double>(syscalls) / static_cast<double>(ios) : 0;
     }

@@ -58,7 +58,8 @@ constexpr ReplayEngine kEngines[] = {
 constexpr std::string_view kIopoll = "uring-iopoll";
 constexpr std::string_view kIopollWhy =
     "not replayed: an IOPOLL ring takes only O_DIRECT reads and writes from a device with poll "
-    "queues, and a trace's syncs cannot be polled; `bench --direct --engines uring-iopoll` measures it";
+    "queues, and a trace's syncs cannot be polled; `bench --direct --engines uring-iopoll` "
+    "measures it";
 
 const ReplayEngine* find_engine(std::string_view name) noexcept {
     for (const ReplayEngine& e : kEngines)
@@ -68,7 +69,9 @@ const ReplayEngine* find_engine(std::string_view name) noexcept {
 
 }  // namespace
 
-bool replay_engine_known(std::string_view name) noexcept { return find_engine(name) || name == kIopoll; }
+bool replay_engine_known(std::string_view name) noexcept {
+    return find_engine(name) || name == kIopoll;
+}
 
 std::vector<Cell> cells(const Config& config) {
     std::vector<Cell> out;
@@ -94,8 +97,8 @@ std::size_t comparison_count(const Config& c) {
 }
 
 Run run_once(const Program& p, const Config& config, const detail::ReplayFiles& files,
-             const std::string& label, Cell cell, const std::atomic<bool>* stop, OrderLog* order_log,
-             std::string& unavailable) {
+             const std::string& label, Cell cell, const std::atomic<bool>* stop,
+             OrderLog* order_log, std::string& unavailable) {
     Run run;
     run.engine = label;
     run.mode = cell.mode;
@@ -173,14 +176,17 @@ Result run(const Program& p, const Config& config, const std::atomic<bool>* stop
            const ProgressFn& progress, OrderLog* order_log) {
     for (const std::string& e : config.engines)
         if (!replay_engine_known(e))
-            throw ReplayError(ReplayError::usage,
-                              fmt::format("--engines: '{}' does not replay traces (replay engines: {})", e,
-                                          kReplayEngines));
-    const bool wants_timed = std::find(config.modes.begin(), config.modes.end(), Mode::timed) != config.modes.end();
+            throw ReplayError(
+                ReplayError::usage,
+                fmt::format("--engines: '{}' does not replay traces (replay engines: {})", e,
+                            kReplayEngines));
+    const bool wants_timed =
+        std::find(config.modes.begin(), config.modes.end(), Mode::timed) != config.modes.end();
     if (wants_timed && !p.shape().timed)
-        throw ReplayError(ReplayError::usage,
-                          "--mode timed: the trace has no time for every I/O (record strace with -ttt, "
-                          "or use a fio version 3 iolog)");
+        throw ReplayError(
+            ReplayError::usage,
+            "--mode timed: the trace has no time for every I/O (record strace with -ttt, "
+            "or use a fio version 3 iolog)");
     if (p.shape().steps == 0)
         throw ReplayError(ReplayError::bad_input, "the trace holds no file I/O to replay");
     if (p.threads() > kMaxThreads)
@@ -206,7 +212,8 @@ Result run(const Program& p, const Config& config, const std::atomic<bool>* stop
         for (const Cell& cell : cs) {
             // Rotate: each round starts one engine later, every other one reversed.
             std::vector<std::string> order = all;
-            std::rotate(order.begin(), order.begin() + ((round - 1) / 2) % order.size(), order.end());
+            std::rotate(order.begin(), order.begin() + ((round - 1) / 2) % order.size(),
+                        order.end());
             if (round % 2 == 0) std::reverse(order.begin(), order.end());
             for (const std::string& label : order) {
                 if (stop && stop->load()) {
@@ -217,8 +224,10 @@ Result run(const Program& p, const Config& config, const std::atomic<bool>* stop
                 if (std::find(skip.begin(), skip.end(), label) != skip.end()) continue;
                 if (progress) progress(Progress{done, total, label, cell.mode, cell.depth});
                 std::string why;
-                const bool last = round == res.rounds && &cell == &cs.back() && label == order.back();
-                Run r = run_once(p, config, files, label, cell, stop, last ? order_log : nullptr, why);
+                const bool last =
+                    round == res.rounds && &cell == &cs.back() && label == order.back();
+                Run r =
+                    run_once(p, config, files, label, cell, stop, last ? order_log : nullptr, why);
                 if (!why.empty()) {
                     skip.push_back(label);
                     res.unavailable.push_back({label, why});

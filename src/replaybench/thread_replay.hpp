@@ -44,8 +44,8 @@ struct ThreadJob {
     unsigned loops = 1;
     const std::vector<int>* fds = nullptr;  // per file
     StartGate* gate = nullptr;
-    std::int64_t loop_span_ns = 0;          // timed: how far each loop's times are shifted
-    std::uint64_t max_io_bytes = 0;         // longest read/write replayed (longer ones are clamped)
+    std::int64_t loop_span_ns = 0;   // timed: how far each loop's times are shifted
+    std::uint64_t max_io_bytes = 0;  // longest read/write replayed (longer ones are clamped)
     bool verify = false;
     bool sqpoll = false;      // uring engine: with a submission poll thread
     bool registered = false;  // uring engine: registered files and buffers
@@ -59,7 +59,7 @@ struct ThreadResult {
     std::uint64_t start_ns = 0;  // the gate's start
     std::uint64_t end_ns = 0;    // when its last step completed
     measure::LatencyHistogram latency;
-    std::string error;       // the first failed step
+    std::string error;        // the first failed step
     std::string unavailable;  // the engine cannot run here (ring setup refused)
 };
 

@@ -44,7 +44,8 @@ BufferRing::BufferRing(Ring& ring, std::uint16_t group, unsigned count, std::uin
     // The entry array must be page-aligned: mmap gives that.
     entries_size_ = count * sizeof(io_uring_buf);
     try {
-        entries_ = static_cast<io_uring_buf_ring*>(map_anonymous(entries_size_, "mmap of a buffer ring"));
+        entries_ =
+            static_cast<io_uring_buf_ring*>(map_anonymous(entries_size_, "mmap of a buffer ring"));
     } catch (...) {
         ::close(ring_fd_);
         throw;
@@ -59,10 +60,12 @@ BufferRing::BufferRing(Ring& ring, std::uint16_t group, unsigned count, std::uin
         reg.flags = incremental ? kPbufRingInc : 0;
         const int r = sys::io_uring_register(ring_fd_, IORING_REGISTER_PBUF_RING, &reg, 1);
         if (r < 0)
-            throw RingError(incremental ? "io_uring_register(REGISTER_PBUF_RING, IOU_PBUF_RING_INC: an incremental "
-                                          "provided buffer ring, Linux 6.12)"
-                                        : "io_uring_register(REGISTER_PBUF_RING: a provided buffer ring, Linux 5.19)",
-                            -r);
+            throw RingError(
+                incremental
+                    ? "io_uring_register(REGISTER_PBUF_RING, IOU_PBUF_RING_INC: an incremental "
+                      "provided buffer ring, Linux 6.12)"
+                    : "io_uring_register(REGISTER_PBUF_RING: a provided buffer ring, Linux 5.19)",
+                -r);
     } catch (...) {
         if (data_) ::munmap(data_, data_size_);
         ::munmap(entries_, entries_size_);

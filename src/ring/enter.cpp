@@ -146,7 +146,8 @@ int Ring::wait_for_completion(std::chrono::nanoseconds timeout) noexcept {
     timed.deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
         timed.arm();
-        const int r = enter_raw(0, 1, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &timed.arg, sizeof timed.arg);
+        const int r = enter_raw(0, 1, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &timed.arg,
+                                sizeof timed.arg);
         if (r >= 0 || cq_ready() > 0) return 0;
         if (r != -EINTR) return r;
         if (std::chrono::steady_clock::now() >= timed.deadline) return -ETIME;
@@ -162,12 +163,14 @@ int Ring::submit_and_wait_for(unsigned wait_nr, std::chrono::nanoseconds timeout
 
 int Ring::submit_and_wait_batch(unsigned wait_nr, std::chrono::microseconds min_wait,
                                 std::chrono::nanoseconds timeout) noexcept {
-    if (!(features_ & IORING_FEAT_MIN_TIMEOUT) || min_wait.count() <= 0 || min_wait.count() > UINT32_MAX)
+    if (!(features_ & IORING_FEAT_MIN_TIMEOUT) || min_wait.count() <= 0 ||
+        min_wait.count() > UINT32_MAX)
         return -EOPNOTSUPP;
     TimedWait timed;
     // Without a timeout past the batch wait the kernel ends every wait at the
     // batch wait, events or not: an idle ring would wake that often.
-    timed.deadline = std::chrono::steady_clock::now() + std::max<std::chrono::nanoseconds>(timeout, 2 * min_wait);
+    timed.deadline = std::chrono::steady_clock::now() +
+                     std::max<std::chrono::nanoseconds>(timeout, 2 * min_wait);
     timed.arg.min_wait_usec = static_cast<std::uint32_t>(min_wait.count());
     return enter(wait_nr, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &timed);
 }

@@ -50,7 +50,8 @@ void Ring::unregister_files() {
 }
 
 void Ring::register_buffers(std::span<const iovec> buffers) {
-    check(register_raw(IORING_REGISTER_BUFFERS, buffers.data(), static_cast<unsigned>(buffers.size())),
+    check(register_raw(IORING_REGISTER_BUFFERS, buffers.data(),
+                       static_cast<unsigned>(buffers.size())),
           "io_uring_register(REGISTER_BUFFERS)");
 }
 
@@ -67,7 +68,8 @@ std::array<unsigned, 2> Ring::set_iowq_max_workers(unsigned bounded, unsigned un
 }
 
 void Ring::register_eventfd(int eventfd) {
-    check(register_raw(IORING_REGISTER_EVENTFD, &eventfd, 1), "io_uring_register(REGISTER_EVENTFD)");
+    check(register_raw(IORING_REGISTER_EVENTFD, &eventfd, 1),
+          "io_uring_register(REGISTER_EVENTFD)");
 }
 
 void Ring::unregister_eventfd() {
@@ -77,14 +79,16 @@ void Ring::unregister_eventfd() {
 
 OpcodeSupport Ring::probe_opcodes() const {
     // io_uring_probe ends in a flexible array; room for every 8-bit opcode.
-    alignas(io_uring_probe) unsigned char storage[sizeof(io_uring_probe) + 256 * sizeof(io_uring_probe_op)] = {};
+    alignas(io_uring_probe) unsigned char
+        storage[sizeof(io_uring_probe) + 256 * sizeof(io_uring_probe_op)] = {};
     auto* probe = reinterpret_cast<io_uring_probe*>(storage);
     check(register_raw(IORING_REGISTER_PROBE, probe, 256), "io_uring_register(REGISTER_PROBE)");
     OpcodeSupport out;
     out.last_op_ = probe->last_op;
     for (unsigned i = 0; i < probe->ops_len && i < 256; ++i) {
         const io_uring_probe_op& op = probe->ops[i];
-        if (op.flags & IO_URING_OP_SUPPORTED) out.bits_[op.op / 64] |= std::uint64_t{1} << (op.op % 64);
+        if (op.flags & IO_URING_OP_SUPPORTED)
+            out.bits_[op.op / 64] |= std::uint64_t{1} << (op.op % 64);
     }
     return out;
 }

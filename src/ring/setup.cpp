@@ -86,11 +86,17 @@ Ring::Ring(unsigned entries, const RingOptions& options) {
     // which every line of this class assumes (64-byte SQEs, 16-byte CQEs,
     // rings mapped from the ring fd).
     if (options.extra_flags & IORING_SETUP_SQE128)
-        throw RingError("RingOptions::extra_flags: IORING_SETUP_SQE128 (128-byte SQEs) is not supported", EINVAL);
+        throw RingError(
+            "RingOptions::extra_flags: IORING_SETUP_SQE128 (128-byte SQEs) is not supported",
+            EINVAL);
     if (options.extra_flags & IORING_SETUP_CQE32)
-        throw RingError("RingOptions::extra_flags: IORING_SETUP_CQE32 (32-byte CQEs) is not supported", EINVAL);
+        throw RingError(
+            "RingOptions::extra_flags: IORING_SETUP_CQE32 (32-byte CQEs) is not supported", EINVAL);
     if (options.extra_flags & (IORING_SETUP_NO_MMAP | IORING_SETUP_REGISTERED_FD_ONLY))
-        throw RingError("RingOptions::extra_flags: IORING_SETUP_NO_MMAP (rings in memory of ours) is not supported", EINVAL);
+        throw RingError(
+            "RingOptions::extra_flags: IORING_SETUP_NO_MMAP (rings in memory of ours) is not "
+            "supported",
+            EINVAL);
     io_uring_params p{};
     p.flags = setup_flags_of(options);
     p.cq_entries = options.cq_entries;
@@ -159,7 +165,9 @@ Ring::Ring(unsigned entries, const RingOptions& options) {
     }
 }
 
-Ring::Ring(Ring&& other) noexcept { *this = std::move(other); }
+Ring::Ring(Ring&& other) noexcept {
+    *this = std::move(other);
+}
 
 Ring& Ring::operator=(Ring&& other) noexcept {
     if (this != &other) {
@@ -177,7 +185,9 @@ Ring& Ring::operator=(Ring&& other) noexcept {
     return *this;
 }
 
-Ring::~Ring() { release(); }
+Ring::~Ring() {
+    release();
+}
 
 bool Ring::unregister_ring_fd() noexcept {
     if (!(enter_flags_ & IORING_ENTER_REGISTERED_RING)) return true;

@@ -26,8 +26,8 @@ int io_uring_setup(unsigned entries, io_uring_params* params) noexcept {
 int io_uring_enter(int fd, unsigned to_submit, unsigned min_complete, unsigned flags,
                    const void* arg, std::size_t argsz) noexcept {
     const int saved = errno;
-    const int r = result_of(
-        ::syscall(__NR_io_uring_enter, fd, to_submit, min_complete, flags, arg, argsz));
+    const int r =
+        result_of(::syscall(__NR_io_uring_enter, fd, to_submit, min_complete, flags, arg, argsz));
     errno = saved;
     return r;
 }

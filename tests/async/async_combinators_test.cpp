@@ -40,8 +40,10 @@ TEST(AsyncChain, WriteFsyncReadIsOneSubmissionInOrder) {
     const std::string data = "written, synced, then read back by the same chain";
     std::string back(data.size(), '\0');
     std::array<async::Result, 3> r{};
-    loop.spawn([](async::Loop& l, int fd, const std::string& d, std::string& b, std::array<async::Result, 3>& out) -> async::Task<void> {
-        out = co_await l.chain(op::Write(Fd{fd}, d.data(), static_cast<std::uint32_t>(d.size()), 0), op::Fsync(Fd{fd}),
+    loop.spawn([](async::Loop& l, int fd, const std::string& d, std::string& b,
+                  std::array<async::Result, 3>& out) -> async::Task<void> {
+        out = co_await l.chain(op::Write(Fd{fd}, d.data(), static_cast<std::uint32_t>(d.size()), 0),
+                               op::Fsync(Fd{fd}),
                                op::Read(Fd{fd}, b.data(), static_cast<std::uint32_t>(b.size()), 0));
     }(loop, f.fd, data, back, r));
     // The task is suspended on its chain: all three SQEs wait in the SQ for
@@ -122,7 +124,8 @@ TEST(AsyncWhenAny, TheLoserIsCancelledAndDrained) {
     char buf[16];
     __kernel_timespec ts{0, 10'000'000};
     auto t = [&]() -> async::Task<async::AnyResult<2>> {
-        co_return co_await async::when_any(loop, op::Recv(Fd{sp.fd[0]}, buf, sizeof buf), op::Timeout(&ts));
+        co_return co_await async::when_any(loop, op::Recv(Fd{sp.fd[0]}, buf, sizeof buf),
+                                           op::Timeout(&ts));
     };
     const auto r = loop.block_on(t());
     EXPECT_EQ(r.index, 1u) << "nothing was sent: the timeout comes first";
@@ -131,14 +134,16 @@ TEST(AsyncWhenAny, TheLoserIsCancelledAndDrained) {
     EXPECT_EQ(loop.in_flight(), 0u) << "resumed before the loser's completion";
     ::send(sp.fd[1], "kept", 4, 0);
     char got[8] = {};
-    EXPECT_EQ(::recv(sp.fd[0], got, sizeof got, MSG_DONTWAIT), 4) << "the cancelled recv took the bytes";
+    EXPECT_EQ(::recv(sp.fd[0], got, sizeof got, MSG_DONTWAIT), 4)
+        << "the cancelled recv took the bytes";
     EXPECT_EQ(std::string(got, 4), "kept");
 
     // Data waiting: the recv wins and the timeout is removed.
     ::send(sp.fd[1], "now", 3, 0);
     __kernel_timespec long_ts{10, 0};
     auto u = [&]() -> async::Task<async::AnyResult<2>> {
-        co_return co_await async::when_any(loop, op::Recv(Fd{sp.fd[0]}, buf, sizeof buf), op::Timeout(&long_ts));
+        co_return co_await async::when_any(loop, op::Recv(Fd{sp.fd[0]}, buf, sizeof buf),
+                                           op::Timeout(&long_ts));
     };
     const auto s = loop.block_on(u());
     EXPECT_EQ(s.index, 0u);
@@ -153,10 +158,11 @@ TEST(AsyncCancel, AStopTokenCancelsOneOperationOnly) {
     SocketPair a, b;
     std::stop_source stop;
     async::Result first{1, 0}, second{1, 0};
-    loop.spawn([](async::Loop& l, int fd, std::stop_token t, async::Result& out) -> async::Task<void> {
-        char buf[8];
-        out = co_await l.submit(op::Recv(Fd{fd}, buf, sizeof buf), std::move(t));
-    }(loop, a.fd[0], stop.get_token(), first));
+    loop.spawn(
+        [](async::Loop& l, int fd, std::stop_token t, async::Result& out) -> async::Task<void> {
+            char buf[8];
+            out = co_await l.submit(op::Recv(Fd{fd}, buf, sizeof buf), std::move(t));
+        }(loop, a.fd[0], stop.get_token(), first));
     loop.spawn([](async::Loop& l, int fd, async::Result& out) -> async::Task<void> {
         char buf[8];
         out = co_await l.recv(Fd{fd}, buf, sizeof buf);  // same kind, other socket: untouched
@@ -186,10 +192,11 @@ TEST(AsyncCancel, ADeadlineIsNotACancel) {
     SocketPair sp;
     auto t = [&]() -> async::Task<std::array<async::Result, 2>> {
         char buf[8];
-        const async::Result late =
-            co_await loop.with_deadline(op::Recv(Fd{sp.fd[0]}, buf, sizeof buf), std::chrono::steady_clock::now() + 10ms);
+        const async::Result late = co_await loop.with_deadline(
+            op::Recv(Fd{sp.fd[0]}, buf, sizeof buf), std::chrono::steady_clock::now() + 10ms);
         ::send(sp.fd[1], "x", 1, 0);
-        const async::Result on_time = co_await loop.with_timeout(op::Recv(Fd{sp.fd[0]}, buf, sizeof buf), 10s);
+        const async::Result on_time =
+            co_await loop.with_timeout(op::Recv(Fd{sp.fd[0]}, buf, sizeof buf), 10s);
         co_return std::array<async::Result, 2>{late, on_time};
     };
     const auto r = loop.block_on(t());

@@ -93,7 +93,8 @@ TEST(AsyncFaults, AStreamArmedWithTheSqFullAndNoSubmitDoesNotTerminate) {
             SocketPair sp;
             auto t = [&]() -> async::Task<void> {
                 async::RecvStream in(loop, Fd{sp.fd[0]}, pool);
-                ::send(sp.fd[1], "xxxxyyyy", 8, 0);  // a chunk, then -ENOBUFS: the stream ends and wants a re-arm
+                ::send(sp.fd[1], "xxxxyyyy", 8,
+                       0);  // a chunk, then -ENOBUFS: the stream ends and wants a re-arm
                 co_await loop.nop();
                 auto c = co_await in.next();
                 (void)c;  // kept: the pool stays dry
@@ -127,7 +128,8 @@ TEST(AsyncFaults, ASubmitFailingWhileMakingRoomLosesNothing) {
     };
     {
         BrokenEnter broken(ring);
-        for (int i = 0; i < 6; ++i) loop.spawn(t());  // the fifth finds the SQ full: its submit fails
+        for (int i = 0; i < 6; ++i)
+            loop.spawn(t());  // the fifth finds the SQ full: its submit fails
         EXPECT_EQ(ring.sq_pending(), 4u);
     }
     loop.run();

@@ -40,7 +40,8 @@ protected:
         const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
         char buf[4096];
         ssize_t n;
-        while (fd >= 0 && (n = ::read(fd, buf, sizeof buf)) > 0) s.append(buf, static_cast<std::size_t>(n));
+        while (fd >= 0 && (n = ::read(fd, buf, sizeof buf)) > 0)
+            s.append(buf, static_cast<std::size_t>(n));
         if (fd >= 0) ::close(fd);
         return s;
     }
@@ -57,7 +58,8 @@ protected:
 TEST_F(AsyncFileOps, OpenWriteReadCloseAndTheVectoredForms) {
     const std::string p = path("data");
     auto t = [&]() -> async::Task<std::string> {
-        const async::Result fd = co_await loop_.submit(op::OpenAt(AT_FDCWD, p.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0640));
+        const async::Result fd = co_await loop_.submit(
+            op::OpenAt(AT_FDCWD, p.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0640));
         if (!fd.ok()) co_return "open " + fd.error().message();
         const File f = Fd{fd.res};
         co_await loop_.write(f, "hello ", 6, 0);
@@ -71,14 +73,15 @@ TEST_F(AsyncFileOps, OpenWriteReadCloseAndTheVectoredForms) {
         if (r.res != 20) co_return "readv " + std::to_string(r.res);
         char z[20] = {};
         const async::Result r2 = co_await loop_.read(f, z, sizeof z, 0);
-        if (r2.res != 20 || std::string(z, 20) != std::string(x, 6) + std::string(y, 14)) co_return "read differs";
+        if (r2.res != 20 || std::string(z, 20) != std::string(x, 6) + std::string(y, 14))
+            co_return "read differs";
         const async::Result c = co_await loop_.close(f);
         if (c.res != 0) co_return "close " + std::to_string(c.res);
         if (::fcntl(fd.res, F_GETFD) != -1) co_return "still open after close";
         co_return std::string(z, 20);
     };
     EXPECT_EQ(run(t), "hello vectored world");
-    struct stat st{};
+    struct stat st {};
     ASSERT_EQ(::stat(p.c_str(), &st), 0);
     const mode_t mask = ::umask(0);
     ::umask(mask);
@@ -91,10 +94,14 @@ TEST_F(AsyncFileOps, OpenAt2RefusesASymlinkWhenAsked) {
     how.flags = O_RDONLY | O_CLOEXEC;
     how.resolve = RESOLVE_NO_SYMLINKS;
     const std::string p = path("link");
-    const async::Result r = run([&]() -> async::Task<async::Result> { co_return co_await loop_.submit(op::OpenAt2(AT_FDCWD, p.c_str(), &how)); });
+    const async::Result r = run([&]() -> async::Task<async::Result> {
+        co_return co_await loop_.submit(op::OpenAt2(AT_FDCWD, p.c_str(), &how));
+    });
     EXPECT_EQ(r.res, -ELOOP) << "RESOLVE_NO_SYMLINKS not applied";
     how.resolve = 0;
-    const async::Result ok = run([&]() -> async::Task<async::Result> { co_return co_await loop_.submit(op::OpenAt2(AT_FDCWD, p.c_str(), &how)); });
+    const async::Result ok = run([&]() -> async::Task<async::Result> {
+        co_return co_await loop_.submit(op::OpenAt2(AT_FDCWD, p.c_str(), &how));
+    });
     ASSERT_GE(ok.res, 0);
     ::close(ok.res);
 }
@@ -123,7 +130,8 @@ TEST_F(AsyncFileOps, SyncsSizesAndAdvice) {
     const int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     ASSERT_GE(fd, 0);
     auto t = [&]() -> async::Task<std::string> {
-        const auto r = co_await loop_.chain(op::Write(Fd{fd}, "0123456789", 10, 0), op::Fsync(Fd{fd}).datasync(),
+        const auto r = co_await loop_.chain(op::Write(Fd{fd}, "0123456789", 10, 0),
+                                            op::Fsync(Fd{fd}).datasync(),
                                             op::SyncFileRange(Fd{fd}, 0, 10, SYNC_FILE_RANGE_WRITE),
                                             op::Fadvise(Fd{fd}, 0, 10, POSIX_FADV_DONTNEED));
         for (const auto& x : r)
@@ -131,7 +139,7 @@ TEST_F(AsyncFileOps, SyncsSizesAndAdvice) {
         if ((co_await loop_.fsync(Fd{fd})).res != 0) co_return "fsync";
         const async::Result fa = co_await loop_.submit(op::Fallocate(Fd{fd}, 0, 0, 65536));
         if (fa.res != 0) co_return "fallocate " + fa.error().message();
-        struct stat st{};
+        struct stat st {};
         ::fstat(fd, &st);
         if (st.st_size != 65536) co_return "fallocate size " + std::to_string(st.st_size);
         const async::Result tr = co_await loop_.submit(op::Ftruncate(Fd{fd}, 4));
@@ -149,20 +157,30 @@ TEST_F(AsyncFileOps, SyncsSizesAndAdvice) {
 }
 
 TEST_F(AsyncFileOps, StatxAndTheDirectoryOperations) {
-    const std::string d = path("sub"), f = path("sub/a"), g = path("sub/b"), h = path("hard"), s = path("soft");
+    const std::string d = path("sub"), f = path("sub/a"), g = path("sub/b"), h = path("hard"),
+                      s = path("soft");
     auto t = [&]() -> async::Task<std::string> {
-        if ((co_await loop_.submit(op::MkdirAt(AT_FDCWD, d.c_str(), 0750))).res != 0) co_return "mkdirat";
-        const async::Result fd = co_await loop_.submit(op::OpenAt(AT_FDCWD, f.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+        if ((co_await loop_.submit(op::MkdirAt(AT_FDCWD, d.c_str(), 0750))).res != 0)
+            co_return "mkdirat";
+        const async::Result fd = co_await loop_.submit(
+            op::OpenAt(AT_FDCWD, f.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
         if (!fd.ok()) co_return "openat";
         co_await loop_.write(Fd{fd.res}, "abc", 3, 0);
         co_await loop_.close(Fd{fd.res});
-        if ((co_await loop_.submit(op::RenameAt(AT_FDCWD, f.c_str(), AT_FDCWD, g.c_str()))).res != 0) co_return "renameat";
-        if ((co_await loop_.submit(op::LinkAt(AT_FDCWD, g.c_str(), AT_FDCWD, h.c_str()))).res != 0) co_return "linkat";
-        if ((co_await loop_.submit(op::SymlinkAt(g.c_str(), AT_FDCWD, s.c_str()))).res != 0) co_return "symlinkat";
-        struct statx sx{};
-        const async::Result st = co_await loop_.submit(op::Statx(AT_FDCWD, h.c_str(), 0, STATX_SIZE | STATX_NLINK, &sx));
-        if (st.res != 0 || sx.stx_size != 3 || sx.stx_nlink != 2) co_return "statx of the hard link";
-        if ((co_await loop_.submit(op::UnlinkAt(AT_FDCWD, g.c_str()))).res != 0) co_return "unlinkat";
+        if ((co_await loop_.submit(op::RenameAt(AT_FDCWD, f.c_str(), AT_FDCWD, g.c_str()))).res !=
+            0)
+            co_return "renameat";
+        if ((co_await loop_.submit(op::LinkAt(AT_FDCWD, g.c_str(), AT_FDCWD, h.c_str()))).res != 0)
+            co_return "linkat";
+        if ((co_await loop_.submit(op::SymlinkAt(g.c_str(), AT_FDCWD, s.c_str()))).res != 0)
+            co_return "symlinkat";
+        struct statx sx {};
+        const async::Result st =
+            co_await loop_.submit(op::Statx(AT_FDCWD, h.c_str(), 0, STATX_SIZE | STATX_NLINK, &sx));
+        if (st.res != 0 || sx.stx_size != 3 || sx.stx_nlink != 2)
+            co_return "statx of the hard link";
+        if ((co_await loop_.submit(op::UnlinkAt(AT_FDCWD, g.c_str()))).res != 0)
+            co_return "unlinkat";
         co_return "ok";
     };
     EXPECT_EQ(run(t), "ok");
@@ -171,7 +189,7 @@ TEST_F(AsyncFileOps, StatxAndTheDirectoryOperations) {
     ASSERT_GT(::readlink(s.c_str(), target, sizeof target), 0);
     EXPECT_EQ(std::string(target), g);
     EXPECT_NE(::access(g.c_str(), F_OK), 0) << "unlinkat left the file";
-    struct stat st{};
+    struct stat st {};
     ASSERT_EQ(::stat(d.c_str(), &st), 0);
     EXPECT_TRUE(S_ISDIR(st.st_mode));
 }
@@ -193,8 +211,10 @@ TEST_F(AsyncFileOps, SpliceMovesAFileThroughAPipe) {
         std::int64_t off = 0;
         while (off < static_cast<std::int64_t>(data.size())) {
             // Exactly what is left: a short splice would end the chain (-ECANCELED).
-            const auto n = static_cast<std::uint32_t>(std::min<std::int64_t>(16384, static_cast<std::int64_t>(data.size()) - off));
-            const auto r = co_await loop_.chain(op::Splice(in, off, Fd{p[1]}, -1, n), op::Splice(p[0], -1, Fd{out}, off, n));
+            const auto n = static_cast<std::uint32_t>(
+                std::min<std::int64_t>(16384, static_cast<std::int64_t>(data.size()) - off));
+            const auto r = co_await loop_.chain(op::Splice(in, off, Fd{p[1]}, -1, n),
+                                                op::Splice(p[0], -1, Fd{out}, off, n));
             if (r[0].res != static_cast<int>(n) || r[1].res != r[0].res) co_return -1;
             off += r[0].res;
         }
@@ -214,10 +234,12 @@ struct Bogus {
 };
 
 TEST_F(AsyncFileOps, AnOpcodeTheKernelLacksIsNamed) {
-    const async::Result r = run([&]() -> async::Task<async::Result> { co_return co_await loop_.submit(Bogus{}); });
+    const async::Result r =
+        run([&]() -> async::Task<async::Result> { co_return co_await loop_.submit(Bogus{}); });
     EXPECT_EQ(r.res, -EOPNOTSUPP);
     EXPECT_EQ(loop_.in_flight(), 0u);
-    EXPECT_EQ(async::unsupported(op::Ftruncate::code), "ftruncate: not supported by this kernel (io_uring has it from Linux 6.9)");
+    EXPECT_EQ(async::unsupported(op::Ftruncate::code),
+              "ftruncate: not supported by this kernel (io_uring has it from Linux 6.9)");
     EXPECT_EQ(async::unsupported(250), "opcode 250: not supported by this kernel");
 }
 

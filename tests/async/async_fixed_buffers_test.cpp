@@ -73,8 +73,12 @@ TEST_F(AsyncFixedBuffers, WriteThenReadGivesTheSameBytesAsPread) {
     };
     auto all = [&]() -> async::Task<std::vector<int>> {
         std::vector<int> results(2 * kBlocks, -3000);
-        auto write_one = [&](std::size_t i) -> async::Task<void> { results[i] = co_await write_block(i); };
-        auto read_one = [&](std::size_t i) -> async::Task<void> { results[kBlocks + i] = co_await read_block(i); };
+        auto write_one = [&](std::size_t i) -> async::Task<void> {
+            results[i] = co_await write_block(i);
+        };
+        auto read_one = [&](std::size_t i) -> async::Task<void> {
+            results[kBlocks + i] = co_await read_block(i);
+        };
         for (std::size_t i = 0; i < kBlocks; ++i) loop_.spawn(write_one(i));
         while (loop_.live_tasks() > 0) co_await loop_.nop();  // every write is done
         for (std::size_t i = 0; i < kBlocks; ++i) loop_.spawn(read_one(i));
@@ -84,13 +88,15 @@ TEST_F(AsyncFixedBuffers, WriteThenReadGivesTheSameBytesAsPread) {
     const std::vector<int> results = loop_.block_on(all());
     for (std::size_t i = 0; i < kBlocks; ++i) {
         EXPECT_EQ(results[i], static_cast<int>(kBlock)) << "write_fixed of block " << i;
-        EXPECT_EQ(results[kBlocks + i], static_cast<int>(kBlock)) << "read_fixed of block " << i << " (-2000: other bytes)";
+        EXPECT_EQ(results[kBlocks + i], static_cast<int>(kBlock))
+            << "read_fixed of block " << i << " (-2000: other bytes)";
     }
     // The file, read without io_uring.
     std::string file(kBlocks * kBlock, '\0');
     ASSERT_EQ(::pread(fd_, file.data(), file.size(), 0), static_cast<ssize_t>(file.size()));
     for (std::size_t i = 0; i < kBlocks; ++i)
-        EXPECT_TRUE(file.compare(i * kBlock, kBlock, pattern(i, kBlock)) == 0) << "block " << i << " on disk";
+        EXPECT_TRUE(file.compare(i * kBlock, kBlock, pattern(i, kBlock)) == 0)
+            << "block " << i << " on disk";
     EXPECT_EQ(pool.available(), 4u) << "every buffer came back";
     EXPECT_EQ(loop_.in_flight(), 0u);
 }
@@ -111,7 +117,8 @@ TEST_F(AsyncFixedBuffers, AShortReadSizesTheBuffer) {
 
 TEST_F(AsyncFixedBuffers, MisuseIsRefused) {
     async::FixedBufferPool& pool = loop_.register_fixed_buffers(1, 100);
-    EXPECT_EQ(pool.buffer_size() % static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)), 0u) << "page-aligned sizes";
+    EXPECT_EQ(pool.buffer_size() % static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)), 0u)
+        << "page-aligned sizes";
     EXPECT_THROW(loop_.register_fixed_buffers(1, 4096), std::logic_error) << "one pool per loop";
     async::FixedBuffer held = pool.try_take();
     ASSERT_TRUE(held);

@@ -23,17 +23,23 @@ namespace {
 
 constexpr bool kPooled = async::detail::kFramesPooled;
 
-async::Task<int> leaf(int v) { co_return v + 1; }
-async::Task<int> middle(int v) { co_return co_await leaf(v) * 2; }
+async::Task<int> leaf(int v) {
+    co_return v + 1;
+}
+async::Task<int> middle(int v) {
+    co_return co_await leaf(v) * 2;
+}
 
 // A frame with `N` bytes of locals that must survive a suspension.
 template <std::size_t N>
 async::Task<long> big_frame(async::Loop& loop, int seed) {
     std::array<unsigned char, N> scratch;
-    for (std::size_t i = 0; i < N; ++i) scratch[i] = static_cast<unsigned char>(seed + static_cast<int>(i));
+    for (std::size_t i = 0; i < N; ++i)
+        scratch[i] = static_cast<unsigned char>(seed + static_cast<int>(i));
     co_await loop.nop();  // suspend: the frame lives in the pool's memory meanwhile
     long sum = 0;
-    for (std::size_t i = 0; i < N; ++i) sum += scratch[i] == static_cast<unsigned char>(seed + static_cast<int>(i));
+    for (std::size_t i = 0; i < N; ++i)
+        sum += scratch[i] == static_cast<unsigned char>(seed + static_cast<int>(i));
     co_return sum;
 }
 
@@ -66,8 +72,11 @@ TEST(AsyncFrames, WarmSendAllAllocatesNothing) {
     auto ping = [&](int rounds) -> async::Task<int> {
         char buf[256];
         for (int i = 0; i < rounds; ++i) {
-            if ((co_await loop.send_all(Fd{sv[0]}, msg.data(), msg.size())).res != static_cast<int>(msg.size())) co_return -1;
-            const ssize_t n = ::recv(sv[1], buf, sizeof buf, 0);  // the send completed: the bytes are there
+            if ((co_await loop.send_all(Fd{sv[0]}, msg.data(), msg.size())).res !=
+                static_cast<int>(msg.size()))
+                co_return -1;
+            const ssize_t n =
+                ::recv(sv[1], buf, sizeof buf, 0);  // the send completed: the bytes are there
             if (n != static_cast<ssize_t>(msg.size())) co_return -2;
             got.assign(buf, static_cast<std::size_t>(n));
         }
@@ -97,9 +106,15 @@ TEST(AsyncFrames, ReusedFramesKeepTheirOwnContents) {
         for (int i = 0; i < 60; ++i) {
             loop.spawn([](async::Loop& l, long& out, int seed) -> async::Task<void> {
                 switch (seed % 3) {
-                    case 0: out = co_await big_frame<40>(l, seed) - 40; break;
-                    case 1: out = co_await big_frame<700>(l, seed) - 700; break;
-                    default: out = co_await big_frame<1900>(l, seed) - 1900; break;
+                    case 0:
+                        out = co_await big_frame<40>(l, seed) - 40;
+                        break;
+                    case 1:
+                        out = co_await big_frame<700>(l, seed) - 700;
+                        break;
+                    default:
+                        out = co_await big_frame<1900>(l, seed) - 1900;
+                        break;
                 }
             }(loop, results[static_cast<std::size_t>(i)], i + round * 7));
         }

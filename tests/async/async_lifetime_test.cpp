@@ -12,8 +12,8 @@
 //  - a coroutine destroyed with a read_fixed in flight must not hand its
 //    registered buffer to the next taker while the kernel can still write it.
 #include "uring_test_support.hpp"
-#include "uringkit/async/loop.hpp"
 #include "uringkit/async/fixed_buffers.hpp"
+#include "uringkit/async/loop.hpp"
 #include "uringkit/async/streams.hpp"
 #include "uringkit/ops/control.hpp"
 #include "uringkit/ops/net.hpp"
@@ -95,7 +95,8 @@ TEST(AsyncLifetime, SendZcResumesAfterItsNotification) {
     for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 13 + 7);
     std::size_t in_flight_at_resume = 99;
     auto t = [&]() -> async::Task<async::Result> {
-        const async::Result r = co_await loop.submit(op::SendZc(Fd{client}, data.data(), static_cast<std::uint32_t>(data.size())));
+        const async::Result r = co_await loop.submit(
+            op::SendZc(Fd{client}, data.data(), static_cast<std::uint32_t>(data.size())));
         in_flight_at_resume = loop.in_flight();
         co_return r;
     };
@@ -190,8 +191,8 @@ TEST(AsyncLifetime, AForgedRecvCompletionEndsTheStreamInsteadOfPointingOutsideTh
         for (std::uint64_t gen = 0; gen < 4; ++gen)
             for (std::uint64_t slot = 0; slot < 4; ++slot)
                 ring.prepare(op::MsgRing(ring.fd(), 100, 0x554bULL << 48 | gen << 32 | slot)
-                                 .pass_flags(IORING_CQE_F_BUFFER | 9999u << IORING_CQE_BUFFER_SHIFT |
-                                             IORING_CQE_F_MORE))
+                                 .pass_flags(IORING_CQE_F_BUFFER |
+                                             9999u << IORING_CQE_BUFFER_SHIFT | IORING_CQE_F_MORE))
                     .user_data(7);
         got.push_back(co_await in.next());
         co_await in.stop();
@@ -267,7 +268,8 @@ TEST(AsyncLifetime, ForeignCompletionsAreRoutedNeverDereferenced) {
     ring.prepare(op::Nop{}).user_data(42);
     ring.prepare(op::Nop{}).user_data(tagged_bogus);
     ring.prepare(op::Nop{}).user_data(stale);
-    const async::Result r = loop.block_on([](async::Loop& l) -> async::Task<async::Result> { co_return co_await l.nop(); }(loop));
+    const async::Result r = loop.block_on(
+        [](async::Loop& l) -> async::Task<async::Result> { co_return co_await l.nop(); }(loop));
     EXPECT_EQ(r.res, 0);
     settle(loop);
     std::sort(seen.user_data.begin(), seen.user_data.end());
@@ -280,7 +282,9 @@ TEST(AsyncLifetime, ForeignCompletionsAreRoutedNeverDereferenced) {
 // submit() takes no SQE flags: a link there would chain the next SQE of
 // whichever task prepares it next.
 template <class L>
-constexpr bool submit_takes_flags = requires(L& l) { l.submit(op::Nop{}, std::uint8_t{IOSQE_IO_LINK}); };
+constexpr bool submit_takes_flags = requires(L& l) {
+    l.submit(op::Nop{}, std::uint8_t{IOSQE_IO_LINK});
+};
 static_assert(!submit_takes_flags<async::Loop>);
 
 TEST(AsyncLifetime, AChainLinksOnlyItsOwnSqes) {
@@ -291,8 +295,9 @@ TEST(AsyncLifetime, AChainLinksOnlyItsOwnSqes) {
     loop.spawn([](async::Loop& l, int fd, std::vector<std::string>& out) -> async::Task<void> {
         char buf[16];
         const auto r = co_await l.chain(op::Recv(Fd{fd}, buf, sizeof buf), op::Nop{});
-        out.push_back("chain " + std::string(buf, static_cast<std::size_t>(r[0].res > 0 ? r[0].res : 0)) + " " +
-                      std::to_string(r[1].res));
+        out.push_back("chain " +
+                      std::string(buf, static_cast<std::size_t>(r[0].res > 0 ? r[0].res : 0)) +
+                      " " + std::to_string(r[1].res));
     }(loop, sp.fd[0], order));
     // This nop is prepared right after the chain; it must not wait for the
     // chain's recv (which waits for the data this task sends).
@@ -308,12 +313,14 @@ TEST(AsyncLifetime, AChainLinksOnlyItsOwnSqes) {
 TEST(AsyncLifetime, AFixedBufferStaysLentUntilItsReadsFinalCompletion) {
     Ring ring(16);
     async::Loop loop(ring);
-    async::FixedBufferPool& pool = loop.register_fixed_buffers(1, 4096);  // one buffer: the next taker gets the same
+    async::FixedBufferPool& pool =
+        loop.register_fixed_buffers(1, 4096);  // one buffer: the next taker gets the same
     int p[2];
     ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
     // A reader suspended on a read_fixed of an empty pipe, its SQE in the
     // kernel, then destroyed.  Its buffer must not go back with the frame.
-    async::Task<void> reader = [](async::Loop& l, async::FixedBufferPool& pl, int fd) -> async::Task<void> {
+    async::Task<void> reader = [](async::Loop& l, async::FixedBufferPool& pl,
+                                  int fd) -> async::Task<void> {
         async::FixedBuffer b = co_await pl.take();
         auto [r, back] = co_await l.read_fixed(Fd{fd}, std::move(b), ~0ULL);
         (void)r;
@@ -336,10 +343,12 @@ TEST(AsyncLifetime, AFixedBufferStaysLentUntilItsReadsFinalCompletion) {
         co_await loop.nop();  // a turn: whatever the kernel still had runs now
         co_return std::string(reinterpret_cast<const char*>(b.data()), b.size());
     };
-    EXPECT_TRUE(loop.block_on(taker()) == mine) << "the abandoned read wrote into the next taker's buffer";
+    EXPECT_TRUE(loop.block_on(taker()) == mine)
+        << "the abandoned read wrote into the next taker's buffer";
     settle(loop);
     EXPECT_EQ(pool.available(), 1u);
-    ASSERT_EQ(::fcntl(p[0], F_SETFL, O_NONBLOCK), 0);  // a consumed pipe fails the test instead of hanging it
+    ASSERT_EQ(::fcntl(p[0], F_SETFL, O_NONBLOCK),
+              0);  // a consumed pipe fails the test instead of hanging it
     char left[8] = {};
     EXPECT_EQ(::read(p[0], left, sizeof left), 4) << "the cancelled read took the pipe's bytes";
     EXPECT_EQ(std::string(left, 4), "AAAA");

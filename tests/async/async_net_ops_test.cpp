@@ -46,11 +46,13 @@ TEST(AsyncNetOps, ServerSetupAcceptStreamConnectSendRecv) {
     std::vector<std::uint16_t> client_ports, peer_ports;
     std::vector<std::string> echoed;
     auto t = [&]() -> async::Task<std::string> {
-        const async::Result ls = co_await loop.submit(op::Socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC));
+        const async::Result ls =
+            co_await loop.submit(op::Socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC));
         if (!ls.ok()) co_return "socket " + ls.error().message();
         const int listener = ls.res;
         const sockaddr_in any = loopback();
-        const async::Result b = co_await loop.submit(op::Bind(Fd{listener}, reinterpret_cast<const sockaddr*>(&any), sizeof any));
+        const async::Result b = co_await loop.submit(
+            op::Bind(Fd{listener}, reinterpret_cast<const sockaddr*>(&any), sizeof any));
         if (b.res == -EOPNOTSUPP) co_return "bind refused";
         if (b.res != 0) co_return "bind " + b.error().message();
         if ((co_await loop.submit(op::Listen(Fd{listener}, 16))).res != 0) co_return "listen";
@@ -59,15 +61,18 @@ TEST(AsyncNetOps, ServerSetupAcceptStreamConnectSendRecv) {
             async::AcceptStream accepts(loop, Fd{listener});
             accepts.arm();
             for (int i = 0; i < 3; ++i) {
-                const async::Result c = co_await loop.submit(op::Socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC));
+                const async::Result c =
+                    co_await loop.submit(op::Socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC));
                 if (!c.ok()) co_return "client socket";
-                const async::Result cr = co_await loop.connect(Fd{c.res}, reinterpret_cast<const sockaddr*>(&to), sizeof to);
+                const async::Result cr = co_await loop.connect(
+                    Fd{c.res}, reinterpret_cast<const sockaddr*>(&to), sizeof to);
                 if (cr.res != 0) co_return "connect " + cr.error().message();
                 client_ports.push_back(port_of(c.res));
                 const async::Result a = co_await accepts.next();
                 if (!a.ok() || !a.more()) co_return "accept " + std::to_string(a.res);
                 const auto peer = async::AcceptStream::peer(a.res);
-                peer_ports.push_back(ntohs(reinterpret_cast<const sockaddr_in&>(peer.address).sin_port));
+                peer_ports.push_back(
+                    ntohs(reinterpret_cast<const sockaddr_in&>(peer.address).sin_port));
                 const std::string msg = "client " + std::to_string(i);
                 co_await loop.send_all(Fd{c.res}, msg.data(), msg.size());
                 char buf[32];
@@ -134,7 +139,9 @@ TEST(AsyncNetOps, PollTimeoutAndMsgRing) {
     ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
     struct Seen {
         std::vector<std::pair<std::uint64_t, std::int32_t>> got;
-        static void record(void* self, const Completion& c) noexcept { static_cast<Seen*>(self)->got.emplace_back(c.user_data, c.res); }
+        static void record(void* self, const Completion& c) noexcept {
+            static_cast<Seen*>(self)->got.emplace_back(c.user_data, c.res);
+        }
     } seen;
     loop.route_foreign(&Seen::record, &seen);
     auto t = [&]() -> async::Task<std::string> {

@@ -36,7 +36,9 @@
 
 #if defined(__SANITIZE_ADDRESS__)
 // Freed memory is filled, so bytes the kernel reads after a free are visibly wrong.
-extern "C" const char* __asan_default_options() { return "max_free_fill_size=1048576:free_fill_byte=90"; }
+extern "C" const char* __asan_default_options() {
+    return "max_free_fill_size=1048576:free_fill_byte=90";
+}
 #endif
 
 using namespace uringkit;
@@ -47,7 +49,8 @@ using uringkit::testing::SocketPair;
 
 std::string pattern(std::size_t n, unsigned seed) {
     std::string s(n, '\0');
-    for (std::size_t i = 0; i < n; ++i) s[i] = static_cast<char>('a' + (i * 31 + seed + i / 251) % 26);
+    for (std::size_t i = 0; i < n; ++i)
+        s[i] = static_cast<char>('a' + (i * 31 + seed + i / 251) % 26);
     return s;
 }
 
@@ -61,7 +64,8 @@ async::Task<std::string> read_all(async::Loop& loop, int fd, std::size_t want) {
     std::string got;
     std::vector<char> buf(3000);
     while (got.size() < want) {
-        const async::Result r = co_await loop.recv(Fd{fd}, buf.data(), static_cast<std::uint32_t>(buf.size()));
+        const async::Result r =
+            co_await loop.recv(Fd{fd}, buf.data(), static_cast<std::uint32_t>(buf.size()));
         if (r.res <= 0) break;
         got.append(buf.data(), static_cast<std::size_t>(r.res));
     }
@@ -85,7 +89,7 @@ TEST(AsyncSendStream, ResponsesLeaveInOrderThroughShortSends) {
         async::SendStream out(loop, Fd{sp.fd[1]});
         for (unsigned i = 0; i < 200; ++i) {
             out.buffer() += pattern(100 + (i * 977) % 20000, i);
-            out.flush();  // at once, or after the send in flight
+            out.flush();                          // at once, or after the send in flight
             if (i % 7 == 0) co_await loop.nop();  // let sends complete between writes
         }
         EXPECT_GT(out.backlog(), 0u);
@@ -174,7 +178,8 @@ TEST(AsyncSendStream, DestroyedWithASendInFlightLeavesItsBytesToTheLoop) {
     loop.block_on(writer());
     // Whatever took the freed block would be what the kernel sends next.
     std::vector<std::unique_ptr<std::string>> reuse;
-    for (int i = 0; i < 8; ++i) reuse.push_back(std::make_unique<std::string>(response.size(), 'Z'));
+    for (int i = 0; i < 8; ++i)
+        reuse.push_back(std::make_unique<std::string>(response.size(), 'Z'));
     // Reading makes room: the send goes on from the stream's bytes while its
     // cancel waits in the SQ.
     std::string got;
@@ -190,7 +195,8 @@ TEST(AsyncSendStream, DestroyedWithASendInFlightLeavesItsBytesToTheLoop) {
     }
     ASSERT_GT(got.size(), 0u);
     ASSERT_LE(got.size(), response.size());
-    EXPECT_TRUE(got == response.substr(0, got.size())) << "bytes sent after the stream was destroyed are not its own";
+    EXPECT_TRUE(got == response.substr(0, got.size()))
+        << "bytes sent after the stream was destroyed are not its own";
     EXPECT_EQ(loop.in_flight(), 0u);
 }
 
@@ -268,7 +274,8 @@ TEST(AsyncRecvStreamCancel, YieldsWhatIsQueuedThenEcanceledWithoutRearming) {
         async::RecvStream in(loop, Fd{sp.fd[0]}, buffers);
         stream = &in;
         const std::string first = "0123456789abcdef0123456789abcdef";  // two buffers
-        EXPECT_EQ(::send(sp.fd[1], first.data(), first.size(), 0), static_cast<ssize_t>(first.size()));
+        EXPECT_EQ(::send(sp.fd[1], first.data(), first.size(), 0),
+                  static_cast<ssize_t>(first.size()));
         co_await loop.nop();  // both chunks arrive and queue while this task is elsewhere
         co_await loop.nop();
         in.cancel();
@@ -290,7 +297,8 @@ TEST(AsyncRecvStreamCancel, YieldsWhatIsQueuedThenEcanceledWithoutRearming) {
     EXPECT_EQ(last, -ECANCELED);
     // Nothing was re-armed: data sent now stays in the socket.
     ASSERT_EQ(::send(sp.fd[1], "late", 4, 0), 4);
-    for (int i = 0; i < 3; ++i) loop.block_on([](async::Loop& l) -> async::Task<void> { co_await l.nop(); }(loop));
+    for (int i = 0; i < 3; ++i)
+        loop.block_on([](async::Loop& l) -> async::Task<void> { co_await l.nop(); }(loop));
     char buf[8];
     EXPECT_EQ(::recv(sp.fd[0], buf, sizeof buf, MSG_DONTWAIT), 4);
     EXPECT_EQ(loop.in_flight(), 0u);
@@ -305,7 +313,8 @@ TEST(AsyncRecvStreamCancel, FromAnotherTaskWakesAWaitingConsumer) {
     async::RecvStream* stream = nullptr;
     std::int32_t res = 1;
     // Parameters, not captures: the lambda is gone once spawn() returns.
-    loop.spawn([](async::Loop& l, int fd, BufferRing& b, async::RecvStream*& s, std::int32_t& r) -> async::Task<void> {
+    loop.spawn([](async::Loop& l, int fd, BufferRing& b, async::RecvStream*& s,
+                  std::int32_t& r) -> async::Task<void> {
         async::RecvStream in(l, Fd{fd}, b);
         s = &in;
         r = (co_await in.next()).res;  // nothing is sent: only the cancel ends this
@@ -333,7 +342,8 @@ TEST(AsyncRecvStreamPause, KeepsWhatIsQueuedTakesNothingMoreThenReceivesOnNext) 
     auto reader = [&]() -> async::Task<void> {
         async::RecvStream in(loop, Fd{sp.fd[0]}, buffers);
         const std::string first = "0123456789abcdef0123456789abcdef";  // two buffers
-        EXPECT_EQ(::send(sp.fd[1], first.data(), first.size(), 0), static_cast<ssize_t>(first.size()));
+        EXPECT_EQ(::send(sp.fd[1], first.data(), first.size(), 0),
+                  static_cast<ssize_t>(first.size()));
         co_await loop.nop();
         co_await loop.nop();
         co_await in.pause();

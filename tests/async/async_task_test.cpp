@@ -21,8 +21,12 @@ using namespace std::chrono_literals;
 
 namespace {
 
-async::Task<int> add(int a, int b) { co_return a + b; }
-async::Task<int> add3(int a, int b, int c) { co_return co_await add(co_await add(a, b), c); }
+async::Task<int> add(int a, int b) {
+    co_return a + b;
+}
+async::Task<int> add3(int a, int b, int c) {
+    co_return co_await add(co_await add(a, b), c);
+}
 async::Task<int> thrower() {
     throw std::runtime_error("boom");
     co_return 0;
@@ -72,16 +76,22 @@ TEST(AsyncLoop, ReadWriteDataThroughTheRing) {
     auto io = [&]() -> async::Task<std::string> {
         std::string data(100000, '\0');
         for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 31 % 251);
-        const int w = (co_await loop.write(Fd{fd}, data.data(), static_cast<std::uint32_t>(data.size()), 0)).res;
+        const int w =
+            (co_await loop.write(Fd{fd}, data.data(), static_cast<std::uint32_t>(data.size()), 0))
+                .res;
         if (w != static_cast<int>(data.size())) co_return "short write";
         if ((co_await loop.fsync(Fd{fd})).res != 0) co_return "fsync failed";
         std::string back(data.size(), '\0');
-        const int r = (co_await loop.read(Fd{fd}, back.data(), static_cast<std::uint32_t>(back.size()), 0)).res;
+        const int r =
+            (co_await loop.read(Fd{fd}, back.data(), static_cast<std::uint32_t>(back.size()), 0))
+                .res;
         if (r != w) co_return "short read";
         co_return back == data ? "same" : "different";
     };
     EXPECT_EQ(loop.block_on(io()), "same");
-    const async::Result bad = loop.block_on([&]() -> async::Task<async::Result> { co_return co_await loop.read(Fd{-1}, path, 1, 0); }());
+    const async::Result bad = loop.block_on([&]() -> async::Task<async::Result> {
+        co_return co_await loop.read(Fd{-1}, path, 1, 0);
+    }());
     EXPECT_EQ(bad.res, -EBADF) << "the kernel's result, not an exception";
     EXPECT_EQ(bad.error(), std::errc::bad_file_descriptor);
     ::close(fd);
@@ -122,7 +132,8 @@ TEST(AsyncLoop, SocketsTimeoutsAndCancel) {
         char buf[64];
         // Nothing to read: the linked timeout cancels the recv, and says so
         // with -ETIME rather than -ECANCELED.
-        const async::Result r = co_await loop.with_timeout(op::Recv(Fd{sv[0]}, buf, sizeof buf), 20ms);
+        const async::Result r =
+            co_await loop.with_timeout(op::Recv(Fd{sv[0]}, buf, sizeof buf), 20ms);
         if (!r.timed_out()) co_return "timeout gave " + std::to_string(r.res);
         if ((co_await loop.send_all(Fd{sv[1]}, "ping", 4)).res != 4) co_return "send";
         const int n = (co_await loop.recv(Fd{sv[0]}, buf, sizeof buf)).res;
@@ -137,7 +148,8 @@ TEST(AsyncLoop, SocketsTimeoutsAndCancel) {
         char b[8];
         out = (co_await l.recv(Fd{fd}, b, sizeof b)).res;
     }(loop, sv[0], result));
-    const int cancelled = loop.block_on([&]() -> async::Task<int> { co_return (co_await loop.cancel_fd(Fd{sv[0]})).res; }());
+    const int cancelled = loop.block_on(
+        [&]() -> async::Task<int> { co_return (co_await loop.cancel_fd(Fd{sv[0]})).res; }());
     loop.run();
     EXPECT_EQ(cancelled, 1);
     EXPECT_EQ(result, -ECANCELED);
@@ -170,7 +182,8 @@ TEST(AsyncRecvStream, EveryByteInOrderThroughEnobufs) {
             got.append(c.text());
             in.recycle(c);
             ++chunks;
-            if (chunks % 64 == 0) co_await loop.nop();  // busy elsewhere: chunks queue, buffers run dry
+            if (chunks % 64 == 0)
+                co_await loop.nop();  // busy elsewhere: chunks queue, buffers run dry
         }
     };
     const int chunks = loop.block_on(reader());

@@ -37,7 +37,8 @@ struct Tree {
     explicit Tree(int files, std::size_t bytes = 100) {
         stdfs::create_directories(dir);
         for (int i = 0; i < files; ++i)
-            write_file(dir + "/f" + std::to_string(i), random_bytes(bytes, static_cast<unsigned>(i)));
+            write_file(dir + "/f" + std::to_string(i),
+                       random_bytes(bytes, static_cast<unsigned>(i)));
     }
 };
 
@@ -79,8 +80,8 @@ TEST(CliOutput, LostSummaryTurnsSuccessIntoOne) {
     // bench with --json - prints its table on stderr: the JSON is whole, and
     // the temporary file is gone.
     Scratch tmp;
-    const Child b = run(cli({"bench", "--size", "1m", "--ios", "200", "--ramp", "0", "--rounds", "1", "--engines",
-                             "pread", "--json", "-"}),
+    const Child b = run(cli({"bench", "--size", "1m", "--ios", "200", "--ramp", "0", "--rounds",
+                             "1", "--engines", "pread", "--json", "-"}),
                         {}, [&] {
                             ::setenv("TMPDIR", tmp.dir.c_str(), 1);
                             full(2)();
@@ -101,9 +102,10 @@ TEST(CliOutput, FullStandardOutputIsOneLineAndStatusOne) {
         cli({"probe", "--json", "--dir", tmp.dir.string()}),
         cli({"readfiles", t.dir}),
         cli({"readfiles", "--hash", "none", t.dir}),
-        cli({"bench", "--size", "1m", "--ios", "200", "--ramp", "0", "--rounds", "1", "--engines", "pread"}),
-        cli({"bench", "--size", "1m", "--ios", "200", "--ramp", "0", "--rounds", "1", "--engines", "pread",
-             "--json", "-"}),
+        cli({"bench", "--size", "1m", "--ios", "200", "--ramp", "0", "--rounds", "1", "--engines",
+             "pread"}),
+        cli({"bench", "--size", "1m", "--ios", "200", "--ramp", "0", "--rounds", "1", "--engines",
+             "pread", "--json", "-"}),
         cli({"cp", "--help"}),
         cli({"load", "--help"}),
         cli({"serve", "--help"}),
@@ -120,7 +122,8 @@ TEST(CliOutput, FullStandardOutputIsOneLineAndStatusOne) {
         EXPECT_NE(r.err.find(kFullLine), std::string::npos) << name << ": " << r.err;
         EXPECT_EQ(count(r.err, "write error"), 1u) << name << ": " << r.err;
     }
-    EXPECT_TRUE(stdfs::is_empty(tmp.dir)) << "bench removed its temporary file, probe its trial files";
+    EXPECT_TRUE(stdfs::is_empty(tmp.dir))
+        << "bench removed its temporary file, probe its trial files";
 }
 
 // `readfiles tree | head -1`: the reader goes away.  Under SIGPIPE's default
@@ -144,7 +147,8 @@ TEST(CliOutput, ReaderGoneEndsReadfilesQuietly) {
     EXPECT_EQ(ign.status, 1);
     EXPECT_EQ(ign.err, "");
     // It stopped at the first refused write instead of reading every file.
-    const Child summary = run(cli({"readfiles", "--summary", "--threads", "1", t.dir}), {}, closed_pipe(true));
+    const Child summary =
+        run(cli({"readfiles", "--summary", "--threads", "1", t.dir}), {}, closed_pipe(true));
     EXPECT_EQ(summary.status, 1);
     EXPECT_EQ(count(summary.err, "\n"), 1u) << summary.err;
     EXPECT_EQ(summary.err.find("3000 files"), std::string::npos) << summary.err;
@@ -179,8 +183,10 @@ TEST(CliOutput, FullDiskUnderStderrLeavesOnlyWholeFiles) {
         for (const auto& e : stdfs::recursive_directory_iterator(small.mnt)) {
             const std::string name = e.path().filename().string();
             if (name == "filler" || name == "cp.log" || e.is_directory()) continue;
-            ASSERT_EQ(name.find(".uringkit-"), std::string::npos) << "a temporary was left: " << name;
-            ASSERT_EQ(read_file(e.path().string()), read_file(t.dir + "/" + name)) << name << " is not whole";
+            ASSERT_EQ(name.find(".uringkit-"), std::string::npos)
+                << "a temporary was left: " << name;
+            ASSERT_EQ(read_file(e.path().string()), read_file(t.dir + "/" + name))
+                << name << " is not whole";
         }
     }
 }

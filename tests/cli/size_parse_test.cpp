@@ -66,7 +66,8 @@ TEST(ParseDuration, WholeNumbersWithUnits) {
     // Leading zeros (the first input the fuzzer kept: 38 of them) count for nothing.
     EXPECT_EQ(parse_duration(std::string(38, '0')), 0ms);
     EXPECT_EQ(parse_duration("000000000000000000000030s"), 30s);
-    for (const char* bad : {"", "s", "-1", "+1", "1.5s", "1h", "1 s", "1S", "1000000001", "99999999999999999999"})
+    for (const char* bad :
+         {"", "s", "-1", "+1", "1.5s", "1h", "1 s", "1S", "1000000001", "99999999999999999999"})
         EXPECT_FALSE(parse_duration(bad)) << bad;
 }
 
@@ -77,7 +78,8 @@ TEST(ParseSeconds, DecimalsWithUnitsUpToADay) {
     EXPECT_EQ(parse_seconds("1m"), 60.0);
     EXPECT_EQ(parse_seconds(".25"), 0.25);
     EXPECT_EQ(parse_seconds("86400"), 86400.0);
-    for (const char* bad : {"", "-1", "+1", " 2", "2 s", "1h", "nan", "inf", "86401", "1441m", "1e3", "x"})
+    for (const char* bad :
+         {"", "-1", "+1", " 2", "2 s", "1h", "nan", "inf", "86401", "1441m", "1e3", "x"})
         EXPECT_FALSE(parse_seconds(bad)) << bad;
 }
 

@@ -14,13 +14,12 @@ using namespace bench_cli;
 // row says what was asked for and the limit, not a pre-5.12 story.
 TEST_F(BenchCli, RegisteredBuffersOverMemlockNameTheFigureAndTheLimit) {
     const std::string json = path("reg.json");
-    const Result r = run(with(kQuick, {"--engines", "pread,uring-reg", "--iodepth", "32",
-                                       "--json", json}),
-                         [] {
-                             ::prctl(PR_CAPBSET_DROP, 14 /* CAP_IPC_LOCK */, 0, 0, 0);
-                             const rlimit rl{64 * 1024, 64 * 1024};
-                             if (::setrlimit(RLIMIT_MEMLOCK, &rl) != 0) ::_exit(126);
-                         });
+    const Result r =
+        run(with(kQuick, {"--engines", "pread,uring-reg", "--iodepth", "32", "--json", json}), [] {
+            ::prctl(PR_CAPBSET_DROP, 14 /* CAP_IPC_LOCK */, 0, 0, 0);
+            const rlimit rl{64 * 1024, 64 * 1024};
+            if (::setrlimit(RLIMIT_MEMLOCK, &rl) != 0) ::_exit(126);
+        });
     ASSERT_EQ(r.status, 0) << r.err << r.out;
     const auto doc = nlohmann::json::parse(std::ifstream(json));
     const auto& reg = doc["rows"][1];
@@ -29,7 +28,8 @@ TEST_F(BenchCli, RegisteredBuffersOverMemlockNameTheFigureAndTheLimit) {
         GTEST_SKIP() << "registering 128 KiB under a 64 KiB RLIMIT_MEMLOCK succeeded "
                         "(CAP_IPC_LOCK could not be dropped here)";
     const std::string reason = reg["reason"];
-    if (reason.find("ENOMEM") == std::string::npos && reason.find("io_uring_setup") != std::string::npos)
+    if (reason.find("ENOMEM") == std::string::npos &&
+        reason.find("io_uring_setup") != std::string::npos)
         GTEST_SKIP() << "the ring itself was refused: " << reason;
     EXPECT_EQ(reg["status"], "unavailable") << reason;
     EXPECT_NE(reason.find("registering 128 KiB of I/O buffers"), std::string::npos) << reason;
@@ -42,7 +42,9 @@ TEST_F(BenchCli, IoUringForbiddenGivesUnavailableRowsAndPreadStillRuns) {
     const std::string json = path("out.json");
     const Result r = run(
         with(kQuick, {"--engines", "pread,uring,uring-reg,auto", "--iodepth", "4", "--json", json}),
-        [] { forbid_io_uring(EPERM, true); });  // io_uring_setup fails with EPERM, as under no_uring
+        [] {
+            forbid_io_uring(EPERM, true);
+        });  // io_uring_setup fails with EPERM, as under no_uring
     ASSERT_EQ(r.status, 0) << "pread ran, so the exit status is 0\n" << r.err << r.out;
     const auto doc = nlohmann::json::parse(std::ifstream(json));
     for (const auto& row : doc["rows"]) {
@@ -151,13 +153,13 @@ TEST_F(BenchCli, BadValuesAreUsageErrors) {
 TEST_F(BenchCli, WritesToAUsersFileNeedAllowWrite) {
     make_file("mine", 1 << 20);
     const auto before = fs::last_write_time(path("mine"));
-    const Result r =
-        run(with(kQuickOnFile, {"--filename", path("mine"), "--rw", "randwrite", "--engines", "pread"}));
+    const Result r = run(with(
+        kQuickOnFile, {"--filename", path("mine"), "--rw", "randwrite", "--engines", "pread"}));
     EXPECT_EQ(r.status, 2);
     one_line(r, "--allow-write");
     EXPECT_EQ(fs::last_write_time(path("mine")), before) << "the file was not touched";
     const Result ok = run(with(kQuickOnFile, {"--filename", path("mine"), "--rw", "randwrite",
-                                        "--engines", "pread", "--allow-write"}));
+                                              "--engines", "pread", "--allow-write"}));
     EXPECT_EQ(ok.status, 0) << ok.err;
 }
 

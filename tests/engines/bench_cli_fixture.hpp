@@ -29,7 +29,6 @@
 #include <string>
 #include <vector>
 
-
 namespace fs = std::filesystem;
 
 namespace bench_cli {
@@ -120,14 +119,15 @@ protected:
 };
 
 // Small and quick: a 4 MiB temporary file, a fixed number of I/Os, one round.
-const std::vector<std::string> kQuick = {"--size", "4m", "--ios", "2000", "--ramp", "0",
-                                         "--rounds", "1"};
+const std::vector<std::string> kQuick = {"--size", "4m", "--ios",    "2000",
+                                         "--ramp", "0",  "--rounds", "1"};
 // As kQuick, with the rounds left to the caller.
 const std::vector<std::string> kQuickRounds = {"--size", "4m", "--ios", "2000", "--ramp", "0"};
 // The same on a file of the test's own (--size beyond it is refused).
 const std::vector<std::string> kQuickOnFile = {"--ios", "2000", "--ramp", "0", "--rounds", "1"};
 
-inline std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
+inline std::vector<std::string> with(std::vector<std::string> a,
+                                     const std::vector<std::string>& b) {
     a.insert(a.end(), b.begin(), b.end());
     return a;
 }

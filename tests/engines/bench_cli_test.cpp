@@ -10,9 +10,9 @@ using namespace bench_cli;
 
 TEST_F(BenchCli, JsonHasTheSchemaAndTheTemporaryFileIsGone) {
     const std::string json = path("out.json"), csv = path("out.csv"), svg = path("out.svg");
-    const Result r = run(with(kQuickRounds,
-                              {"--rounds", "3", "--engines", "pread,uring,auto", "--iodepth", "1,8",
-                               "--verify", "--json", json, "--csv", csv, "--plot", svg}));
+    const Result r =
+        run(with(kQuickRounds, {"--rounds", "3", "--engines", "pread,uring,auto", "--iodepth",
+                                "1,8", "--verify", "--json", json, "--csv", csv, "--plot", svg}));
     ASSERT_EQ(r.status, 0) << r.err << r.out;
     EXPECT_TRUE(tmp_empty()) << "the temporary file was left behind";
     EXPECT_EQ(r.err, "") << "no progress line when stderr is not a terminal";
@@ -43,7 +43,8 @@ TEST_F(BenchCli, JsonHasTheSchemaAndTheTemporaryFileIsGone) {
         EXPECT_LE(row["lat_ns"]["p50"].get<double>(), row["lat_ns"]["p99"].get<double>());
         EXPECT_LE(row["lat_ns"]["p99"].get<double>(), row["lat_ns"]["max"].get<double>() * 1.01);
     }
-    // Each round: its order (pairs of rounds, the second reversed, rotated by one each pair) and a run per engine and depth.
+    // Each round: its order (pairs of rounds, the second reversed, rotated by one each pair) and a
+    // run per engine and depth.
     ASSERT_EQ(doc["runs"].size(), 3u);
     using Labels = std::vector<std::string>;
     EXPECT_EQ(doc["runs"][0]["order"].get<Labels>(), (Labels{"pread", "uring", "auto"}));
@@ -64,8 +65,8 @@ TEST_F(BenchCli, JsonHasTheSchemaAndTheTemporaryFileIsGone) {
     ASSERT_EQ(doc["comparisons"].size(), 8u) << doc["comparisons"].dump();
     bool auto_vs_uring_at_1 = false, auto_vs_pread_at_8 = false;
     for (const auto& c : doc["comparisons"]) {
-        for (const char* k : {"a", "b", "iodepth", "metric", "ratio", "ratio_low", "ratio_high",
-                              "verdict"})
+        for (const char* k :
+             {"a", "b", "iodepth", "metric", "ratio", "ratio_low", "ratio_high", "verdict"})
             EXPECT_TRUE(c.contains(k)) << k << " in " << c.dump();
         EXPECT_EQ(c["verdict"], "too_few_samples") << c.dump();
         EXPECT_EQ(c["pairs"], 3);
@@ -100,7 +101,8 @@ TEST_F(BenchCli, JsonHasTheSchemaAndTheTemporaryFileIsGone) {
     };
     const std::vector<std::string> names = split(header);
     const auto column = [&](const std::string& name) {
-        return static_cast<std::size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+        return static_cast<std::size_t>(std::find(names.begin(), names.end(), name) -
+                                        names.begin());
     };
     const std::size_t iops_col = column("iops"), low_col = column("iops_low"),
                       high_col = column("iops_high");
@@ -131,10 +133,11 @@ TEST_F(BenchCli, JsonHasTheSchemaAndTheTemporaryFileIsGone) {
 // noise makes any engine faster than itself is at most 0.1% (docs/bench.md).
 TEST_F(BenchCli, AACheckCallsEveryEngineTheSameAsItself) {
     const std::string json = path("aa.json");
-    const Result r = run(with(kQuickRounds, {"--engines", "pread,pread,uring,uring,threadpool,"
-                                                          "threadpool",
-                                             "--iodepth", "1,8", "--rounds", "16",
-                                             "--confidence", "0.999", "--json", json}));
+    const Result r = run(with(kQuickRounds, {"--engines",
+                                             "pread,pread,uring,uring,threadpool,"
+                                             "threadpool",
+                                             "--iodepth", "1,8", "--rounds", "16", "--confidence",
+                                             "0.999", "--json", json}));
     ASSERT_EQ(r.status, 0) << r.err << r.out;
     const auto doc = nlohmann::json::parse(std::ifstream(json));
     int aa = 0;
@@ -152,7 +155,8 @@ TEST_F(BenchCli, AACheckCallsEveryEngineTheSameAsItself) {
         EXPECT_GE(c["ratio_high"].get<double>(), 1.0);
     }
     bool uring_ok = false;
-    for (const auto& row : doc["rows"]) uring_ok |= row["engine"] == "uring" && row["status"] == "ok";
+    for (const auto& row : doc["rows"])
+        uring_ok |= row["engine"] == "uring" && row["status"] == "ok";
     EXPECT_EQ(aa, uring_ok ? 12 : 8) << "A/A for each engine, depth and metric";
     EXPECT_NE(r.out.find("at depth 8 pread#2 against pread: "), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("the same reads per second within this machine's noise (±"),
@@ -162,9 +166,9 @@ TEST_F(BenchCli, AACheckCallsEveryEngineTheSameAsItself) {
 
 // Writes are worded as writes; a few I/Os per run give no verdict at all.
 TEST_F(BenchCli, VerdictFitsWritesAndRefusesTinySamples) {
-    const Result w = run({"--size", "4m", "--ios", "1500", "--ramp", "0", "--rw", "randwrite",
-                          "--engines", "pread,pread", "--iodepth", "1", "--rounds", "12",
-                          "--confidence", "0.999"});
+    const Result w =
+        run({"--size", "4m", "--ios", "1500", "--ramp", "0", "--rw", "randwrite", "--engines",
+             "pread,pread", "--iodepth", "1", "--rounds", "12", "--confidence", "0.999"});
     ASSERT_EQ(w.status, 0) << w.err << w.out;
     EXPECT_NE(w.out.find("at depth 1 pread#2 against pread: "), std::string::npos) << w.out;
     EXPECT_NE(w.out.find("the same writes per second"), std::string::npos) << w.out;
@@ -172,8 +176,8 @@ TEST_F(BenchCli, VerdictFitsWritesAndRefusesTinySamples) {
     EXPECT_EQ(w.out.find("reads per second"), std::string::npos) << w.out;
     EXPECT_EQ(w.out.find("per read"), std::string::npos) << w.out;
 
-    const Result t = run({"--size", "4m", "--ios", "10", "--ramp", "0", "--engines",
-                          "pread,uring", "--iodepth", "1", "--rounds", "11"});
+    const Result t = run({"--size", "4m", "--ios", "10", "--ramp", "0", "--engines", "pread,uring",
+                          "--iodepth", "1", "--rounds", "11"});
     ASSERT_EQ(t.status, 0) << t.err << t.out;
     EXPECT_NE(t.out.find("too few samples to compare (runs of fewer than 1000 I/Os)"),
               std::string::npos)
@@ -201,16 +205,17 @@ TEST_F(BenchCli, BadRoundOptionsAreUsageErrors) {
 // --order shuffle prints its seed; the same seed gives the same orders.
 TEST_F(BenchCli, ShuffleSeedIsPrintedAndRepeats) {
     const std::string a = path("a.json"), b = path("b.json");
-    const std::vector<std::string> job = {"--engines", "pread,uring,threadpool,libaio",
-                                          "--iodepth", "1", "--rounds", "4", "--order", "shuffle"};
+    const std::vector<std::string> job = {
+        "--engines", "pread,uring,threadpool,libaio", "--iodepth", "1", "--rounds", "4", "--order",
+        "shuffle"};
     const Result first = run(with(with(kQuickRounds, job), {"--json", a}));
     ASSERT_EQ(first.status, 0) << first.err;
     const auto at = first.out.find("(--order-seed ");
     ASSERT_NE(at, std::string::npos) << first.out;
-    const std::string seed =
-        first.out.substr(at + 14, first.out.find(')', at) - (at + 14));
+    const std::string seed = first.out.substr(at + 14, first.out.find(')', at) - (at + 14));
     ASSERT_EQ(run(with(with(kQuickRounds, job), {"--order-seed", seed, "--json", b})).status, 0);
-    const auto da = nlohmann::json::parse(std::ifstream(a)), db = nlohmann::json::parse(std::ifstream(b));
+    const auto da = nlohmann::json::parse(std::ifstream(a)),
+               db = nlohmann::json::parse(std::ifstream(b));
     for (int i = 0; i < 4; ++i) EXPECT_EQ(da["runs"][i]["order"], db["runs"][i]["order"]) << i;
     EXPECT_EQ(da["job"]["order"], "shuffle");
 }
@@ -218,8 +223,8 @@ TEST_F(BenchCli, ShuffleSeedIsPrintedAndRepeats) {
 // --compare judges each engine and depth against a saved run, by the same rule.
 TEST_F(BenchCli, CompareAgainstASavedRun) {
     const std::string first = path("first.json"), second = path("second.json");
-    const std::vector<std::string> job = {"--engines", "pread", "--iodepth", "1,4", "--rounds",
-                                          "3"};
+    const std::vector<std::string> job = {"--engines", "pread",    "--iodepth",
+                                          "1,4",       "--rounds", "3"};
     ASSERT_EQ(run(with(with(kQuickRounds, job), {"--json", first})).status, 0);
     const Result r = run(with(with(kQuickRounds, job), {"--compare", first, "--json", second}));
     ASSERT_EQ(r.status, 0) << r.err << r.out;
@@ -241,7 +246,8 @@ TEST_F(BenchCli, CompareAgainstASavedRun) {
     // The table shows each row against the saved run, with the same verdict.
     EXPECT_NE(r.out.find("IOPS vs saved"), std::string::npos) << r.out;
     std::size_t rows = 0;
-    for (std::size_t at = 0; (at = r.out.find("x too few\n", at)) != std::string::npos; ++at) ++rows;
+    for (std::size_t at = 0; (at = r.out.find("x too few\n", at)) != std::string::npos; ++at)
+        ++rows;
     EXPECT_EQ(rows, 2u) << "one cell per depth\n" << r.out;
 
     make_file("junk.json", 10);
@@ -254,8 +260,8 @@ TEST_F(BenchCli, CompareAgainstASavedRun) {
 // measuring starts (after the ramp) is ~0 for every run; warm is ~all of it.
 TEST_F(BenchCli, ColdCacheIsColdAfterTheRamp) {
     const std::string cold = path("cold.json"), warm = path("warm.json");
-    const std::vector<std::string> job = {"--size",    "16m",  "--ios",     "2000",
-                                          "--ramp",    "0.1",  "--rounds",  "2",
+    const std::vector<std::string> job = {"--size",    "16m",         "--ios",     "2000",
+                                          "--ramp",    "0.1",         "--rounds",  "2",
                                           "--engines", "pread,uring", "--iodepth", "1,16"};
     ASSERT_EQ(run(with(job, {"--cache", "cold", "--json", cold})).status, 0);
     ASSERT_EQ(run(with(job, {"--cache", "warm", "--json", warm})).status, 0);

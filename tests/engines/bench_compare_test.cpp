@@ -16,8 +16,8 @@ struct BenchCompare : ::testing::Test {
     void SetUp() override { stdfs::create_directory(dir / "tmp"); }
     // A quick run of `extra` on a 1 MiB temporary file.
     Child bench(std::vector<std::string> extra) {
-        std::vector<std::string> args = {URINGKIT_CLI, "bench", "--size", "1m",       "--ios", "200",
-                                         "--ramp",     "0",     "--rounds", "1"};
+        std::vector<std::string> args = {URINGKIT_CLI, "bench",  "--size", "1m",       "--ios",
+                                         "200",        "--ramp", "0",      "--rounds", "1"};
         args.insert(args.end(), extra.begin(), extra.end());
         const std::string tmp = dir / "tmp";
         return run(args, {}, [tmp] { ::setenv("TMPDIR", tmp.c_str(), 1); });
@@ -35,14 +35,16 @@ struct BenchCompare : ::testing::Test {
 // both differences named, status 1; the run itself is printed and written.
 TEST_F(BenchCompare, AnotherJobIsNotComparedAndEveryDifferenceIsNamed) {
     const std::string saved = dir / "saved.json", now = dir / "now.json";
-    ASSERT_EQ(bench({"--engines", "pread", "--iodepth", "1", "--rw", "randread", "--bs", "4k", "--json", saved})
+    ASSERT_EQ(bench({"--engines", "pread", "--iodepth", "1", "--rw", "randread", "--bs", "4k",
+                     "--json", saved})
                   .status,
               0);
-    const Child r = bench({"--engines", "pread", "--iodepth", "1", "--rw", "read", "--bs", "64k", "--compare",
-                           saved, "--json", now});
+    const Child r = bench({"--engines", "pread", "--iodepth", "1", "--rw", "read", "--bs", "64k",
+                           "--compare", saved, "--json", now});
     EXPECT_EQ(r.status, 1) << r.err;
-    EXPECT_NE(r.out.find("note: --compare " + saved + ": nothing compared: it measured another job"),
-              std::string::npos)
+    EXPECT_NE(
+        r.out.find("note: --compare " + saved + ": nothing compared: it measured another job"),
+        std::string::npos)
         << r.out;
     EXPECT_NE(r.out.find("--rw read here, randread in " + saved), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("--bs 64 KiB here, 4 KiB in " + saved), std::string::npos) << r.out;
@@ -59,21 +61,25 @@ TEST_F(BenchCompare, NothingInCommonIsSaidAndIsStatusOne) {
     ASSERT_EQ(bench({"--engines", "pread", "--iodepth", "1", "--json", saved}).status, 0);
     const Child none = bench({"--engines", "pread", "--iodepth", "4", "--compare", saved});
     EXPECT_EQ(none.status, 1) << none.err;
-    EXPECT_NE(none.out.find("nothing compared: it has no runs of an engine at a depth that ran here "
-                            "(pread at depth 4)"),
-              std::string::npos)
+    EXPECT_NE(
+        none.out.find("nothing compared: it has no runs of an engine at a depth that ran here "
+                      "(pread at depth 4)"),
+        std::string::npos)
         << none.out;
 
     const Child some = bench({"--engines", "pread", "--iodepth", "1,4", "--compare", saved});
     EXPECT_EQ(some.status, 0) << some.err;
-    EXPECT_NE(some.out.find("not in it, so not compared: pread at depth 4"), std::string::npos) << some.out;
-    EXPECT_NE(some.out.find("at depth 1 pread against the saved run"), std::string::npos) << some.out;
+    EXPECT_NE(some.out.find("not in it, so not compared: pread at depth 4"), std::string::npos)
+        << some.out;
+    EXPECT_NE(some.out.find("at depth 1 pread against the saved run"), std::string::npos)
+        << some.out;
 
     // A saved file whose runs are empty.
     auto doc = nlohmann::json::parse(read_file(saved));
     doc["runs"] = nlohmann::json::array();
     write_file(dir / "empty.json", doc.dump());
-    const Child empty = bench({"--engines", "pread", "--iodepth", "1", "--compare", dir / "empty.json"});
+    const Child empty =
+        bench({"--engines", "pread", "--iodepth", "1", "--compare", dir / "empty.json"});
     EXPECT_EQ(empty.status, 1) << empty.err;
     EXPECT_NE(empty.out.find("nothing compared: it holds no runs"), std::string::npos) << empty.out;
 }

@@ -1,7 +1,7 @@
 // The latency histogram: every value lands in a bucket less than 1% wide, and
 // the quantiles it reports are within 1% of the exact ones.
-#include "measure/histogram.hpp"
 #include "engines/workload.hpp"
+#include "measure/histogram.hpp"
 
 #include <gtest/gtest.h>
 

@@ -51,10 +51,11 @@ Traced traced_run(const std::string& engine, const std::string& depth, const fs:
     const std::string trace = (dir / "trace.txt").string(), json = (dir / "out.json").string();
     // --cache cold: no warm-up reads, so every pread64 in the trace is the engine's.
     // LeakSanitizer cannot run under ptrace, so it is off for the traced run.
-    const std::string cmd =
-        "TMPDIR=" + dir.string() + " ASAN_OPTIONS=detect_leaks=0 strace -c -f -o " + trace + " " +
-        URINGKIT_CLI + " bench --size 4m --ios " + ios + " --ramp 0 --rounds 1 --cache cold --engines " + engine +
-        " --iodepth " + depth + " --json " + json + " > /dev/null 2>&1";
+    const std::string cmd = "TMPDIR=" + dir.string() +
+                            " ASAN_OPTIONS=detect_leaks=0 strace -c -f -o " + trace + " " +
+                            URINGKIT_CLI + " bench --size 4m --ios " + ios +
+                            " --ramp 0 --rounds 1 --cache cold --engines " + engine +
+                            " --iodepth " + depth + " --json " + json + " > /dev/null 2>&1";
     const int st = std::system(cmd.c_str());
     Traced t;
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) return t;
@@ -112,7 +113,8 @@ void PrintTo(const EngineCase& c, std::ostream* os) {
     *os << c.engine << " at depth " << c.depth;
 }
 
-class BenchSyscallsEvery : public BenchSyscalls, public ::testing::WithParamInterface<EngineCase> {};
+class BenchSyscallsEvery : public BenchSyscalls,
+                           public ::testing::WithParamInterface<EngineCase> {};
 
 TEST_P(BenchSyscallsEvery, TotalMatchesStraceWithinTwoPercent) {
     const EngineCase& c = GetParam();

@@ -2,8 +2,8 @@
 // the noise, too few rounds or I/Os, auto against the engine it did not run,
 // an engine listed twice (A/A), writes, a busy machine, a run that was not
 // steady, and a saved run; plus the order statistics behind the intervals.
-#include "measure/interval.hpp"
 #include "engines/verdict.hpp"
+#include "measure/interval.hpp"
 
 #include <gtest/gtest.h>
 
@@ -211,10 +211,10 @@ TEST(BenchVerdict, AutoIsComparedWithTheEngineItDidNotRun) {
     EXPECT_TRUE(paired("auto", "pread", 32)) << "auto ran uring at depth 32";
     EXPECT_FALSE(paired("auto", "uring", 32));
     const auto lines = verdict_lines(s.res, compare_engines(s.res), {});
-    EXPECT_FALSE(line_for(lines, "at depth 1 auto ran pread, so it is compared only with uring")
-                     .empty());
-    EXPECT_FALSE(line_for(lines, "at depth 32 auto ran uring, so it is compared only with pread")
-                     .empty());
+    EXPECT_FALSE(
+        line_for(lines, "at depth 1 auto ran pread, so it is compared only with uring").empty());
+    EXPECT_FALSE(
+        line_for(lines, "at depth 32 auto ran uring, so it is compared only with pread").empty());
     const std::string l1 = line_for(lines, "at depth 1 auto against uring");
     EXPECT_TRUE(contains(l1, "faster")) << l1;
 }
@@ -255,8 +255,9 @@ TEST(BenchVerdict, BusyMachineRanksByCpu) {
     VerdictContext ctx;
     ctx.busy = "load average 12.00 on 2 CPUs";
     const auto lines = verdict_lines(s.res, compare_engines(s.res), ctx);
-    EXPECT_FALSE(line_for(lines, "busy machine (load average 12.00 on 2 CPUs): ranked by CPU per "
-                                 "read")
+    EXPECT_FALSE(line_for(lines,
+                          "busy machine (load average 12.00 on 2 CPUs): ranked by CPU per "
+                          "read")
                      .empty());
     const std::string l = line_for(lines, "threadpool against pread");
     EXPECT_EQ(l.find("more CPU per read"), l.find(": ") + 2) << "CPU comes first: " << l;

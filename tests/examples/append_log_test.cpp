@@ -24,8 +24,9 @@ namespace {
 
 std::string payload(std::uint32_t appender, std::uint64_t seq) {
     // Lengths differ from record to record, so a misplaced record shows.
-    return std::string(1 + (appender * 7 + seq * 13) % 200, static_cast<char>('a' + (appender + seq) % 26)) + "#" +
-           std::to_string(appender) + "." + std::to_string(seq);
+    return std::string(1 + (appender * 7 + seq * 13) % 200,
+                       static_cast<char>('a' + (appender + seq) % 26)) +
+           "#" + std::to_string(appender) + "." + std::to_string(seq);
 }
 
 class AppendLog : public ::testing::Test {
@@ -42,7 +43,8 @@ protected:
     // Appenders [0, appenders) each append `records` records from sequence
     // `first`; the results land in acked[appender][i].
     void append_all(unsigned appenders, unsigned records, std::uint64_t first,
-                    std::vector<std::vector<int>>& acked, std::uint64_t* fsyncs = nullptr, std::uint64_t* appends = nullptr) {
+                    std::vector<std::vector<int>>& acked, std::uint64_t* fsyncs = nullptr,
+                    std::uint64_t* appends = nullptr) {
         const int fd = ::open(path_.c_str(), O_RDWR | O_CLOEXEC);
         ASSERT_GE(fd, 0);
         std::uint64_t end = 0;
@@ -52,12 +54,12 @@ protected:
         append_log::GroupCommitLog log(loop, fd, end);
         acked.assign(appenders, std::vector<int>(records, 1));
         for (std::uint32_t a = 0; a < appenders; ++a)
-            loop.spawn([](append_log::GroupCommitLog& l, std::uint32_t id, std::uint64_t from, unsigned n,
-                          std::vector<int>& res) -> async::Task<void> {
+            loop.spawn([](append_log::GroupCommitLog& l, std::uint32_t id, std::uint64_t from,
+                          unsigned n, std::vector<int>& res) -> async::Task<void> {
                 for (unsigned i = 0; i < n; ++i) {
                     const std::string p = payload(id, from + i);
-                    const async::Result r =
-                        co_await l.append(id, from + i, {reinterpret_cast<const std::byte*>(p.data()), p.size()});
+                    const async::Result r = co_await l.append(
+                        id, from + i, {reinterpret_cast<const std::byte*>(p.data()), p.size()});
                     res[i] = r.res;
                 }
             }(log, a, first, records, acked[a]));
@@ -94,7 +96,8 @@ TEST_F(AppendLog, EveryAcknowledgedRecordIsThereInOrderAfterAReopen) {
         }
     EXPECT_EQ(appends, kAppenders * kRecords);
     EXPECT_GE(fsyncs, 1u);
-    EXPECT_LT(fsyncs, appends) << "48 concurrent appenders and still one fdatasync per append: no group formed";
+    EXPECT_LT(fsyncs, appends)
+        << "48 concurrent appenders and still one fdatasync per append: no group formed";
 
     std::uint64_t valid = 0, size = 0;
     const auto records = reopen_and_read(&valid, &size);
@@ -113,7 +116,8 @@ TEST_F(AppendLog, EveryAcknowledgedRecordIsThereInOrderAfterAReopen) {
 TEST_F(AppendLog, AFileThatStopsGrowingFailsLaterAppendsAndKeepsTheAcknowledged) {
     // The kernel refuses writes past RLIMIT_FSIZE with EFBIG (and SIGXFSZ,
     // ignored here): a short write, then an error, in the middle of a group.
-    struct sigaction ignore{}, old_action{};
+    struct sigaction ignore {
+    }, old_action{};
     ignore.sa_handler = SIG_IGN;
     ASSERT_EQ(::sigaction(SIGXFSZ, &ignore, &old_action), 0);
     rlimit old_limit{};
@@ -140,7 +144,8 @@ TEST_F(AppendLog, AFileThatStopsGrowingFailsLaterAppendsAndKeepsTheAcknowledged)
         for (std::size_t i = 0; i < 40; ++i) {
             if (acked[a][i] == 0) {
                 ++ok;
-                ASSERT_LT(i, seqs.size()) << "appender " << a << " record " << i << " acknowledged but not on disk";
+                ASSERT_LT(i, seqs.size())
+                    << "appender " << a << " record " << i << " acknowledged but not on disk";
                 EXPECT_EQ(seqs[i], i);
             } else {
                 ++failed;

@@ -21,7 +21,8 @@ using namespace files_test;
 void make_tree(const std::string& root, int files) {
     stdfs::create_directories(root + "/sub");
     for (int i = 0; i < files; ++i)
-        write_file(root + (i % 3 ? "/f" : "/sub/f") + std::to_string(i), random_bytes(1000u + 37u * i, static_cast<unsigned>(i)));
+        write_file(root + (i % 3 ? "/f" : "/sub/f") + std::to_string(i),
+                   random_bytes(1000u + 37u * i, static_cast<unsigned>(i)));
 }
 
 TEST(CpClonePool, ReflinkAlwaysWhereNothingClonesFailsEachFileAndLeavesNothing) {
@@ -29,10 +30,12 @@ TEST(CpClonePool, ReflinkAlwaysWhereNothingClonesFailsEachFileAndLeavesNothing) 
     make_tree(s / "t", 40);
     struct statfs sf {};
     ASSERT_EQ(::statfs(s.dir.c_str(), &sf), 0);
-    if (sf.f_type == 0x58465342 || sf.f_type == 0x9123683E) GTEST_SKIP() << "the scratch directory can clone here";
+    if (sf.f_type == 0x58465342 || sf.f_type == 0x9123683E)
+        GTEST_SKIP() << "the scratch directory can clone here";
     for (const char* threads : {"4", "1", "0"}) {
         const std::string dst = s / (std::string("u") + threads);
-        const Child r = run(cp({"-r", "--reflink=always", "--clone-threads", threads, s / "t", dst}));
+        const Child r =
+            run(cp({"-r", "--reflink=always", "--clone-threads", threads, s / "t", dst}));
         EXPECT_EQ(r.status, 1) << r.err;
         EXPECT_EQ(count(r.err, "\n"), 40u) << r.err;
         EXPECT_EQ(count(r.err, "cannot clone '"), 40u) << r.err;
@@ -85,7 +88,8 @@ TEST(CpClonePool, XfsTreeOfEveryKindKeepsSizesModesHolesAndTypes) {
         const int fd = ::open((t + "/sparse").c_str(), O_WRONLY | O_CREAT, 0644);
         ASSERT_GE(fd, 0);
         const std::string data = random_bytes(64 << 10, 6);
-        ASSERT_EQ(::pwrite(fd, data.data(), data.size(), 1 << 20), static_cast<ssize_t>(data.size()));
+        ASSERT_EQ(::pwrite(fd, data.data(), data.size(), 1 << 20),
+                  static_cast<ssize_t>(data.size()));
         ::close(fd);
     }
     ASSERT_EQ(::symlink("../outside", (t + "/link").c_str()), 0);
@@ -93,11 +97,14 @@ TEST(CpClonePool, XfsTreeOfEveryKindKeepsSizesModesHolesAndTypes) {
     const std::string dst = fs / "u";
     const Child r = run(cp({"-r", "--summary", t, dst}));
     ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_NE(r.err.find("7 reflink, 0 copy_file_range, 0 ring, 0 read/write"), std::string::npos) << r.err;
-    for (const char* name : {"small", "empty", "large", "sub/deeper/f", "private", "tool", "sparse"}) {
+    EXPECT_NE(r.err.find("7 reflink, 0 copy_file_range, 0 ring, 0 read/write"), std::string::npos)
+        << r.err;
+    for (const char* name :
+         {"small", "empty", "large", "sub/deeper/f", "private", "tool", "sparse"}) {
         const std::string a = t + "/" + name, b = dst + "/" + name;
         ASSERT_EQ(read_file(b), read_file(a)) << name;
-        struct stat sa {}, sb {};
+        struct stat sa {
+        }, sb{};
         ASSERT_EQ(::lstat(a.c_str(), &sa), 0);
         ASSERT_EQ(::lstat(b.c_str(), &sb), 0);
         EXPECT_TRUE(S_ISREG(sb.st_mode)) << name;
@@ -122,7 +129,8 @@ TEST(CpClonePool, EntriesReplacedAfterTheWalkAreCopiedAsWhatTheyAreNow) {
     if (!fs.ok()) GTEST_SKIP() << fs.why;
     const std::string t = fs / "t";
     stdfs::create_directories(t);
-    for (const char* name : {"a-link", "b-fifo", "c-gone", "d-dir", "e-kept"}) write_file(t + "/" + name, name);
+    for (const char* name : {"a-link", "b-fifo", "c-gone", "d-dir", "e-kept"})
+        write_file(t + "/" + name, name);
     write_file(fs / "secret", "not to be copied");
     uringkit::fs::CopyOptions o;
     o.recursive = true;

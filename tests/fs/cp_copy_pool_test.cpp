@@ -13,7 +13,6 @@
 #include "fs/copy.hpp"
 #include "uringkit/sys/page_cache.hpp"
 
-
 namespace {
 
 using namespace files_test;
@@ -32,7 +31,8 @@ std::string cannot_tell_cached(const std::string& dir) {
     const bool ok = fd >= 0 && uringkit::sys::page_cache_stat(fd, 0, 1, pc) == 0 && pc.cached == 1;
     if (fd >= 0) ::close(fd);
     ::unlink(probe.c_str());
-    return ok ? std::string{} : "neither cachestat nor mincore says what is cached on " + dir + "'s file system";
+    return ok ? std::string{}
+              : "neither cachestat nor mincore says what is cached on " + dir + "'s file system";
 }
 
 struct Copied {
@@ -58,11 +58,16 @@ Copied copy_tree(const std::string& src, const std::string& dst, unsigned thread
 void make_tree(const std::string& t) {
     stdfs::create_directories(t + "/sub/deeper");
     for (int i = 0; i < 30; ++i)
-        write_file(t + (i % 3 == 0 ? "/f" : i % 3 == 1 ? "/sub/f" : "/sub/deeper/f") + std::to_string(i),
+        write_file(t +
+                       (i % 3 == 0   ? "/f"
+                        : i % 3 == 1 ? "/sub/f"
+                                     : "/sub/deeper/f") +
+                       std::to_string(i),
                    random_bytes(1u + 2111u * static_cast<unsigned>(i), static_cast<unsigned>(i)));
     write_file(t + "/empty", "");
     write_file(t + "/largest-small", random_bytes(64 << 10, 40));
-    write_file(t + "/large", random_bytes((64 << 10) + 1, 41));  // one byte past the small-file limit
+    write_file(t + "/large",
+               random_bytes((64 << 10) + 1, 41));  // one byte past the small-file limit
     write_file(t + "/private", random_bytes(4096, 42));
     ASSERT_EQ(::chmod((t + "/private").c_str(), 0600), 0);
     write_file(t + "/tool", random_bytes(4096, 43));
@@ -71,7 +76,8 @@ void make_tree(const std::string& t) {
         const int fd = ::open((t + "/sparse").c_str(), O_WRONLY | O_CREAT, 0644);
         ASSERT_GE(fd, 0);
         const std::string data = random_bytes(4096, 44);
-        ASSERT_EQ(::pwrite(fd, data.data(), data.size(), 1 << 20), static_cast<ssize_t>(data.size()));
+        ASSERT_EQ(::pwrite(fd, data.data(), data.size(), 1 << 20),
+                  static_cast<ssize_t>(data.size()));
         ::close(fd);
     }
     ASSERT_EQ(::symlink("../outside", (t + "/link").c_str()), 0);
@@ -85,7 +91,8 @@ void expect_same_tree(const std::string& t, const std::string& dst) {
     for (const auto& e : stdfs::recursive_directory_iterator(t)) {
         const std::string rel = stdfs::relative(e.path(), t).string();
         const std::string a = e.path().string(), b = dst + "/" + rel;
-        struct stat sa {}, sb {};
+        struct stat sa {
+        }, sb{};
         ASSERT_EQ(::lstat(a.c_str(), &sa), 0) << rel;
         ASSERT_EQ(::lstat(b.c_str(), &sb), 0) << rel;
         EXPECT_EQ(sa.st_mode & S_IFMT, sb.st_mode & S_IFMT) << rel;
@@ -134,7 +141,8 @@ TEST(CpCopyPool, NoThreadsOrAColdTreeStayOnTheChains) {
             GTEST_SKIP() << "cannot drop " << e.path() << " from the page cache here";
     const Copied cold = copy_tree(s / "t", s / "cold", 4);
     ASSERT_EQ(cold.r.status, CopyStatus::ok) << cold.r.message;
-    EXPECT_EQ(cold.r.read_write_files, 0u) << "a cold tree is read with many reads queued on the ring";
+    EXPECT_EQ(cold.r.read_write_files, 0u)
+        << "a cold tree is read with many reads queued on the ring";
     EXPECT_GE(cold.r.ring_files, kSmallFiles);
     expect_same_tree(s / "t", s / "cold");
 }
@@ -198,7 +206,8 @@ TEST(CpCopyPool, ProgressIsCountedWhileThePoolRuns) {
     stdfs::create_directories(t);
     std::uint64_t total = 0;
     for (int i = 0; i < 30; ++i) {
-        write_file(t + "/f" + std::to_string(i), random_bytes(100u + 10u * static_cast<unsigned>(i), 1));
+        write_file(t + "/f" + std::to_string(i),
+                   random_bytes(100u + 10u * static_cast<unsigned>(i), 1));
         total += 100u + 10u * static_cast<unsigned>(i);
     }
     for (const unsigned threads : {1u, 4u}) {
@@ -240,7 +249,8 @@ TEST(CpCopyPool, FailedReadWriteOrFsyncIsOneLineAndLeavesNoCopy) {
     if (const std::string why = cannot_tell_cached(s.dir); !why.empty()) GTEST_SKIP() << why;
     const std::string t = s / "t";
     stdfs::create_directories(t);
-    for (int i = 0; i < 10; ++i) write_file(t + "/f" + std::to_string(i), random_bytes(3000, static_cast<unsigned>(i)));
+    for (int i = 0; i < 10; ++i)
+        write_file(t + "/f" + std::to_string(i), random_bytes(3000, static_cast<unsigned>(i)));
     struct Case {
         const char* name;
         std::string path, call, expect;
@@ -248,27 +258,57 @@ TEST(CpCopyPool, FailedReadWriteOrFsyncIsOneLineAndLeavesNoCopy) {
         int status;
     };
     const Case cases[] = {
-        {"read", t + "/f3", "read", t + "/f3: read at offset 0: Input/output error (errno 5)", {}, 1},
-        {"write", s / "write/f3", "write", s / "write/f3" + ": write at offset 0: No space left on device (errno 28)",
-         {}, 5},
-        {"fsync", s / "fsync/f3", "fsync", s / "fsync/f3" + ": fsync: Input/output error (errno 5)", {"--sync"}, 1},
+        {"read",
+         t + "/f3",
+         "read",
+         t + "/f3: read at offset 0: Input/output error (errno 5)",
+         {},
+         1},
+        {"write",
+         s / "write/f3",
+         "write",
+         s / "write/f3" + ": write at offset 0: No space left on device (errno 28)",
+         {},
+         5},
+        {"fsync",
+         s / "fsync/f3",
+         "fsync",
+         s / "fsync/f3" + ": fsync: Input/output error (errno 5)",
+         {"--sync"},
+         1},
     };
     for (const Case& c : cases) {
         const std::string dst = s / c.name;
         const char* err = c.call == "write" ? "ENOSPC" : "EIO";
-        std::vector<std::string> a{"strace", "-f", "-qq", "-o", "/dev/null", "-P", c.path, "-e", "trace=" + c.call,
-                                   "-e", "inject=" + c.call + ":error=" + err, URINGKIT_CLI, "cp", "-r", "--summary"};
+        std::vector<std::string> a{"strace",
+                                   "-f",
+                                   "-qq",
+                                   "-o",
+                                   "/dev/null",
+                                   "-P",
+                                   c.path,
+                                   "-e",
+                                   "trace=" + c.call,
+                                   "-e",
+                                   "inject=" + c.call + ":error=" + err,
+                                   URINGKIT_CLI,
+                                   "cp",
+                                   "-r",
+                                   "--summary"};
         a.insert(a.end(), c.extra.begin(), c.extra.end());
         a.insert(a.end(), {t, dst});
         const Child r = run(a);
         EXPECT_EQ(r.status, c.status) << c.name << ": " << r.err;
-        EXPECT_NE(r.err.find("uringkit cp: " + c.expect + "\n"), std::string::npos) << c.name << ": " << r.err;
+        EXPECT_NE(r.err.find("uringkit cp: " + c.expect + "\n"), std::string::npos)
+            << c.name << ": " << r.err;
         EXPECT_EQ(count(r.err, "uringkit cp: "), 1u) << c.name << ": " << r.err;
-        EXPECT_NE(r.err.find("9 read/write"), std::string::npos) << c.name << ": the pool copied the others: " << r.err;
+        EXPECT_NE(r.err.find("9 read/write"), std::string::npos)
+            << c.name << ": the pool copied the others: " << r.err;
         EXPECT_FALSE(stdfs::exists(dst + "/f3")) << c.name;
         for (int i = 0; i < 10; ++i) {
             if (i == 3) continue;
-            EXPECT_EQ(read_file(dst + "/f" + std::to_string(i)), read_file(t + "/f" + std::to_string(i)));
+            EXPECT_EQ(read_file(dst + "/f" + std::to_string(i)),
+                      read_file(t + "/f" + std::to_string(i)));
         }
     }
 }
@@ -285,19 +325,24 @@ TEST(CpCopyPool, UnreadableFileAsNobodyIsOneLineTheRestCopied) {
     stdfs::create_directories(t);
     stdfs::create_directories(out);
     ASSERT_EQ(::chown(out.c_str(), kNobody, kNobody), 0);
-    for (int i = 0; i < 10; ++i) write_file(t + "/f" + std::to_string(i), random_bytes(2000, static_cast<unsigned>(i)));
+    for (int i = 0; i < 10; ++i)
+        write_file(t + "/f" + std::to_string(i), random_bytes(2000, static_cast<unsigned>(i)));
     write_file(t + "/secret", "root's");
     ASSERT_EQ(::chmod((t + "/secret").c_str(), 0600), 0);
     ASSERT_EQ(::chmod((t + "/f1").c_str(), 0604), 0);
-    const Child r = run({URINGKIT_CLI, "cp", "-r", "--summary", t, out + "/u"}, {}, [] { become_nobody(); });
+    const Child r =
+        run({URINGKIT_CLI, "cp", "-r", "--summary", t, out + "/u"}, {}, [] { become_nobody(); });
     EXPECT_EQ(r.status, 4) << r.err;
-    EXPECT_NE(r.err.find("uringkit cp: cannot open '" + t + "/secret': Permission denied\n"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("uringkit cp: cannot open '" + t + "/secret': Permission denied\n"),
+              std::string::npos)
+        << r.err;
     EXPECT_EQ(count(r.err, "uringkit cp: "), 1u) << r.err;
     EXPECT_NE(r.err.find("10 read/write"), std::string::npos) << r.err;
     EXPECT_FALSE(stdfs::exists(out + "/u/secret"));
     for (int i = 0; i < 10; ++i) {
         const std::string b = out + "/u/f" + std::to_string(i);
-        ASSERT_TRUE(read_file(b) == read_file(t + "/f" + std::to_string(i))) << b << " differs or is missing";
+        ASSERT_TRUE(read_file(b) == read_file(t + "/f" + std::to_string(i)))
+            << b << " differs or is missing";
         struct stat st {};
         ASSERT_EQ(::stat(b.c_str(), &st), 0);
         EXPECT_EQ(st.st_uid, kNobody) << b;
@@ -314,12 +359,14 @@ TEST(CpCopyPool, FullDestinationLeavesOnlyWholeFiles) {
     if (!small.ok()) GTEST_SKIP() << small.why;
     const std::string t = s / "t";
     stdfs::create_directories(t);
-    for (int i = 0; i < 100; ++i) write_file(t + "/f" + std::to_string(i), random_bytes(16 << 10, static_cast<unsigned>(i)));
+    for (int i = 0; i < 100; ++i)
+        write_file(t + "/f" + std::to_string(i), random_bytes(16 << 10, static_cast<unsigned>(i)));
     const std::string dst = small / "u";
     const Copied c = copy_tree(t, dst, 4);
     EXPECT_EQ(c.r.status, CopyStatus::no_space) << c.r.message;
     ASSERT_FALSE(c.errors.empty());
-    for (const std::string& e : c.errors) EXPECT_NE(e.find("No space left"), std::string::npos) << e;
+    for (const std::string& e : c.errors)
+        EXPECT_NE(e.find("No space left"), std::string::npos) << e;
     std::size_t whole = 0;
     for (int i = 0; i < 100; ++i) {
         const std::string b = dst + "/f" + std::to_string(i);

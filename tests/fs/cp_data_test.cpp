@@ -20,17 +20,20 @@ TEST(CpData, EverySizeAroundTheBlockIsByteIdentical) {
     Scratch s;
     constexpr std::size_t bs = 64 * 1024;
     const std::size_t sizes[] = {0, 1, 4095, 4096, 4097, bs - 1, bs, bs + 1, 3 * 1024 * 1024 + 17};
-    for (const char* reads : {"cache", "direct"}) {  // direct: aligned reads O_DIRECT, the tail cached
+    for (const char* reads :
+         {"cache", "direct"}) {  // direct: aligned reads O_DIRECT, the tail cached
         for (const char* qd : {"1", "4", "16"}) {
             for (std::size_t n : sizes) {
                 const std::string src = s / ("s" + std::to_string(n));
                 const std::string dst = s / ("d" + std::to_string(n) + "-" + qd + reads);
                 write_file(src, random_bytes(n, static_cast<unsigned>(n)));
                 ASSERT_EQ(::chmod(src.c_str(), 0754), 0);
-                const Child r = run(cp({"--engine", "ring", "--bs", "64k", "--qd", qd, "--source-reads", reads, src, dst}));
+                const Child r = run(cp({"--engine", "ring", "--bs", "64k", "--qd", qd,
+                                        "--source-reads", reads, src, dst}));
                 ASSERT_EQ(r.status, 0) << r.err;
                 EXPECT_EQ(r.err, "");
-                EXPECT_EQ(read_file(dst), read_file(src)) << n << " bytes, qd " << qd << ", reads " << reads;
+                EXPECT_EQ(read_file(dst), read_file(src))
+                    << n << " bytes, qd " << qd << ", reads " << reads;
                 EXPECT_EQ(mode_of(dst) & 07777, 0754u);
             }
         }
@@ -44,7 +47,8 @@ TEST(CpData, NewFileGetsTheSourceModeLessTheUmaskAndNoSetIdBits) {
     Scratch s;
     write_file(s / "g", "group writable");
     ASSERT_EQ(::chmod((s / "g").c_str(), 0775), 0);
-    for (const auto& [mask, want] : {std::pair{022u, 0755u}, std::pair{077u, 0700u}, std::pair{0u, 0775u}}) {
+    for (const auto& [mask, want] :
+         {std::pair{022u, 0755u}, std::pair{077u, 0700u}, std::pair{0u, 0775u}}) {
         const std::string dst = s / ("g-" + std::to_string(mask));
         const Child r = run(cp({s / "g", dst}), {}, [m = mask] { ::umask(m); });
         ASSERT_EQ(r.status, 0) << r.err;
@@ -55,7 +59,8 @@ TEST(CpData, NewFileGetsTheSourceModeLessTheUmaskAndNoSetIdBits) {
     ASSERT_EQ(::chmod((s / "suid").c_str(), 06755), 0);
     for (const bool preserve : {false, true}) {
         const std::string dst = s / (preserve ? "suid-p" : "suid-plain");
-        const Child r = run(preserve ? cp({"-p", s / "suid", dst}) : cp({s / "suid", dst}), {}, [] { ::umask(022); });
+        const Child r = run(preserve ? cp({"-p", s / "suid", dst}) : cp({s / "suid", dst}), {},
+                            [] { ::umask(022); });
         ASSERT_EQ(r.status, 0) << r.err;
         struct stat st {};
         ASSERT_EQ(::stat(dst.c_str(), &st), 0);
@@ -70,7 +75,8 @@ TEST(CpData, NewFileGetsTheSourceModeLessTheUmaskAndNoSetIdBits) {
 // -p as an ordinary user copying another user's setuid file: the owner
 // cannot be kept, so neither are the set-ID bits.
 TEST(CpData, PreserveDropsSetIdBitsWhenTheOwnerCannotBeKept) {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root to make a file of another owner and drop to nobody";
+    if (::geteuid() != 0)
+        GTEST_SKIP() << "needs root to make a file of another owner and drop to nobody";
     Scratch s;
     ASSERT_EQ(::chmod(s.dir.c_str(), 0777), 0);
     write_file(s / "suid", "root's setuid program");
@@ -117,7 +123,9 @@ TEST(CpData, ExistingDestinationIsWrittenInPlace) {
     ASSERT_EQ(::symlink("nowhere", (s / "dangling").c_str()), 0);
     const Child d = run(cp({s / "src", s / "dangling"}));
     EXPECT_EQ(d.status, 1);
-    EXPECT_NE(d.err.find("not writing through dangling symlink '" + s / "dangling" + "'"), std::string::npos) << d.err;
+    EXPECT_NE(d.err.find("not writing through dangling symlink '" + s / "dangling" + "'"),
+              std::string::npos)
+        << d.err;
     EXPECT_FALSE(stdfs::exists(s.dir / "nowhere"));
 
     // --atomic: a new inode renamed over it, the mode of the old file kept.
@@ -187,7 +195,8 @@ TEST(CpData, SparseFilesStaySparse) {
 
 TEST(CpData, DirectAndFsyncKeepTheBytes) {
     Scratch s;
-    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{4097}, std::size_t{1 << 20}, std::size_t{(1 << 20) + 511}}) {
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{4097}, std::size_t{1 << 20},
+                          std::size_t{(1 << 20) + 511}}) {
         const std::string src = s / ("s" + std::to_string(n));
         write_file(src, random_bytes(n, static_cast<unsigned>(n) + 9));
         for (const char* flag : {"--direct", "--fsync"}) {
@@ -204,15 +213,19 @@ bool write_cold(const std::string& path, const std::string& data) {
     return evict_from_page_cache(path);
 }
 
-std::string summary_of(const Child& r) { return r.err.substr(0, r.err.find('\n')); }
+std::string summary_of(const Child& r) {
+    return r.err.substr(0, r.err.find('\n'));
+}
 
 // On the ring (ext4 would take copy_file_range), a cold large source is read
 // with O_DIRECT (16 x 1 MiB by default), a warm one through the cache; the
 // copy is the same either way.
 TEST(CpData, ColdLargeSourceReadWithODirectWarmThroughTheCache) {
     Scratch s;
-    const std::string data = random_bytes((9 << 20) + 4097, 41);  // past the 8 MiB floor, unaligned tail
-    if (!write_cold(s / "cold", data)) GTEST_SKIP() << "cannot evict a file from the page cache here";
+    const std::string data =
+        random_bytes((9 << 20) + 4097, 41);  // past the 8 MiB floor, unaligned tail
+    if (!write_cold(s / "cold", data))
+        GTEST_SKIP() << "cannot evict a file from the page cache here";
     const Child cold = run(cp({"--engine", "ring", "--summary", s / "cold", s / "c1"}));
     ASSERT_EQ(cold.status, 0) << cold.err;
     EXPECT_NE(summary_of(cold).find(", 1 read with O_DIRECT"), std::string::npos) << cold.err;
@@ -231,14 +244,17 @@ TEST(CpData, ColdLargeSourceReadWithODirectWarmThroughTheCache) {
 
     // Asked for, the cache path is taken even when cold; given sizes hold for both.
     ASSERT_TRUE(write_cold(s / "cold", data));
-    for (const auto& extra : std::vector<std::vector<std::string>>{{"--source-reads", "cache"}, {"--qd", "3", "--bs", "20k"}}) {
+    for (const auto& extra : std::vector<std::vector<std::string>>{{"--source-reads", "cache"},
+                                                                   {"--qd", "3", "--bs", "20k"}}) {
         std::vector<std::string> a = cp({"--engine", "ring", "--summary"});
         a.insert(a.end(), extra.begin(), extra.end());
         a.insert(a.end(), {s / "cold", s / "c3"});
         const Child r = run(a);
         ASSERT_EQ(r.status, 0) << r.err;
-        EXPECT_NE(summary_of(r).find(extra[0] == "--qd" ? ", 1 read with O_DIRECT" : ", 0 read with O_DIRECT"),
-                  std::string::npos) << r.err;
+        EXPECT_NE(summary_of(r).find(extra[0] == "--qd" ? ", 1 read with O_DIRECT"
+                                                        : ", 0 read with O_DIRECT"),
+                  std::string::npos)
+            << r.err;
         EXPECT_EQ(read_file(s / "c3"), data) << extra[0];
         ASSERT_TRUE(write_cold(s / "cold", data));
     }
@@ -276,7 +292,8 @@ struct SourceTree {
         stdfs::create_directories(stdfs::path(root) / "a" / "b" / "c");
         stdfs::create_directories(stdfs::path(root) / "ro");
         for (int i = 0; i < 150; ++i)
-            write_file(root + "/a/f" + std::to_string(i), random_bytes(static_cast<std::size_t>(i * 97), static_cast<unsigned>(i)));
+            write_file(root + "/a/f" + std::to_string(i),
+                       random_bytes(static_cast<std::size_t>(i * 97), static_cast<unsigned>(i)));
         write_file(root + "/a/b/c/deep", "deep");
         write_file(root + "/big", random_bytes(3 << 20, 77));  // past the small-file path
         write_file(root + "/exactly64k", random_bytes(65536, 78));
@@ -332,14 +349,16 @@ TEST(CpData, TreeCopiedWithTypesModesLinksAndNoTemporaries) {
     EXPECT_NE(r.err.find("1 special files"), std::string::npos) << r.err;
     expect_same_tree(t.root, dst);
     EXPECT_TRUE(temporaries(t.s.dir).empty());
-    struct stat ss {}, ds {};
+    struct stat ss {
+    }, ds{};
     ASSERT_EQ(::stat((t.root + "/sparse").c_str(), &ss), 0);
     ASSERT_EQ(::stat((dst + "/sparse").c_str(), &ds), 0);
     EXPECT_LE(ds.st_blocks, ss.st_blocks + 64);
 
     // Again into the existing directory: lands in dst/src (coreutils' rule),
     // this time with a single kernel worker for every blocking step.
-    const Child again = run(cp({"-r", "--kernel-workers", "1", t.root, dst}), {}, [] { ::umask(022); });
+    const Child again =
+        run(cp({"-r", "--kernel-workers", "1", t.root, dst}), {}, [] { ::umask(022); });
     ASSERT_EQ(again.status, 0) << again.err;
     expect_same_tree(t.root, dst + "/src");
 }
@@ -392,11 +411,15 @@ TEST(CpData, RefusalsLeaveEverythingAsItWas) {
 
     r = run(cp({s / "d", s / "e"}));
     EXPECT_EQ(r.status, 4);
-    EXPECT_NE(r.err.find("-r not specified; omitting directory '" + s / "d" + "'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("-r not specified; omitting directory '" + s / "d" + "'"),
+              std::string::npos)
+        << r.err;
 
     r = run(cp({s / "missing", s / "e"}));
     EXPECT_EQ(r.status, 4);
-    EXPECT_NE(r.err.find("cannot stat '" + s / "missing" + "': No such file or directory"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("cannot stat '" + s / "missing" + "': No such file or directory"),
+              std::string::npos)
+        << r.err;
 
     r = run(cp({s / "f", s / "d/x", s / "f"}));
     EXPECT_EQ(r.status, 2);

@@ -14,8 +14,8 @@ namespace {
 
 using namespace files_test;
 
-#define MAKE_FS(var, ...)                  \
-    LoopFs var(__VA_ARGS__);               \
+#define MAKE_FS(var, ...)    \
+    LoopFs var(__VA_ARGS__); \
     if (!var.ok()) GTEST_SKIP() << var.why
 
 // "files by path: 1 reflink, 0 copy_file_range, 0 ring, 0 read/write"
@@ -25,7 +25,9 @@ struct Paths {
 Paths paths_of(const std::string& err) {
     Paths p;
     std::smatch m;
-    if (std::regex_search(err, m, std::regex(R"((\d+) reflink, (\d+) copy_file_range, (\d+) ring, (\d+) read/write)"))) {
+    if (std::regex_search(
+            err, m,
+            std::regex(R"((\d+) reflink, (\d+) copy_file_range, (\d+) ring, (\d+) read/write)"))) {
         p.reflink = std::stoi(m[1]);
         p.kernel = std::stoi(m[2]);
         p.ring = std::stoi(m[3]);
@@ -52,9 +54,11 @@ void write_sparse(const std::string& path) {
 void expect_holes_kept(const std::string& path, const std::string& what) {
     const int fd = ::open(path.c_str(), O_RDONLY);
     ASSERT_GE(fd, 0) << path;
-    for (const auto& [begin, end] : {std::pair<off_t, off_t>{3 << 20, 8 << 20}, {11 << 20, 16 << 20}}) {
+    for (const auto& [begin, end] :
+         {std::pair<off_t, off_t>{3 << 20, 8 << 20}, {11 << 20, 16 << 20}}) {
         const off_t data = ::lseek(fd, begin, SEEK_DATA);
-        EXPECT_TRUE(data < 0 || data >= end) << what << "data at " << data << " in the hole [" << begin << ", " << end << ")";
+        EXPECT_TRUE(data < 0 || data >= end)
+            << what << "data at " << data << " in the hole [" << begin << ", " << end << ")";
     }
     ::close(fd);
 }
@@ -95,7 +99,8 @@ void expect_never_shares(LoopFs& fs) {
     EXPECT_EQ(read_file(fs / "dst"), read_file(fs / "src"));
     const Paths p = paths_of(r.err);
     EXPECT_EQ(p.reflink, 0) << r.err;
-    EXPECT_EQ(p.kernel, 0) << "copy_file_range would clone here: --reflink=never must not use it\n" << r.err;
+    EXPECT_EQ(p.kernel, 0) << "copy_file_range would clone here: --reflink=never must not use it\n"
+                           << r.err;
     EXPECT_EQ(p.ring, 1) << r.err;
     EXPECT_EQ(extent_map(fs / "dst").shared, 0u);
     EXPECT_EQ(extent_map(fs / "src").shared, 0u);
@@ -147,8 +152,9 @@ TEST(CpFilesystems, ReflinkAlwaysFailsClearlyOnExt4AndTmpfs) {
         write_file(fs / "src", random_bytes(100000, 11));
         const Child r = run(cp({"--reflink=always", fs / "src", fs / "dst"}));
         EXPECT_EQ(r.status, 1) << type << ": " << r.err;
-        EXPECT_EQ(r.err, "uringkit cp: cannot clone '" + fs / "src" + "' to '" + fs / "dst" + "' (--reflink=always, " +
-                             type + "): Operation not supported (errno 95)\n")
+        EXPECT_EQ(r.err, "uringkit cp: cannot clone '" + fs / "src" + "' to '" + fs / "dst" +
+                             "' (--reflink=always, " + type +
+                             "): Operation not supported (errno 95)\n")
             << type;
         EXPECT_FALSE(stdfs::exists(fs / "dst")) << type;
         EXPECT_TRUE(temporaries(fs.mnt).empty()) << type;
@@ -182,14 +188,19 @@ TEST(CpFilesystems, SparseFilesStaySparseOnEveryPath) {
         {"tmpfs", {}, {"--engine", "ring"}, "ring"},
     };
     for (const Case& k : cases) {
-        LoopFs fs(k.type, std::string(k.type) == "xfs" ? 320 : k.type == std::string("btrfs") ? 256 : 64, k.mkfs);
+        LoopFs fs(k.type,
+                  std::string(k.type) == "xfs"     ? 320
+                  : k.type == std::string("btrfs") ? 256
+                                                   : 64,
+                  k.mkfs);
         if (!fs.ok()) GTEST_SKIP() << fs.why;
         write_sparse(fs / "src");
         std::vector<std::string> a = k.args;
         a.push_back(fs / "src");
         a.push_back(fs / "dst");
         const Child r = cp_summary(a);
-        const std::string what = std::string(k.type) + " " + (k.args.empty() ? "" : k.args[0]) + ": ";
+        const std::string what =
+            std::string(k.type) + " " + (k.args.empty() ? "" : k.args[0]) + ": ";
         ASSERT_EQ(r.status, 0) << what << r.err;
         EXPECT_NE(r.err.find(std::string("1 ") + k.path), std::string::npos) << what << r.err;
         EXPECT_EQ(read_file(fs / "dst"), read_file(fs / "src")) << what;
@@ -206,14 +217,22 @@ TEST(CpFilesystems, EveryPathCopiesEverySizeByteIdentical) {
         std::vector<std::string> args;
     };
     const std::vector<Case> cases = {
-        {"xfs", {}}, {"xfs", {"--reflink=never"}}, {"btrfs", {}}, {"ext4", {"--engine", "kernel"}},
-        {"ext4", {"--engine", "ring"}}, {"tmpfs", {}}, {"tmpfs", {"--engine", "kernel"}},
+        {"xfs", {}},
+        {"xfs", {"--reflink=never"}},
+        {"btrfs", {}},
+        {"ext4", {"--engine", "kernel"}},
+        {"ext4", {"--engine", "ring"}},
+        {"tmpfs", {}},
+        {"tmpfs", {"--engine", "kernel"}},
     };
     for (const Case& k : cases) {
-        LoopFs fs(k.type, std::string(k.type) == "xfs" ? 320 : k.type == std::string("btrfs") ? 256 : 64);
+        LoopFs fs(k.type, std::string(k.type) == "xfs"     ? 320
+                          : k.type == std::string("btrfs") ? 256
+                                                           : 64);
         if (!fs.ok()) GTEST_SKIP() << fs.why;
         for (std::size_t n : sizes) {
-            const std::string src = fs / ("s" + std::to_string(n)), dst = fs / ("d" + std::to_string(n));
+            const std::string src = fs / ("s" + std::to_string(n)),
+                              dst = fs / ("d" + std::to_string(n));
             write_file(src, random_bytes(n, static_cast<unsigned>(n)));
             std::vector<std::string> a{URINGKIT_CLI, "cp", "--bs", "64k"};
             a.insert(a.end(), k.args.begin(), k.args.end());
@@ -235,7 +254,8 @@ TEST(CpFilesystems, EveryPathInTheScratchDirectory) {
     write_sparse(s / "sparse");
     for (const char* engine : {"auto", "ring", "kernel"}) {
         for (std::size_t n : sizes) {
-            const std::string src = s / ("s" + std::to_string(n)), dst = s / ("d" + std::to_string(n) + engine);
+            const std::string src = s / ("s" + std::to_string(n)),
+                              dst = s / ("d" + std::to_string(n) + engine);
             write_file(src, random_bytes(n, static_cast<unsigned>(n)));
             const Child r = run(cp({"--engine", engine, "--bs", "64k", src, dst}));
             ASSERT_EQ(r.status, 0) << engine << ": " << r.err;
@@ -282,11 +302,13 @@ TEST(CpFilesystems, XfsTreeIsClonedFileByFile) {
 TEST(CpFilesystems, Ext4TreeUsesThreadsOrChainsForSmallFilesAndCopyFileRangeForLarge) {
     MAKE_FS(fs, "ext4", 64);
     stdfs::create_directories(fs.mnt + "/t");
-    for (int i = 0; i < 50; ++i) write_file(fs / ("t/f" + std::to_string(i)), random_bytes(3000, static_cast<unsigned>(i)));
+    for (int i = 0; i < 50; ++i)
+        write_file(fs / ("t/f" + std::to_string(i)), random_bytes(3000, static_cast<unsigned>(i)));
     write_file(fs / "t/big", random_bytes(3 << 20, 99));
     for (const bool chains : {false, true}) {
         const std::string dst = fs / (chains ? "chains" : "threads");
-        const Child r = chains ? cp_summary({"-r", "--copy-threads", "0", fs / "t", dst}) : cp_summary({"-r", fs / "t", dst});
+        const Child r = chains ? cp_summary({"-r", "--copy-threads", "0", fs / "t", dst})
+                               : cp_summary({"-r", fs / "t", dst});
         ASSERT_EQ(r.status, 0) << r.err;
         const Paths p = paths_of(r.err);
         EXPECT_EQ(p.ring, chains ? 50 : 0) << r.err;
@@ -294,7 +316,8 @@ TEST(CpFilesystems, Ext4TreeUsesThreadsOrChainsForSmallFilesAndCopyFileRangeForL
         EXPECT_EQ(p.kernel, 1) << r.err;
         EXPECT_EQ(p.reflink, 0) << r.err;
         for (int i = 0; i < 50; ++i)
-            EXPECT_EQ(read_file(dst + "/f" + std::to_string(i)), read_file(fs / ("t/f" + std::to_string(i))));
+            EXPECT_EQ(read_file(dst + "/f" + std::to_string(i)),
+                      read_file(fs / ("t/f" + std::to_string(i))));
         EXPECT_EQ(read_file(dst + "/big"), read_file(fs / "t/big"));
     }
 }
@@ -308,7 +331,8 @@ TEST(CpFilesystems, SmallFileSetsUpNoRing) {
     write_file(fs / "src", "abc");
     for (const bool ring : {false, true}) {
         const std::string trace = fs.base + "/trace";
-        std::vector<std::string> a{"strace", "-f", "-qq", "-o", trace, "-e", "trace=io_uring_setup", URINGKIT_CLI, "cp"};
+        std::vector<std::string> a{
+            "strace", "-f", "-qq", "-o", trace, "-e", "trace=io_uring_setup", URINGKIT_CLI, "cp"};
         if (ring) a.insert(a.end(), {"--engine", "ring"});
         a.insert(a.end(), {fs / "src", fs / (ring ? "ring" : "auto")});
         const Child r = run(a);

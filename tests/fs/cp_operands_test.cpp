@@ -22,7 +22,8 @@ TEST(CpOperands, MissingOperandIsReportedTheOthersCopied) {
     stdfs::create_directory(s.dir / "dir");
     const Child r = run(cp({s / "f1", s / "missing", s / "f2", s / "dir"}));
     EXPECT_EQ(r.status, 4) << r.err;
-    EXPECT_EQ(r.err, "uringkit cp: cannot stat '" + s / "missing" + "': No such file or directory\n");
+    EXPECT_EQ(r.err,
+              "uringkit cp: cannot stat '" + s / "missing" + "': No such file or directory\n");
     EXPECT_EQ(read_file(s / "dir/f1"), "one");
     EXPECT_EQ(read_file(s / "dir/f2"), read_file(s / "f2"));
     EXPECT_FALSE(stdfs::exists(s.dir / "dir/missing"));
@@ -36,7 +37,8 @@ TEST(CpOperands, TreeWithUnreadablePartsCopiesEverythingElse) {
     ASSERT_EQ(::chmod(s.dir.c_str(), 0777), 0);
     stdfs::create_directories(s.dir / "t" / "closed");
     stdfs::create_directories(s.dir / "t" / "open");
-    for (int i = 0; i < 30; ++i) write_file(s / ("t/open/f" + std::to_string(i)), random_bytes(700u * i, i));
+    for (int i = 0; i < 30; ++i)
+        write_file(s / ("t/open/f" + std::to_string(i)), random_bytes(700u * i, i));
     write_file(s / "t/big", random_bytes(1 << 20, 9));
     write_file(s / "t/closed/hidden", "h");
     write_file(s / "t/secret", "s");
@@ -49,11 +51,15 @@ TEST(CpOperands, TreeWithUnreadablePartsCopiesEverythingElse) {
         const Child r = run(a, {}, [] { become_nobody(); });
         EXPECT_EQ(r.status, 4) << r.err;
         EXPECT_EQ(count(r.err, "\n") - count(r.err, "io_uring unavailable"), 2u) << r.err;
-        EXPECT_NE(r.err.find("cannot open directory '" + s / "t/closed" + "': Permission denied"), std::string::npos)
+        EXPECT_NE(r.err.find("cannot open directory '" + s / "t/closed" + "': Permission denied"),
+                  std::string::npos)
             << r.err;
-        EXPECT_NE(r.err.find("cannot open '" + s / "t/secret" + "': Permission denied"), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("cannot open '" + s / "t/secret" + "': Permission denied"),
+                  std::string::npos)
+            << r.err;
         for (int i = 0; i < 30; ++i)
-            EXPECT_EQ(read_file(dst + "/open/f" + std::to_string(i)), read_file(s / ("t/open/f" + std::to_string(i))));
+            EXPECT_EQ(read_file(dst + "/open/f" + std::to_string(i)),
+                      read_file(s / ("t/open/f" + std::to_string(i))));
         EXPECT_EQ(read_file(dst + "/big"), read_file(s / "t/big"));
         EXPECT_TRUE(stdfs::is_directory(dst + "/closed"));
         EXPECT_FALSE(stdfs::exists(dst + "/secret"));
@@ -64,7 +70,8 @@ TEST(CpOperands, TreeWithUnreadablePartsCopiesEverythingElse) {
 TEST(CpOperands, FifoAndCharacterDeviceOperandsHaveTheirContentsCopied) {
     Scratch s;
     // A process substitution: /dev/fd/N, a pipe.
-    const Child r = run({"bash", "-c", std::string(URINGKIT_CLI) + " cp <(echo hi) '" + (s / "out") + "'"});
+    const Child r =
+        run({"bash", "-c", std::string(URINGKIT_CLI) + " cp <(echo hi) '" + (s / "out") + "'"});
     if (r.status == 127) GTEST_SKIP() << "no bash for <(...)";
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(read_file(s / "out"), "hi\n");
@@ -108,7 +115,8 @@ TEST(CpOperands, SpecialFilesInATreeAreMadeAgainOrReported) {
     stdfs::create_directories(s.dir / "t");
     write_file(s / "t/file", "f");
     ASSERT_EQ(::mkfifo((s / "t/fifo").c_str(), 0640), 0);
-    if (::mknod((s / "t/null").c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0) GTEST_SKIP() << "mknod: " << std::strerror(errno);
+    if (::mknod((s / "t/null").c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0)
+        GTEST_SKIP() << "mknod: " << std::strerror(errno);
     const Child root = run(cp({"-r", s / "t", s / "as-root"}), {}, [] { ::umask(022); });
     ASSERT_EQ(root.status, 0) << root.err;
     struct stat st {};
@@ -121,7 +129,8 @@ TEST(CpOperands, SpecialFilesInATreeAreMadeAgainOrReported) {
 
     const Child user = run(cp({"-r", s / "t", s / "as-nobody"}), {}, [] { become_nobody(); });
     EXPECT_EQ(user.status, 1) << user.err;
-    EXPECT_EQ(user.err, "uringkit cp: cannot create special file '" + s / "as-nobody/null" + "': Operation not permitted\n");
+    EXPECT_EQ(user.err, "uringkit cp: cannot create special file '" + s / "as-nobody/null" +
+                            "': Operation not permitted\n");
     ASSERT_EQ(::lstat((s / "as-nobody/fifo").c_str(), &st), 0);
     EXPECT_TRUE(S_ISFIFO(st.st_mode));
     EXPECT_EQ(read_file(s / "as-nobody/file"), "f");

@@ -18,7 +18,9 @@ using namespace files_test;
 struct NobodyScratch {
     Scratch s;
     NobodyScratch() { EXPECT_EQ(::chmod(s.dir.c_str(), 0777), 0); }
-    void give(const std::string& path) { EXPECT_EQ(::chown(path.c_str(), kNobody, kNobody), 0) << path; }
+    void give(const std::string& path) {
+        EXPECT_EQ(::chown(path.c_str(), kNobody, kNobody), 0) << path;
+    }
 };
 
 TEST(CpPermissions, WriteProtectedFileIsRefusedUnlessRoot) {
@@ -34,7 +36,8 @@ TEST(CpPermissions, WriteProtectedFileIsRefusedUnlessRoot) {
         if (*atomic) a.insert(a.begin() + 2, atomic);
         const Child r = run(a, {}, [] { become_nobody(); });
         EXPECT_EQ(r.status, 1) << atomic << ": " << r.err;
-        EXPECT_EQ(r.err, "uringkit cp: cannot create regular file '" + s / "protected" + "': Permission denied\n");
+        EXPECT_EQ(r.err, "uringkit cp: cannot create regular file '" + s / "protected" +
+                             "': Permission denied\n");
         EXPECT_EQ(read_file(s / "protected"), "keep me") << atomic;
         struct stat st {};
         ASSERT_EQ(::stat((s / "protected").c_str(), &st), 0);
@@ -69,7 +72,8 @@ TEST(CpPermissions, WritableFileInAReadOnlyDirectoryIsWrittenInPlace) {
     // A new file there cannot be created: the user's path in the message.
     const Child fresh = run(cp({s / "src", s / "ro/new"}), {}, [] { become_nobody(); });
     EXPECT_EQ(fresh.status, 1);
-    EXPECT_EQ(fresh.err, "uringkit cp: cannot create regular file '" + s / "ro/new" + "': Permission denied\n");
+    EXPECT_EQ(fresh.err, "uringkit cp: cannot create regular file '" + s / "ro/new" +
+                             "': Permission denied\n");
     ::chmod((s / "ro").c_str(), 0755);
 }
 
@@ -80,15 +84,18 @@ TEST(CpPermissions, MissingDirectoryIsNamedLikeCoreutils) {
         std::vector<std::string> a = cp({s / "x.txt", s / "nodir/x.txt"});
         if (*r_flag) a.insert(a.begin() + 2, r_flag);
         const Child r = run(a);
-        EXPECT_EQ(r.status, 4) << r.err;  // a destination directory that does not exist: the README's rule
-        EXPECT_EQ(r.err, "uringkit cp: cannot create regular file '" + s / "nodir/x.txt" + "': No such file or directory\n");
+        EXPECT_EQ(r.status, 4)
+            << r.err;  // a destination directory that does not exist: the README's rule
+        EXPECT_EQ(r.err, "uringkit cp: cannot create regular file '" + s / "nodir/x.txt" +
+                             "': No such file or directory\n");
     }
     // A tree into a missing directory is the same path problem, the same status.
     ::mkdir((s / "tree").c_str(), 0755);
     write_file(s / "tree/f", "f");
     const Child tree = run(cp({"-r", s / "tree", s / "nodir/tree"}));
     EXPECT_EQ(tree.status, 4) << tree.err;
-    EXPECT_EQ(tree.err, "uringkit cp: cannot create directory '" + s / "nodir/tree" + "': No such file or directory\n");
+    EXPECT_EQ(tree.err, "uringkit cp: cannot create directory '" + s / "nodir/tree" +
+                            "': No such file or directory\n");
 }
 
 // Every temporary is created O_EXCL | O_NOFOLLOW (a name planted first, a
@@ -101,8 +108,9 @@ TEST(CpPermissions, TemporariesAreExclusiveAndUnpredictable) {
     std::set<std::string> names;
     for (int i = 0; i < 3; ++i) {
         const std::string trace = s / ("trace" + std::to_string(i));
-        const Child r = run({"strace", "-f", "-qq", "-o", trace, "-e", "trace=openat,mkdirat,symlinkat", URINGKIT_CLI, "cp",
-                             s / "src", s / ("new" + std::to_string(i))});
+        const Child r =
+            run({"strace", "-f", "-qq", "-o", trace, "-e", "trace=openat,mkdirat,symlinkat",
+                 URINGKIT_CLI, "cp", s / "src", s / ("new" + std::to_string(i))});
         ASSERT_EQ(r.status, 0) << r.err;
         std::size_t temps = 0;
         for (std::size_t pos = 0; pos < read_file(trace).size();) {
@@ -115,7 +123,8 @@ TEST(CpPermissions, TemporariesAreExclusiveAndUnpredictable) {
             EXPECT_NE(line.find("O_EXCL"), std::string::npos) << line;
             EXPECT_NE(line.find("O_NOFOLLOW"), std::string::npos) << line;
             std::smatch m;
-            ASSERT_TRUE(std::regex_search(line, m, std::regex("\\.uringkit-([A-Za-z0-9]{12})\""))) << line;
+            ASSERT_TRUE(std::regex_search(line, m, std::regex("\\.uringkit-([A-Za-z0-9]{12})\"")))
+                << line;
             names.insert(m[1]);
         }
         EXPECT_EQ(temps, 1u);

@@ -65,7 +65,8 @@ TEST(CpPreserve, ListsAreCheckedWordByWord) {
     EXPECT_TRUE(p.mode && p.timestamps && !p.ownership && !p.xattr && !p.links);
     EXPECT_FALSE(uringkit::fs::apply_preserve_list("all", true, p));
     EXPECT_TRUE(p.ownership && p.xattr && p.links);
-    EXPECT_FALSE(p.xattr_required) << "all, as with coreutils, does not make a missing xattr an error";
+    EXPECT_FALSE(p.xattr_required)
+        << "all, as with coreutils, does not make a missing xattr an error";
     EXPECT_FALSE(uringkit::fs::apply_preserve_list("xattr", true, p));
     EXPECT_TRUE(p.xattr_required);
     EXPECT_FALSE(uringkit::fs::apply_preserve_list("mode,links", false, p));
@@ -76,10 +77,13 @@ TEST(CpPreserve, ListsAreCheckedWordByWord) {
     Scratch s;
     write_file(s / "a", "a");
     // (CLI11 reads "--preserve=" as a bare --preserve.)
-    for (const char* bad : {"--preserve=colour", "--preserve=mode,,links", "--no-preserve=mode,x"}) {
+    for (const char* bad :
+         {"--preserve=colour", "--preserve=mode,,links", "--no-preserve=mode,x"}) {
         const Child r = run(cp({bad, s / "a", s / "b"}));
         EXPECT_EQ(r.status, 2) << bad;
-        EXPECT_NE(r.err.find("is not one of mode, ownership, timestamps, xattr, links, all"), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("is not one of mode, ownership, timestamps, xattr, links, all"),
+                  std::string::npos)
+            << r.err;
         EXPECT_FALSE(stdfs::exists(s / "b"));
     }
     // A bare --preserve takes no list from the next word: both stay operands.
@@ -108,7 +112,8 @@ TEST(CpPreserve, TimesToTheNanosecondForFilesDirectoriesAndLinks) {
     expect_times(s / "large-p");
     const Child plain = run(cp({s / "t/small", s / "small-plain"}));
     ASSERT_EQ(plain.status, 0) << plain.err;
-    EXPECT_NE(lstat_of(s / "small-plain").st_mtim.tv_sec, 1'100'000'000) << "times kept without being asked";
+    EXPECT_NE(lstat_of(s / "small-plain").st_mtim.tv_sec, 1'100'000'000)
+        << "times kept without being asked";
     const Child no = run(cp({"-p", "--no-preserve=timestamps", s / "t/small", s / "small-no"}));
     ASSERT_EQ(no.status, 0) << no.err;
     EXPECT_NE(lstat_of(s / "small-no").st_mtim.tv_sec, 1'100'000'000);
@@ -138,11 +143,14 @@ TEST(CpPreserve, ModeAndOwnershipAsRoot) {
     ASSERT_EQ(mode.status, 0) << mode.err;
     EXPECT_EQ(lstat_of(s / "mode-only").st_uid, 0u);
     EXPECT_EQ(lstat_of(s / "mode-only").st_mode & 07777, 0640u);
-    const Child owner = run(cp({"--preserve=ownership", s / "t/file", s / "owner-only"}), {}, [] { ::umask(077); });
+    const Child owner =
+        run(cp({"--preserve=ownership", s / "t/file", s / "owner-only"}), {}, [] { ::umask(077); });
     ASSERT_EQ(owner.status, 0) << owner.err;
     EXPECT_EQ(lstat_of(s / "owner-only").st_uid, 1234u);
-    EXPECT_EQ(lstat_of(s / "owner-only").st_mode & 07777, 0600u) << "mode not asked: the source's less the umask";
-    const Child not_owner = run(cp({"-p", "--no-preserve=ownership", s / "t/file", s / "not-owner"}));
+    EXPECT_EQ(lstat_of(s / "owner-only").st_mode & 07777, 0600u)
+        << "mode not asked: the source's less the umask";
+    const Child not_owner =
+        run(cp({"-p", "--no-preserve=ownership", s / "t/file", s / "not-owner"}));
     ASSERT_EQ(not_owner.status, 0) << not_owner.err;
     EXPECT_EQ(lstat_of(s / "not-owner").st_uid, 0u);
     EXPECT_EQ(lstat_of(s / "not-owner").st_mode & 07777, 0640u);
@@ -152,7 +160,8 @@ TEST(CpPreserve, ModeAndOwnershipAsRoot) {
 // say so (the set-ID bits go with the owner); times cannot be set on a file
 // someone else owns: that is an error, status 1.
 TEST(CpPreserve, AsNobodyTheCopyStaysTheirsAndForeignTimesAreRefused) {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root to make files of another owner and drop to nobody";
+    if (::geteuid() != 0)
+        GTEST_SKIP() << "needs root to make files of another owner and drop to nobody";
     Scratch s;
     ASSERT_EQ(::chmod(s.dir.c_str(), 0777), 0);
     write_file(s / "suid", "root's program");
@@ -168,11 +177,14 @@ TEST(CpPreserve, AsNobodyTheCopyStaysTheirsAndForeignTimesAreRefused) {
 
     write_file(s / "roots", "root's, writable by all");
     ASSERT_EQ(::chmod((s / "roots").c_str(), 0666), 0);
-    const Child t = run(cp({"--preserve=timestamps", s / "suid", s / "roots"}), {}, [] { become_nobody(); });
+    const Child t =
+        run(cp({"--preserve=timestamps", s / "suid", s / "roots"}), {}, [] { become_nobody(); });
     EXPECT_EQ(t.status, 1) << t.err;
-    EXPECT_NE(t.err.find("preserving times for '" + s / "roots" + "': Operation not permitted"), std::string::npos)
+    EXPECT_NE(t.err.find("preserving times for '" + s / "roots" + "': Operation not permitted"),
+              std::string::npos)
         << t.err;
-    EXPECT_EQ(read_file(s / "roots"), "root's program") << "the bytes were written in place, as cp does";
+    EXPECT_EQ(read_file(s / "roots"), "root's program")
+        << "the bytes were written in place, as cp does";
 }
 
 TEST(CpPreserve, ExtendedAttributesOnTheRingAndWithoutIt) {
@@ -201,13 +213,14 @@ TEST(CpPreserve, ExtendedAttributesOnTheRingAndWithoutIt) {
 
     // The kernel's opcode probe refused, as on a kernel before 5.6: the same
     // attributes with fgetxattr/fsetxattr, and a note saying why.
-    const Child old = run(cp({"-r", "--preserve=xattr", "--summary", s / "t", s / "old"}), {},
-                          [] {
-                              if (!refuse_register_opcodes({IORING_REGISTER_PROBE})) ::_exit(98);
-                          });
+    const Child old = run(cp({"-r", "--preserve=xattr", "--summary", s / "t", s / "old"}), {}, [] {
+        if (!refuse_register_opcodes({IORING_REGISTER_PROBE})) ::_exit(98);
+    });
     ASSERT_EQ(old.status, 0) << old.err;
     check(s / "old");
-    EXPECT_NE(old.err.find("extended attributes are copied with fgetxattr/fsetxattr"), std::string::npos) << old.err;
+    EXPECT_NE(old.err.find("extended attributes are copied with fgetxattr/fsetxattr"),
+              std::string::npos)
+        << old.err;
     EXPECT_NE(old.err.find("6 extended attributes copied\n"), std::string::npos) << old.err;
 
     // A single file, through its descriptors; and none without being asked.
@@ -230,7 +243,8 @@ TEST(CpPreserve, ReadOnlyFileOfAnOrdinaryUserKeepsItsAttributes) {
     ASSERT_EQ(::setxattr((s / "ro").c_str(), "user.k", "v", 1, 0), 0);
     ASSERT_EQ(::chown((s / "ro").c_str(), kNobody, kNobody), 0);
     ASSERT_EQ(::chmod((s / "ro").c_str(), 0444), 0);
-    const Child r = run(cp({"--preserve=xattr,mode", s / "ro", s / "copy"}), {}, [] { become_nobody(); });
+    const Child r =
+        run(cp({"--preserve=xattr,mode", s / "ro", s / "copy"}), {}, [] { become_nobody(); });
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(xattr_of(s / "copy", "user.k"), "v");
     EXPECT_EQ(lstat_of(s / "copy").st_mode & 07777, 0444u);
@@ -248,12 +262,14 @@ TEST(CpPreserve, DestinationWithoutXattrsIsAnErrorOnlyWhenNamed) {
         std::string p;
         ~Unmount() { ::umount2(p.c_str(), MNT_DETACH); }
     } unmount{s / "ramfs"};
-    if (user_xattrs_unsupported(s / "ramfs").empty()) GTEST_SKIP() << "this kernel's ramfs has user xattrs";
+    if (user_xattrs_unsupported(s / "ramfs").empty())
+        GTEST_SKIP() << "this kernel's ramfs has user xattrs";
     write_file(s / "f", "tagged");
     ASSERT_EQ(::setxattr((s / "f").c_str(), "user.k", "v", 1, 0), 0);
     const Child named = run(cp({"--preserve=xattr", s / "f", s / "ramfs/named"}));
     EXPECT_EQ(named.status, 1);
-    EXPECT_NE(named.err.find("setting attribute 'user.k' for '" + s / "ramfs/named" + "': Operation not supported"),
+    EXPECT_NE(named.err.find("setting attribute 'user.k' for '" + s / "ramfs/named" +
+                             "': Operation not supported"),
               std::string::npos)
         << named.err;
     const Child a = run(cp({"-a", s / "f", s / "ramfs/archive"}));
@@ -273,14 +289,17 @@ TEST(CpPreserve, AclsWithSetfacl) {
     ASSERT_EQ(run({"setfacl", "-d", "-m", "u:nobody:rx", s / "t"}).status, 0);
     const Child a = run(cp({"-a", s / "t", s / "a"}));
     ASSERT_EQ(a.status, 0) << a.err;
-    auto acl = [](const std::string& p) { return run({"getfacl", "--omit-header", "--absolute-names", p}).out; };
+    auto acl = [](const std::string& p) {
+        return run({"getfacl", "--omit-header", "--absolute-names", p}).out;
+    };
     EXPECT_EQ(acl(s / "a/f"), acl(s / "t/f"));
     EXPECT_NE(acl(s / "a/f").find("user:nobody:rw-"), std::string::npos) << acl(s / "a/f");
     EXPECT_EQ(acl(s / "a"), acl(s / "t"));
     EXPECT_NE(acl(s / "a").find("default:user:nobody:r-x"), std::string::npos) << acl(s / "a");
     const Child r = run(cp({"-r", s / "t", s / "r"}));
     ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_EQ(acl(s / "r/f").find("user:nobody"), std::string::npos) << "an ACL copied without being asked";
+    EXPECT_EQ(acl(s / "r/f").find("user:nobody"), std::string::npos)
+        << "an ACL copied without being asked";
 }
 
 // coreutils' tests/cp/acl.sh: -p keeps the ACL (the mode's extension), and
@@ -294,7 +313,9 @@ TEST(CpPreserve, PKeepsAclsWithoutOtherAttributes) {
     if (set.status != 0) GTEST_SKIP() << "no ACLs here: " << set.err;
     const bool user_xattr = user_xattrs_unsupported(s.dir.string()).empty() &&
                             ::setxattr((s / "f").c_str(), "user.tag", "v", 1, 0) == 0;
-    auto acl = [](const std::string& p) { return run({"getfacl", "--omit-header", "--absolute-names", p}).out; };
+    auto acl = [](const std::string& p) {
+        return run({"getfacl", "--omit-header", "--absolute-names", p}).out;
+    };
     for (const char* flag : {"-p", "--preserve=mode"}) {
         const std::string to = s / (std::string("g") + (flag[1] == 'p' ? "p" : "m"));
         const Child r = run(cp({flag, s / "f", to}));
@@ -337,7 +358,8 @@ TEST(CpPreserve, TemporaryIsOwnerOnlyWhileItFills) {
         const auto r = uringkit::fs::copy(srcs, s / target, o, sink);
         ASSERT_EQ(r.status, uringkit::fs::CopyStatus::ok) << r.message;
         ASSERT_FALSE(seen.empty()) << target << ": the progress hook never saw the temporary";
-        for (mode_t m : seen) EXPECT_EQ(m & 077, 0u) << target << std::oct << ": the temporary had mode " << m;
+        for (mode_t m : seen)
+            EXPECT_EQ(m & 077, 0u) << target << std::oct << ": the temporary had mode " << m;
         EXPECT_EQ(lstat_of(s / target).st_mode & 07777, 0640u) << target;
         if (::geteuid() == 0) {
             EXPECT_EQ(lstat_of(s / target).st_gid, 2u) << target;
@@ -349,7 +371,8 @@ TEST(CpPreserve, TemporaryIsOwnerOnlyWhileItFills) {
 // sysfs files say a size they do not have; they are read to their end.
 TEST(CpPreserve, FilesWhoseSizeLiesAreReadToTheirEnd) {
     Scratch s;
-    for (const char* src : {"/proc/self/status", "/proc/version", "/sys/kernel/mm/transparent_hugepage/enabled"}) {
+    for (const char* src :
+         {"/proc/self/status", "/proc/version", "/sys/kernel/mm/transparent_hugepage/enabled"}) {
         const std::string want = read_file(src);
         if (want.empty()) continue;  // not on this kernel
         const Child r = run(cp({src, s / "copy"}));
@@ -416,7 +439,8 @@ TEST(CpPreserve, SymlinksStayLinksWithArchiveAndP) {
     }
     const Child plain = run(cp({s / "link", s / "followed"}));
     ASSERT_EQ(plain.status, 0) << plain.err;
-    EXPECT_TRUE(S_ISREG(lstat_of(s / "followed").st_mode)) << "without -P a named link is followed, as cp";
+    EXPECT_TRUE(S_ISREG(lstat_of(s / "followed").st_mode))
+        << "without -P a named link is followed, as cp";
     EXPECT_EQ(read_file(s / "followed"), "pointed at");
 }
 

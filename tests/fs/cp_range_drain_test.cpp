@@ -38,7 +38,8 @@ struct HeldReadFs {
     std::string mnt, error;
     bool mounted = false;
 
-    HeldReadFs(const std::string& mountpoint, const std::string& reading, const std::string& release)
+    HeldReadFs(const std::string& mountpoint, const std::string& reading,
+               const std::string& release)
         : mnt(mountpoint) {
         if (::access("/usr/bin/python3", X_OK) != 0) {
             error = "needs /usr/bin/python3 for the FUSE file system";
@@ -52,12 +53,16 @@ struct HeldReadFs {
             error = "no usable /dev/fuse here";
             return;
         }
-        fs = spawn({"/usr/bin/python3", HELD_READ_FS, mnt, std::to_string(kFileSize), reading, release});
+        fs = spawn(
+            {"/usr/bin/python3", HELD_READ_FS, mnt, std::to_string(kFileSize), reading, release});
         auto up = [&] {
             struct statfs sf {};
-            return ::statfs(mnt.c_str(), &sf) == 0 && static_cast<unsigned long>(sf.f_type) == kFuseMagic;
+            return ::statfs(mnt.c_str(), &sf) == 0 &&
+                   static_cast<unsigned long>(sf.f_type) == kFuseMagic;
         };
-        mounted = wait_until([&] { return up() || ::waitpid(fs.pid, nullptr, WNOHANG) == fs.pid; }) && up();
+        mounted =
+            wait_until([&] { return up() || ::waitpid(fs.pid, nullptr, WNOHANG) == fs.pid; }) &&
+            up();
         if (!mounted) error = "the FUSE file system could not be mounted here: " + drain_fd(fs.err);
     }
     ~HeldReadFs() {
@@ -74,7 +79,8 @@ TEST(CpRangeDrain, RingFailingWithAReadInTheKernelKeepsItsBuffer) {
     const std::string reading = s / "reading", release = s / "release";
     HeldReadFs fuse(s / "mnt", reading, release);
     if (!fuse.error.empty()) GTEST_SKIP() << fuse.error;
-    struct sigaction wake {}, old_usr1 {};
+    struct sigaction wake {
+    }, old_usr1{};
     wake.sa_handler = [](int) {};  // no SA_RESTART: a wait returns EINTR
     ::sigaction(SIGUSR1, &wake, &old_usr1);
 
@@ -124,7 +130,8 @@ TEST(CpRangeDrain, RingFailingWithAReadInTheKernelKeepsItsBuffer) {
     }
     if (!held || copied) {
         finish();
-        FAIL() << "no read was held (" << (copied ? "copy returned first: " + errors : "the file system saw none") << ")";
+        FAIL() << "no read was held ("
+               << (copied ? "copy returned first: " + errors : "the file system saw none") << ")";
     }
     // From now on the ring fails; the signal ends the copier's wait.
     sup.load()->trip();
@@ -135,14 +142,16 @@ TEST(CpRangeDrain, RingFailingWithAReadInTheKernelKeepsItsBuffer) {
     }
     EXPECT_EQ(result.status, uringkit::fs::CopyStatus::failure) << result.message;
     EXPECT_NE(errors.find("io_uring_enter"), std::string::npos) << errors;
-    EXPECT_NE(errors.find("still in the kernel, their buffers are kept"), std::string::npos) << errors;
+    EXPECT_NE(errors.find("still in the kernel, their buffers are kept"), std::string::npos)
+        << errors;
     EXPECT_GT(uringkit::kept_for_kernel(), kept_before) << "the buffer the reads name was not kept";
     EXPECT_FALSE(stdfs::exists(s.dir / "copy")) << "a half-written copy was left";
 
     // The file system answers: the worker copies the data into the buffer.
     // Freed, that buffer would now be written by the kernel.
     { std::ofstream{release}; }
-    freed_watch::expect_untouched([](const std::function<bool()>& done) { return wait_until(done); });
+    freed_watch::expect_untouched(
+        [](const std::function<bool()>& done) { return wait_until(done); });
     finish();
 }
 

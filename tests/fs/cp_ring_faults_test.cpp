@@ -42,7 +42,8 @@ TEST(CpRingFaults, EnterFailingMidCopyEndsWithoutFreeingWhatTheKernelHolds) {
     Scratch s;
     write_file(s / "big", random_bytes(16 << 20, 1));
     stdfs::create_directories(s.dir / "t");
-    for (int i = 0; i < 20; ++i) write_file(s / ("t/f" + std::to_string(i)), random_bytes(3000, static_cast<unsigned>(i)));
+    for (int i = 0; i < 20; ++i)
+        write_file(s / ("t/f" + std::to_string(i)), random_bytes(3000, static_cast<unsigned>(i)));
     struct Case {
         std::vector<std::string> args;
         // The first enter calls succeed.  For the tree the failure may land in
@@ -52,12 +53,27 @@ TEST(CpRingFaults, EnterFailingMidCopyEndsWithoutFreeingWhatTheKernelHolds) {
         std::string dst;
     };
     const Case cases[] = {
-        {{URINGKIT_CLI, "cp", "--engine", "ring", "--qd", "2", s / "big", s / "out"}, "3+", s / "out"},
-        {{URINGKIT_CLI, "cp", "-r", "--copy-threads", "0", "--inflight", "4", s / "t", s / "copy"}, "4+", s / "copy"},
+        {{URINGKIT_CLI, "cp", "--engine", "ring", "--qd", "2", s / "big", s / "out"},
+         "3+",
+         s / "out"},
+        {{URINGKIT_CLI, "cp", "-r", "--copy-threads", "0", "--inflight", "4", s / "t", s / "copy"},
+         "4+",
+         s / "copy"},
     };
     for (const Case& c : cases) {
-        std::vector<std::string> a{"timeout", "-s", "KILL", "60", "strace", "-f", "-qq", "-o", "/dev/null",
-                                   "-e", "trace=io_uring_enter", "-e", std::string("inject=io_uring_enter:error=EIO:when=") + c.when};
+        std::vector<std::string> a{"timeout",
+                                   "-s",
+                                   "KILL",
+                                   "60",
+                                   "strace",
+                                   "-f",
+                                   "-qq",
+                                   "-o",
+                                   "/dev/null",
+                                   "-e",
+                                   "trace=io_uring_enter",
+                                   "-e",
+                                   std::string("inject=io_uring_enter:error=EIO:when=") + c.when};
         a.insert(a.end(), c.args.begin(), c.args.end());
         const Child r = run(a);
         ASSERT_NE(r.status, 128 + SIGKILL) << "the copy hung (spun) after io_uring_enter failed";
@@ -65,11 +81,13 @@ TEST(CpRingFaults, EnterFailingMidCopyEndsWithoutFreeingWhatTheKernelHolds) {
         EXPECT_NE(r.err.find("Input/output error"), std::string::npos) << r.err;
         EXPECT_TRUE(temporaries(s.dir).empty()) << temporaries(s.dir).front();
         if (c.dst == s / "out") {
-            EXPECT_NE(r.err.find("still in the kernel, their buffers are kept"), std::string::npos) << r.err;
+            EXPECT_NE(r.err.find("still in the kernel, their buffers are kept"), std::string::npos)
+                << r.err;
             EXPECT_FALSE(stdfs::exists(c.dst)) << "a half-written new file was left";
         } else if (stdfs::exists(c.dst)) {  // absent when the failure came during the statx batch
             for (const auto& e : stdfs::directory_iterator(c.dst))
-                EXPECT_EQ(read_file(e.path().string()), read_file(s / ("t/" + e.path().filename().string())))
+                EXPECT_EQ(read_file(e.path().string()),
+                          read_file(s / ("t/" + e.path().filename().string())))
                     << "half-written: " << e.path();
         }
     }
@@ -81,24 +99,28 @@ TEST(CpRingFaults, EnterFailingMidCopyEndsWithoutFreeingWhatTheKernelHolds) {
 // the mkdir of the file's directory, which comes after the walk and before
 // any chain; the test appends to the file and lets cp go on.
 TEST(CpRingFaults, SmallFileThatGrewAfterTheWalkIsReported) {
-    if (!have_program("strace")) GTEST_SKIP() << "needs strace to stop cp between the walk and the copy";
+    if (!have_program("strace"))
+        GTEST_SKIP() << "needs strace to stop cp between the walk and the copy";
     no_leak_check_in_traced_children();
     Scratch s;
     stdfs::create_directories(s.dir / "t" / "sub");
     write_file(s / "t/sub/grows", random_bytes(3000, 1));
     write_file(s / "t/sub/stays", random_bytes(2000, 2));
     Spawned tracer = spawn({"strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=mkdirat", "-e",
-                            "inject=mkdirat:signal=SIGSTOP:when=2", URINGKIT_CLI, "cp", "-r", "--copy-threads", "0", s / "t",
-                            s / "copy"});
+                            "inject=mkdirat:signal=SIGSTOP:when=2", URINGKIT_CLI, "cp", "-r",
+                            "--copy-threads", "0", s / "t", s / "copy"});
     pid_t cp = -1;
     auto stopped = [&] {
         const std::string stat = read_file("/proc/" + std::to_string(cp) + "/stat");
         const auto paren = stat.rfind(')');
-        return paren != std::string::npos && paren + 2 < stat.size() && (stat[paren + 2] == 't' || stat[paren + 2] == 'T');
+        return paren != std::string::npos && paren + 2 < stat.size() &&
+               (stat[paren + 2] == 't' || stat[paren + 2] == 'T');
     };
     // Once copy/sub exists and cp is stopped, it has made no system call
     // since that mkdir: the walk is done, no chain has started.
-    ASSERT_TRUE(wait_until([&] { return (cp = child_of(tracer.pid)) > 0 && stdfs::exists(s.dir / "copy/sub") && stopped(); }));
+    ASSERT_TRUE(wait_until([&] {
+        return (cp = child_of(tracer.pid)) > 0 && stdfs::exists(s.dir / "copy/sub") && stopped();
+    }));
     {
         std::ofstream f(s / "t/sub/grows", std::ios::app | std::ios::binary);
         f << "appended";
@@ -114,13 +136,13 @@ TEST(CpRingFaults, SmallFileThatGrewAfterTheWalkIsReported) {
     const std::string err = drain_fd(tracer.err);
     ASSERT_TRUE(WIFEXITED(status)) << err;
     EXPECT_EQ(WEXITSTATUS(status), 1) << err;
-    EXPECT_EQ(err, "uringkit cp: " + s / "t/sub/grows" + ": changed size while being copied (3000 -> 3008 bytes)\n");
+    EXPECT_EQ(err, "uringkit cp: " + s / "t/sub/grows" +
+                       ": changed size while being copied (3000 -> 3008 bytes)\n");
     EXPECT_FALSE(stdfs::exists(s.dir / "copy/sub/grows"));
     EXPECT_EQ(read_file(s / "copy/sub/stays"), read_file(s / "t/sub/stays"));
 }
 
 // ---- memory freed under the kernel ---------------------------------------------
-
 
 // The ring fails (io_uring_enter and io_uring_register refused for good, by
 // a seccomp user-notification supervisor) while a small file's chain is
@@ -137,7 +159,8 @@ TEST(CpRingFaults, RingFailingWithAChainInTheKernelKeepsItsBuffers) {
     const std::string data = random_bytes(3000, 7);
     write_file(s / "t/f", data);
     // The lease: an open of the file by anyone else waits until it is given up.
-    struct sigaction ignore {}, old_io {}, wake {}, old_usr1 {};
+    struct sigaction ignore {
+    }, old_io{}, wake{}, old_usr1{};
     ignore.sa_handler = SIG_IGN;
     ::sigaction(SIGIO, &ignore, &old_io);  // the lease break's notice
     wake.sa_handler = [](int) {};          // no SA_RESTART: a wait returns EINTR
@@ -193,14 +216,16 @@ TEST(CpRingFaults, RingFailingWithAChainInTheKernelKeepsItsBuffers) {
         freed_watch::uninstall();
     };
     // The chain's open of t/f has reached the lease: the kernel is breaking it.
-    const bool breaking = wait_until([&] { return copied || ::fcntl(held, F_GETLEASE) != F_WRLCK; });
+    const bool breaking =
+        wait_until([&] { return copied || ::fcntl(held, F_GETLEASE) != F_WRLCK; });
     if (!setup_error.empty()) {
         finish();
         GTEST_SKIP() << setup_error;
     }
     if (!breaking || copied) {
         finish();
-        FAIL() << "the chain never waited on the lease (" << (copied ? "copy returned first" : "no lease break") << ")";
+        FAIL() << "the chain never waited on the lease ("
+               << (copied ? "copy returned first" : "no lease break") << ")";
     }
     // From now on the ring fails; the signal ends the copier's wait for the chain.
     sup.load()->trip();
@@ -212,12 +237,14 @@ TEST(CpRingFaults, RingFailingWithAChainInTheKernelKeepsItsBuffers) {
     EXPECT_EQ(result.status, uringkit::fs::CopyStatus::failure) << result.message;
     EXPECT_NE(errors.find("Input/output error"), std::string::npos) << errors;
     EXPECT_NE(errors.find("still in the kernel"), std::string::npos) << errors;
-    EXPECT_GT(uringkit::kept_for_kernel(), kept_before) << "the buffers the chain names were not kept";
+    EXPECT_GT(uringkit::kept_for_kernel(), kept_before)
+        << "the buffers the chain names were not kept";
 
     // Give the lease up: the held open goes on and the chain reads t/f into
     // its buffer.  Freed, that buffer would now be written by the kernel.
     ::fcntl(held, F_SETLEASE, F_UNLCK);
-    freed_watch::expect_untouched([](const std::function<bool()>& done) { return wait_until(done); });
+    freed_watch::expect_untouched(
+        [](const std::function<bool()>& done) { return wait_until(done); });
     finish();
 }
 
@@ -233,9 +260,11 @@ std::size_t occupied_fixed_slots() {
         const auto files = info.find("UserFiles:");
         const auto bufs = info.find("UserBufs:");
         if (files == std::string::npos) continue;
-        const std::string table = info.substr(files, bufs == std::string::npos ? std::string::npos : bufs - files);
+        const std::string table =
+            info.substr(files, bufs == std::string::npos ? std::string::npos : bufs - files);
         static const std::regex slot("\\n\\s*[0-9]+: ");
-        n += static_cast<std::size_t>(std::distance(std::sregex_iterator(table.begin(), table.end(), slot), std::sregex_iterator()));
+        n += static_cast<std::size_t>(std::distance(
+            std::sregex_iterator(table.begin(), table.end(), slot), std::sregex_iterator()));
     }
     return n;
 }
@@ -243,7 +272,8 @@ std::size_t occupied_fixed_slots() {
 TEST(CpRingFaults, FailedChainEmptiesItsFixedSlots) {
     Scratch s;
     stdfs::create_directories(s.dir / "t");
-    for (int i = 0; i < 3; ++i) write_file(s / ("t/f" + std::to_string(i)), random_bytes(3000, static_cast<unsigned>(i)));
+    for (int i = 0; i < 3; ++i)
+        write_file(s / ("t/f" + std::to_string(i)), random_bytes(3000, static_cast<unsigned>(i)));
     // In a child: RLIMIT_FSIZE is the whole process's.
     int pipefd[2];
     ASSERT_EQ(::pipe(pipefd), 0);
@@ -255,7 +285,7 @@ TEST(CpRingFaults, FailedChainEmptiesItsFixedSlots) {
         uringkit::fs::CopyOptions o;
         o.recursive = true;
         o.copy_threads = 0;  // the chains, not the read -> write pool
-        o.inflight = 1;  // one chain at a time: at a failure no other holds slots
+        o.inflight = 1;      // one chain at a time: at a failure no other holds slots
         std::string seen;
         uringkit::fs::CopySink sink;
         sink.error = [&](std::string_view m) {
@@ -269,14 +299,17 @@ TEST(CpRingFaults, FailedChainEmptiesItsFixedSlots) {
     ::close(pipefd[1]);
     std::string report;
     char buf[4096];
-    for (ssize_t n; (n = ::read(pipefd[0], buf, sizeof buf)) > 0;) report.append(buf, static_cast<std::size_t>(n));
+    for (ssize_t n; (n = ::read(pipefd[0], buf, sizeof buf)) > 0;)
+        report.append(buf, static_cast<std::size_t>(n));
     ::close(pipefd[0]);
     int status = 0;
     ::waitpid(pid, &status, 0);
     if (report.rfind("skip", 0) == 0) GTEST_SKIP() << report;
     EXPECT_EQ(count(report, "\n"), 3u) << report;
     EXPECT_EQ(count(report, "File too large"), 3u) << report;
-    EXPECT_EQ(count("\n" + report, "\n0 "), 3u) << "slots still occupied when the failure was reported:\n" << report;
+    EXPECT_EQ(count("\n" + report, "\n0 "), 3u)
+        << "slots still occupied when the failure was reported:\n"
+        << report;
     for (int i = 0; i < 3; ++i) EXPECT_FALSE(stdfs::exists(s.dir / ("copy/f" + std::to_string(i))));
 }
 

@@ -41,7 +41,8 @@ TEST(CpSignals, FifoSourceInterruptedEndsByTheSignalAndLeavesNoTemporary) {
         const std::string chunk = random_bytes(100000, 1);
         ASSERT_EQ(::write(w, chunk.data(), chunk.size()), static_cast<ssize_t>(chunk.size()));
         // cp has written all of it and waits in read() for more.
-        ASSERT_TRUE(wait_until([&] { return temporary_bytes(s.dir) == chunk.size(); })) << "cp never wrote the chunk";
+        ASSERT_TRUE(wait_until([&] { return temporary_bytes(s.dir) == chunk.size(); }))
+            << "cp never wrote the chunk";
         ASSERT_EQ(::kill(cp.pid, sig), 0);
         int status = 0;
         ASSERT_EQ(::waitpid(cp.pid, &status, 0), cp.pid);
@@ -49,7 +50,9 @@ TEST(CpSignals, FifoSourceInterruptedEndsByTheSignalAndLeavesNoTemporary) {
         const std::string err = drain_fd(cp.err);
         ASSERT_TRUE(WIFSIGNALED(status)) << "exit status " << WEXITSTATUS(status) << ": " << err;
         EXPECT_EQ(WTERMSIG(status), sig);
-        EXPECT_NE(err.find(sig == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM"), std::string::npos) << err;
+        EXPECT_NE(err.find(sig == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM"),
+                  std::string::npos)
+            << err;
         EXPECT_TRUE(temporaries(s.dir).empty()) << temporaries(s.dir).front();
         EXPECT_FALSE(stdfs::exists(s.dir / "out"));
     }
@@ -64,25 +67,36 @@ TEST(CpSignals, LargeFileAndTreeOnTheRingInterrupted) {
     write_file(s / "big", random_bytes(32 << 20, 2));
     stdfs::create_directories(s.dir / "tree" / "sub");
     for (int i = 0; i < 400; ++i)
-        write_file(s / ("tree/sub/f" + std::to_string(i)), random_bytes(5000 + static_cast<std::size_t>(i), static_cast<unsigned>(i)));
+        write_file(s / ("tree/sub/f" + std::to_string(i)),
+                   random_bytes(5000 + static_cast<std::size_t>(i), static_cast<unsigned>(i)));
     struct Case {
         std::vector<std::string> args;
         int sig;
         std::function<bool()> started;
     };
     const std::vector<Case> cases = {
-        {{URINGKIT_CLI, "cp", "--engine", "ring", "--bs", "64k", "--qd", "1", s / "big", s / "out"}, SIGINT,
+        {{URINGKIT_CLI, "cp", "--engine", "ring", "--bs", "64k", "--qd", "1", s / "big", s / "out"},
+         SIGINT,
          [&] { return temporary_bytes(s.dir) > 0; }},
-        {{URINGKIT_CLI, "cp", "-r", "--inflight", "2", s / "tree", s / "copy"}, SIGTERM,
+        {{URINGKIT_CLI, "cp", "-r", "--inflight", "2", s / "tree", s / "copy"},
+         SIGTERM,
          [&] { return stdfs::exists(s.dir / "copy/sub/f3"); }},
     };
     for (const Case& c : cases) {
-        std::vector<std::string> a{"strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=io_uring_enter",
-                                   "-e", "inject=io_uring_enter:delay_enter=20000"};
+        std::vector<std::string> a{"strace",
+                                   "-f",
+                                   "-qq",
+                                   "-o",
+                                   "/dev/null",
+                                   "-e",
+                                   "trace=io_uring_enter",
+                                   "-e",
+                                   "inject=io_uring_enter:delay_enter=20000"};
         a.insert(a.end(), c.args.begin(), c.args.end());
         Spawned tracer = spawn(a);
         pid_t cp = -1;
-        ASSERT_TRUE(wait_until([&] { return (cp = child_of(tracer.pid)) > 0 && c.started(); })) << "the copy never started";
+        ASSERT_TRUE(wait_until([&] { return (cp = child_of(tracer.pid)) > 0 && c.started(); }))
+            << "the copy never started";
         ASSERT_EQ(::kill(cp, c.sig), 0);
         int status = 0;
         ASSERT_EQ(::waitpid(tracer.pid, &status, 0), tracer.pid);
@@ -93,11 +107,13 @@ TEST(CpSignals, LargeFileAndTreeOnTheRingInterrupted) {
         EXPECT_NE(err.find("interrupted by"), std::string::npos) << err;
         EXPECT_TRUE(temporaries(s.dir).empty()) << temporaries(s.dir).front();
     }
-    EXPECT_FALSE(stdfs::exists(s.dir / "out")) << "an interrupted new file must not be left half-written";
+    EXPECT_FALSE(stdfs::exists(s.dir / "out"))
+        << "an interrupted new file must not be left half-written";
     // The tree stays as far as it got, and every file in it is whole.
     std::size_t copied = 0;
     for (const auto& e : stdfs::directory_iterator(s.dir / "copy/sub")) {
-        EXPECT_EQ(read_file(e.path().string()), read_file(s / ("tree/sub/" + e.path().filename().string())))
+        EXPECT_EQ(read_file(e.path().string()),
+                  read_file(s / ("tree/sub/" + e.path().filename().string())))
             << e.path();
         ++copied;
     }
@@ -113,13 +129,15 @@ TEST(CpSignals, InPlaceOverwriteInterruptedIsNamedAsIncomplete) {
     Scratch s;
     write_file(s / "big", random_bytes(32 << 20, 3));
     write_file(s / "existing", "old");
-    Spawned tracer = spawn({"strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=io_uring_enter", "-e",
-                            "inject=io_uring_enter:delay_enter=20000", URINGKIT_CLI, "cp", "--engine", "ring", "--bs",
-                            "64k", "--qd", "1", s / "big", s / "existing"});
+    Spawned tracer =
+        spawn({"strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=io_uring_enter", "-e",
+               "inject=io_uring_enter:delay_enter=20000", URINGKIT_CLI, "cp", "--engine", "ring",
+               "--bs", "64k", "--qd", "1", s / "big", s / "existing"});
     pid_t cp = -1;
     ASSERT_TRUE(wait_until([&] {
         std::error_code ec;
-        return (cp = child_of(tracer.pid)) > 0 && stdfs::file_size(s.dir / "existing", ec) > 3 && !ec;
+        return (cp = child_of(tracer.pid)) > 0 && stdfs::file_size(s.dir / "existing", ec) > 3 &&
+               !ec;
     })) << "the copy never started";
     ASSERT_EQ(::kill(cp, SIGTERM), 0);
     int status = 0;
@@ -127,7 +145,8 @@ TEST(CpSignals, InPlaceOverwriteInterruptedIsNamedAsIncomplete) {
     const std::string err = drain_fd(tracer.err);
     ASSERT_TRUE(WIFSIGNALED(status)) << err;
     EXPECT_NE(err.find("the new files being written were removed"), std::string::npos) << err;
-    EXPECT_NE(err.find("'" + s / "existing" + "' was being written in place and is incomplete"), std::string::npos)
+    EXPECT_NE(err.find("'" + s / "existing" + "' was being written in place and is incomplete"),
+              std::string::npos)
         << err;
 }
 
@@ -140,7 +159,8 @@ TEST(CpSignals, StopFlagEndsTheLibraryCopyCleanly) {
             Scratch s;
             stdfs::create_directories(s.dir / "t");
             write_file(s / "t/big", random_bytes(8 << 20, 3));
-            for (int i = 0; i < 20; ++i) write_file(s / ("t/zsmall" + std::to_string(i)), "small " + std::to_string(i));
+            for (int i = 0; i < 20; ++i)
+                write_file(s / ("t/zsmall" + std::to_string(i)), "small " + std::to_string(i));
             std::atomic<bool> stop{false};
             uringkit::fs::CopyOptions o;
             o.block_size = 256 * 1024;

@@ -93,7 +93,8 @@ TEST(CpVerify, ChangedByteIsNamedOnEveryBytePath) {
         o.engine = p.engine;
         o.force_fallback = p.fallback;
         o.reflink = uringkit::fs::Reflink::never;
-        const Outcome out = copy_verified({s / "src"}, s / "dst", o, [](const std::string& d) { flip_byte(d, kFlip); });
+        const Outcome out = copy_verified({s / "src"}, s / "dst", o,
+                                          [](const std::string& d) { flip_byte(d, kFlip); });
         EXPECT_EQ(out.r.*p.counter, 1u);
         EXPECT_EQ(out.verified, std::vector<std::string>{s / "dst"});
         expect_mismatch_reported(out, s / "dst", "1048576-2097151", kFlip);
@@ -133,20 +134,22 @@ TEST(CpVerify, CleanCopyPassesReadingTheCopyWithODirect) {
 TEST(CpVerify, ShorterCopyNamesWhereEachEnds) {
     Scratch s;
     write_file(s / "src", random_bytes(kSize, 3));
-    const Outcome out = copy_verified({s / "src"}, s / "dst", CopyOptions{}, [](const std::string& d) {
-        ASSERT_EQ(::truncate(d.c_str(), (2 << 20) + 100), 0);
-    });
+    const Outcome out = copy_verified(
+        {s / "src"}, s / "dst", CopyOptions{},
+        [](const std::string& d) { ASSERT_EQ(::truncate(d.c_str(), (2 << 20) + 100), 0); });
     // The third chunk: the source has a whole 1 MiB there, the copy 100 bytes.
     expect_mismatch_reported(out, s / "dst", "2097152-3145727", (2 << 20) + 100);
-    EXPECT_NE(out.errors.at(0).find("; the copy ends at offset 2097252;"), std::string::npos) << out.errors.at(0);
+    EXPECT_NE(out.errors.at(0).find("; the copy ends at offset 2097252;"), std::string::npos)
+        << out.errors.at(0);
     EXPECT_EQ(out.errors.at(0).find("the source ends"), std::string::npos) << out.errors.at(0);
 
     // A longer copy: the source's last chunk (5 bytes) ends, the copy's goes on.
-    const Outcome longer = copy_verified({s / "src"}, s / "dst2", CopyOptions{}, [](const std::string& d) {
-        ASSERT_EQ(::truncate(d.c_str(), (3 << 20) + 9), 0);
-    });
+    const Outcome longer = copy_verified(
+        {s / "src"}, s / "dst2", CopyOptions{},
+        [](const std::string& d) { ASSERT_EQ(::truncate(d.c_str(), (3 << 20) + 9), 0); });
     expect_mismatch_reported(longer, s / "dst2", "3145728-3145736", (3 << 20) + 5);
-    EXPECT_NE(longer.errors.at(0).find("; the source ends at offset 3145733; the copy ends at offset 3145737;"),
+    EXPECT_NE(longer.errors.at(0).find(
+                  "; the source ends at offset 3145733; the copy ends at offset 3145737;"),
               std::string::npos)
         << longer.errors.at(0);
 }
@@ -161,13 +164,15 @@ TEST(CpVerify, EmptyFileAndReplacedCopy) {
 
     // Something renamed over the copy before the check: not taken for the copy.
     write_file(s / "src", random_bytes(10000, 4));
-    const Outcome replaced = copy_verified({s / "src"}, s / "dst", CopyOptions{}, [&](const std::string& d) {
-        write_file(s / "other", random_bytes(10000, 4));  // the same bytes, another inode
-        stdfs::rename(s / "other", d);
-    });
+    const Outcome replaced =
+        copy_verified({s / "src"}, s / "dst", CopyOptions{}, [&](const std::string& d) {
+            write_file(s / "other", random_bytes(10000, 4));  // the same bytes, another inode
+            stdfs::rename(s / "other", d);
+        });
     EXPECT_EQ(replaced.r.status, CopyStatus::failure);
     ASSERT_EQ(replaced.errors.size(), 1u);
-    EXPECT_EQ(replaced.errors[0], s / "dst" + ": verify: not the file this copy wrote (replaced since); not verified");
+    EXPECT_EQ(replaced.errors[0],
+              s / "dst" + ": verify: not the file this copy wrote (replaced since); not verified");
 }
 
 // -r: small files go through the chains or the pool, the larger one through
@@ -215,7 +220,8 @@ TEST(CpVerify, CleanCopyPassesOnTmpfs) {
     ASSERT_EQ(out.r.status, CopyStatus::ok) << out.r.message;
     EXPECT_EQ(out.r.verified_files, 1u);
     EXPECT_EQ(out.r.verify_bytes, 2 * kSize);
-    // Before Linux 6.6 tmpfs refuses O_DIRECT: then a note says the copy was read through the cache.
+    // Before Linux 6.6 tmpfs refuses O_DIRECT: then a note says the copy was read through the
+    // cache.
     if (out.r.verified_direct == 0) {
         ASSERT_EQ(out.notes.size(), 1u);
         EXPECT_NE(out.notes[0].find("does not allow O_DIRECT"), std::string::npos) << out.notes[0];
@@ -239,7 +245,8 @@ TEST(CpVerify, ClonesAreVerifiedOnXfs) {
     expect_mismatch_reported(bad, fs / "dst2", "1048576-2097151", kFlip);
 
     stdfs::create_directory(fs / "t");
-    for (int i = 0; i < 6; ++i) write_file(fs / ("t/f" + std::to_string(i)), random_bytes(3000 + i, 20 + i));
+    for (int i = 0; i < 6; ++i)
+        write_file(fs / ("t/f" + std::to_string(i)), random_bytes(3000 + i, 20 + i));
     CopyOptions o;
     o.recursive = true;
     const Outcome tree = copy_verified({fs / "t"}, fs / "copy", o, [&](const std::string& d) {
@@ -255,15 +262,19 @@ TEST(CpVerifyCli, SummaryReportsTheCostAndFifosAreNoted) {
     write_file(s / "src", random_bytes(kSize, 7));
     const Child r = run({URINGKIT_CLI, "cp", "--verify", "--summary", s / "src", s / "dst"});
     ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_NE(r.err.find("cp: verify: 1 files matched, 6.0 MiB read again (source and copy) in "), std::string::npos)
+    EXPECT_NE(r.err.find("cp: verify: 1 files matched, 6.0 MiB read again (source and copy) in "),
+              std::string::npos)
         << r.err;
     EXPECT_EQ(read_file(s / "dst"), read_file(s / "src"));
 
     ASSERT_EQ(::mkfifo((s / "fifo").c_str(), 0600), 0);
-    const Child f = run({"sh", "-c", std::string("printf abc > '") + (s / "fifo") + "' & exec " + URINGKIT_CLI +
-                                         " cp --verify '" + (s / "fifo") + "' '" + (s / "out") + "'"});
+    const Child f = run({"sh", "-c",
+                         std::string("printf abc > '") + (s / "fifo") + "' & exec " + URINGKIT_CLI +
+                             " cp --verify '" + (s / "fifo") + "' '" + (s / "out") + "'"});
     EXPECT_EQ(f.status, 0) << f.err;
-    EXPECT_NE(f.err.find("a FIFO or device cannot be read a second time; not verified"), std::string::npos) << f.err;
+    EXPECT_NE(f.err.find("a FIFO or device cannot be read a second time; not verified"),
+              std::string::npos)
+        << f.err;
     EXPECT_EQ(read_file(s / "out"), "abc");
 }
 

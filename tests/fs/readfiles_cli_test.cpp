@@ -29,7 +29,8 @@ struct Fixture {
     }
 };
 
-std::vector<std::string> cmd(std::initializer_list<std::string> a, const std::vector<std::string>& more = {}) {
+std::vector<std::string> cmd(std::initializer_list<std::string> a,
+                             const std::vector<std::string>& more = {}) {
     std::vector<std::string> v{URINGKIT_CLI, "readfiles"};
     v.insert(v.end(), a);
     v.insert(v.end(), more.begin(), more.end());
@@ -92,7 +93,8 @@ TEST(ReadFilesCli, PathsFromStdinUnorderedHashNoneSummary) {
     EXPECT_EQ(none.status, 0);
     std::uint64_t bytes = 0;
     for (const std::string& p : f.files) bytes += stdfs::file_size(p);
-    EXPECT_EQ(none.out, std::to_string(f.files.size()) + " files, " + std::to_string(bytes) + " bytes\n");
+    EXPECT_EQ(none.out,
+              std::to_string(f.files.size()) + " files, " + std::to_string(bytes) + " bytes\n");
     EXPECT_NE(none.err.find("files/s"), std::string::npos) << none.err;
     EXPECT_NE(none.err.find("per file"), std::string::npos) << none.err;
 }
@@ -196,8 +198,10 @@ TEST(ReadFilesCli, WithoutIoUringFallsBackSaysSoOnceSameOutput) {
     const std::vector<std::vector<std::string>> without = {
         {NO_URING, "--errno", "1", URINGKIT_CLI, "readfiles"},
         {NO_URING, "--errno", "38", URINGKIT_CLI, "readfiles"},
-        {NO_URING, "--fail-enter-after", "0", "--errno", "1", URINGKIT_CLI, "readfiles", "--threads", "1"},
-        {NO_URING, "--fail-enter-after", "0", "--errno", "1", URINGKIT_CLI, "readfiles", "--threads", "3"}};
+        {NO_URING, "--fail-enter-after", "0", "--errno", "1", URINGKIT_CLI, "readfiles",
+         "--threads", "1"},
+        {NO_URING, "--fail-enter-after", "0", "--errno", "1", URINGKIT_CLI, "readfiles",
+         "--threads", "3"}};
     for (std::vector<std::string> a : without) {
         a.insert(a.end(), {"--summary", f.s / "t"});
         const Child r = run(a);
@@ -220,19 +224,34 @@ TEST(ReadFilesCli, EnterFailingFromTheNthCallEndsWithTheError) {
         GTEST_SKIP() << "strace is not installed or cannot trace here (ptrace refused)";
     Fixture f(false);
     stdfs::create_directories(f.s.dir / "t" / "many");
-    for (int i = 0; i < 40; ++i) f.add("t/many/f" + std::to_string(i), 5000u + static_cast<unsigned>(i) * 811u);
-    const std::vector<std::string> opts{"--threads", "1", "--inflight", "4", "--bs", "4k", f.s / "t"};
+    for (int i = 0; i < 40; ++i)
+        f.add("t/many/f" + std::to_string(i), 5000u + static_cast<unsigned>(i) * 811u);
+    const std::vector<std::string> opts{"--threads", "1",  "--inflight", "4",
+                                        "--bs",      "4k", f.s / "t"};
     const Child ref = run(cmd({}, opts));
     ASSERT_EQ(ref.status, 0) << ref.err;
     auto under_strace = [&](const std::string& inject) {
-        std::vector<std::string> a{"timeout", "-s", "KILL", "120", "strace", "-f", "-qq", "-o", "/dev/null",
-                                   "-e", "trace=io_uring_enter", "-e", "inject=io_uring_enter:" + inject,
-                                   URINGKIT_CLI, "readfiles"};
+        std::vector<std::string> a{"timeout",
+                                   "-s",
+                                   "KILL",
+                                   "120",
+                                   "strace",
+                                   "-f",
+                                   "-qq",
+                                   "-o",
+                                   "/dev/null",
+                                   "-e",
+                                   "trace=io_uring_enter",
+                                   "-e",
+                                   "inject=io_uring_enter:" + inject,
+                                   URINGKIT_CLI,
+                                   "readfiles"};
         a.insert(a.end(), opts.begin(), opts.end());
         // LeakSanitizer cannot run under ptrace: off for the traced child.
         return run(a, {}, [] {
             const char* asan = std::getenv("ASAN_OPTIONS");
-            const std::string o = std::string(asan ? asan : "") + (asan && *asan ? ":" : "") + "detect_leaks=0";
+            const std::string o =
+                std::string(asan ? asan : "") + (asan && *asan ? ":" : "") + "detect_leaks=0";
             ::setenv("ASAN_OPTIONS", o.c_str(), 1);
         });
     };

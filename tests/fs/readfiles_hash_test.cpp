@@ -28,7 +28,8 @@ struct Tree {
 
     Tree() {
         stdfs::create_directories(s.dir / "d" / "sub");
-        const std::size_t sizes[] = {0, 1, kBlock - 1, kBlock, kBlock + 1, 2 * kBlock, 2 * kBlock + 1, 5 * kBlock + 3};
+        const std::size_t sizes[] = {0,          1,          kBlock - 1,     kBlock,
+                                     kBlock + 1, 2 * kBlock, 2 * kBlock + 1, 5 * kBlock + 3};
         unsigned seed = 1;
         // Names chosen so byte order differs from a naive listing.
         for (std::size_t n : sizes) add("d/f" + std::to_string(n), n, seed++);
@@ -68,7 +69,8 @@ Collected run_lib(const std::vector<std::string>& inputs, uringkit::fs::ReadFile
     return c;
 }
 
-class ReadFilesEngines : public ::testing::TestWithParam<std::tuple<ReadEngine, bool, unsigned, unsigned>> {};
+class ReadFilesEngines
+    : public ::testing::TestWithParam<std::tuple<ReadEngine, bool, unsigned, unsigned>> {};
 
 // threads: 1, or 3 (the ring engine then runs three rings on three threads
 // when there are enough files for them, i.e. at inflight 1 and 3).
@@ -106,7 +108,9 @@ TEST_P(ReadFilesEngines, EveryByteHashedInWalkOrder) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, ReadFilesEngines,
-                         ::testing::Combine(::testing::Values(ReadEngine::ring, ReadEngine::threadpool, ReadEngine::sync),
+                         ::testing::Combine(::testing::Values(ReadEngine::ring,
+                                                              ReadEngine::threadpool,
+                                                              ReadEngine::sync),
                                             ::testing::Bool(), ::testing::Values(1u, 3u, 64u),
                                             ::testing::Values(1u, 3u)));
 
@@ -157,7 +161,8 @@ TEST(ReadFiles, RingThreadWithoutItsRingReadsItsShareTheBlockingWay) {
 TEST(ReadFiles, RingSyscallsPerFileWellUnderOne) {
     Scratch s;
     constexpr int kFiles = 300;
-    for (int i = 0; i < kFiles; ++i) write_file(s / ("f" + std::to_string(i)), random_bytes(4096, static_cast<unsigned>(i)));
+    for (int i = 0; i < kFiles; ++i)
+        write_file(s / ("f" + std::to_string(i)), random_bytes(4096, static_cast<unsigned>(i)));
     uringkit::fs::ReadFilesOptions o;
     o.hash = false;
     const Collected c = run_lib({s.dir.string()}, o);
@@ -180,7 +185,8 @@ TEST(ReadFiles, ProcFilesThatSayZeroAreReadToTheEnd) {
         const Collected c = run_lib({"/proc/version"}, o);
         ASSERT_EQ(c.files.size(), 1u);
         EXPECT_EQ(c.files[0].bytes, data.size()) << uringkit::fs::engine_name(e);
-        EXPECT_EQ(c.files[0].hash, XXH64(data.data(), data.size(), 0)) << uringkit::fs::engine_name(e);
+        EXPECT_EQ(c.files[0].hash, XXH64(data.data(), data.size(), 0))
+            << uringkit::fs::engine_name(e);
     }
 }
 

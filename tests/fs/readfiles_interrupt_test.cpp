@@ -16,7 +16,8 @@ TEST(ReadFilesInterrupt, PrintsWhatWasReadInOrderThenEndsByTheSignal) {
     std::vector<std::string> small;
     for (int i = 0; i < 300; ++i) {
         small.push_back(s / ("t/f" + std::to_string(1000 + i)));
-        write_file(small.back(), random_bytes(static_cast<std::size_t>(i) * 37, static_cast<unsigned>(i)));
+        write_file(small.back(),
+                   random_bytes(static_cast<std::size_t>(i) * 37, static_cast<unsigned>(i)));
     }
     {
         // Last in walk order, and 64 GiB of holes: tens of seconds to read.
@@ -41,9 +42,11 @@ TEST(ReadFilesInterrupt, PrintsWhatWasReadInOrderThenEndsByTheSignal) {
                                     ::kill(pid, sig);
                                 });
             EXPECT_EQ(e.signal, sig) << engine << ": exit " << e.status << ", " << e.err;
-            EXPECT_EQ(e.out, ref.out) << engine << ": every finished line, in order, nothing of the huge file";
-            EXPECT_NE(e.err.find(std::string("interrupted by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM")),
-                      std::string::npos)
+            EXPECT_EQ(e.out, ref.out)
+                << engine << ": every finished line, in order, nothing of the huge file";
+            EXPECT_NE(
+                e.err.find(std::string("interrupted by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM")),
+                std::string::npos)
                 << e.err;
         }
 }

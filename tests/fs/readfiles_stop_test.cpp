@@ -56,7 +56,8 @@ TEST(ReadFilesStop, WhatIsReportedIsAPrefixInInputOrder) {
     std::vector<std::string> inputs, data;
     for (int i = 0; i < 400; ++i) {
         inputs.push_back(s / ("f" + std::to_string(1000 + i)));
-        data.push_back(random_bytes(static_cast<std::size_t>(i % 7) * 3000, static_cast<unsigned>(i)));
+        data.push_back(
+            random_bytes(static_cast<std::size_t>(i % 7) * 3000, static_cast<unsigned>(i)));
         write_file(inputs.back(), data.back());
     }
     // File 200 is 64 GiB of holes: reading it all would take tens of seconds,

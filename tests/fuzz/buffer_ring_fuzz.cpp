@@ -36,7 +36,9 @@ Group* group() {
             made->ring = std::make_unique<uringkit::Ring>(4);
             made->bufs = std::make_unique<uringkit::BufferRing>(*made->ring, 1, kCount, kSize);
         } catch (const std::exception& e) {
-            std::fprintf(stderr, "buffer_ring_fuzz: no provided buffer ring here (%s): nothing fuzzed\n", e.what());
+            std::fprintf(stderr,
+                         "buffer_ring_fuzz: no provided buffer ring here (%s): nothing fuzzed\n",
+                         e.what());
             std::abort();
         }
         return made;
@@ -63,7 +65,8 @@ void check_take(uringkit::BufferRing& bufs, bool (&held)[kCount], const uringkit
     if (d.has_buffer) {
         if (d.id != id) std::abort();
         const auto whole = bufs.buffer(d.id);
-        if (d.bytes.data() != whole.data() || d.bytes.size() != (c.res > 0 ? static_cast<std::size_t>(c.res) : 0u))
+        if (d.bytes.data() != whole.data() ||
+            d.bytes.size() != (c.res > 0 ? static_cast<std::size_t>(c.res) : 0u))
             std::abort();
         held[id] = true;
     } else if (!d.bytes.empty()) {

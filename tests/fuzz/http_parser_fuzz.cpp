@@ -26,12 +26,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (r.status != ParseStatus::Complete) return 0;
     const HttpRequest& q = r.request;
     if (q.head_bytes == 0 || q.head_bytes > size) std::abort();
-    if (q.target.empty() || q.target.data() < in.data() || q.target.data() + q.target.size() > in.data() + q.head_bytes)
+    if (q.target.empty() || q.target.data() < in.data() ||
+        q.target.data() + q.target.size() > in.data() + q.head_bytes)
         std::abort();
     if (q.content_length > limits.max_body_bytes) std::abort();
     const ParseResult again = parse_request(in.substr(0, q.head_bytes), limits);
     if (again.status != ParseStatus::Complete || again.request.head_bytes != q.head_bytes ||
-        again.request.keep_alive != q.keep_alive || again.request.content_length != q.content_length)
+        again.request.keep_alive != q.keep_alive ||
+        again.request.content_length != q.content_length)
         std::abort();
     return 0;
 }

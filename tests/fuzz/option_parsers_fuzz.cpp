@@ -22,13 +22,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         }
         const std::string_view unit = text.substr(digits);
         if (digits == 0) std::abort();
-        const std::uint64_t per = unit == "ms" ? 1 : unit == "m" ? 60000 : (unit.empty() || unit == "s") ? 1000 : 0;
+        const std::uint64_t per = unit == "ms"                    ? 1
+                                  : unit == "m"                   ? 60000
+                                  : (unit.empty() || unit == "s") ? 1000
+                                                                  : 0;
         if (per == 0 || static_cast<std::uint64_t>(d->count()) != v * per) std::abort();
     }
 
     if (const auto s = uringkit::cli::parse_seconds(text)) {
         if (!(*s >= 0 && *s <= 86400)) std::abort();
-        if (text.empty() || text.front() == '-' || text.front() == '+' || text.front() == ' ') std::abort();
+        if (text.empty() || text.front() == '-' || text.front() == '+' || text.front() == ' ')
+            std::abort();
     }
 
     const auto list = uringkit::cli::split_list(text);

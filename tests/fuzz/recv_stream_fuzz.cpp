@@ -39,7 +39,9 @@ constexpr std::uint32_t kBufferSize = 8;
     std::abort();
 }
 
-std::byte byte_at(std::uint64_t i) { return static_cast<std::byte>((i * 131 + 7) & 0xff); }
+std::byte byte_at(std::uint64_t i) {
+    return static_cast<std::byte>((i * 131 + 7) & 0xff);
+}
 
 struct Run {
     Run(async::Loop& l, BufferRing& p, int r, int w) : loop(l), pool(p), reader(r), writer(w) {}
@@ -54,9 +56,11 @@ struct Run {
         if (c.res <= 0) return;
         if (c.id >= kBuffers) fail("a chunk names a buffer outside the group");
         if (out[c.id]) fail("a buffer handed out twice");
-        if (static_cast<std::uint32_t>(c.res) > kBufferSize || c.data.size() != static_cast<std::size_t>(c.res))
+        if (static_cast<std::uint32_t>(c.res) > kBufferSize ||
+            c.data.size() != static_cast<std::size_t>(c.res))
             fail("a chunk longer than its buffer");
-        if (c.data.data() != pool.buffer(c.id).data()) fail("a chunk's bytes are not in its buffer");
+        if (c.data.data() != pool.buffer(c.id).data())
+            fail("a chunk's bytes are not in its buffer");
         for (std::size_t i = 0; i < c.data.size(); ++i)
             if (c.data[i] != byte_at(received + i)) fail("bytes out of order or changed");
         received += c.data.size();
@@ -83,7 +87,8 @@ struct Run {
                 const ssize_t put = ::send(writer, b, n, MSG_NOSIGNAL | MSG_DONTWAIT);
                 if (put < 0 && errno != EAGAIN && errno != EWOULDBLOCK) fail("send");
                 if (put > 0) sent += static_cast<std::uint64_t>(put);
-            } else if (step == 2 || step == 3) {  // take a chunk if one is there; keep it or give it back
+            } else if (step == 2 ||
+                       step == 3) {  // take a chunk if one is there; keep it or give it back
                 if (!in->ready()) continue;
                 const auto c = co_await in->next();
                 if (c.res <= 0) fail("the stream ended while the peer was still open");
@@ -94,7 +99,7 @@ struct Run {
                 if (!held.empty()) give_back(*in);
             } else if (step == 5 || step == 6) {
                 co_await loop.nop();  // a turn: completions are dispatched
-            } else {  // stop the stream and start another on the same socket
+            } else {                  // stop the stream and start another on the same socket
                 co_await in->stop();
                 while (!held.empty()) give_back(*in);
                 in.reset();
@@ -102,7 +107,8 @@ struct Run {
                 // their bytes are gone.  What the socket still holds comes next.
                 int unread = 0;
                 if (::ioctl(reader, FIONREAD, &unread) != 0) fail("FIONREAD");
-                if (sent - static_cast<std::uint64_t>(unread) < received) fail("more taken than the socket gave");
+                if (sent - static_cast<std::uint64_t>(unread) < received)
+                    fail("more taken than the socket gave");
                 received = sent - static_cast<std::uint64_t>(unread);
                 in = std::make_unique<async::RecvStream>(loop, Fd{reader}, pool);
             }
@@ -141,7 +147,8 @@ Fixture& fixture() {
             made->pool.emplace(*made->ring, 3, kBuffers, kBufferSize);
             made->loop.emplace(*made->ring);
         } catch (const std::exception& e) {
-            std::fprintf(stderr, "recv_stream_fuzz: no multishot recv here (%s): nothing fuzzed\n", e.what());
+            std::fprintf(stderr, "recv_stream_fuzz: no multishot recv here (%s): nothing fuzzed\n",
+                         e.what());
             std::abort();
         }
         return made;

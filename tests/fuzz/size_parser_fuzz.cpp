@@ -22,7 +22,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const unsigned shift = 40u - 10u * static_cast<unsigned>(i);
         if (*v != 0 && (*v & ((std::uint64_t{1} << shift) - 1)) == 0) {
             if (parse_size(std::to_string(*v >> shift) + suffix[i]) != v) std::abort();
-            if (parse_size(std::to_string(*v >> shift) + static_cast<char>(suffix[i] - 32) + "iB") != v) std::abort();
+            if (parse_size(std::to_string(*v >> shift) + static_cast<char>(suffix[i] - 32) +
+                           "iB") != v)
+                std::abort();
             break;
         }
     }

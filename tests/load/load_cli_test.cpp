@@ -118,7 +118,8 @@ TEST(LoadCli, NothingListeningIsStatus4) {
     const std::string target = "127.0.0.1:" + std::to_string(unused.port);
     const Outcome r = run_cli({target});
     EXPECT_EQ(r.status, 4) << r.err;
-    EXPECT_NE(r.err.find("cannot connect to " + target + ": Connection refused"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("cannot connect to " + target + ": Connection refused"), std::string::npos)
+        << r.err;
     EXPECT_EQ(r.out, "");
 }
 
@@ -126,13 +127,18 @@ TEST(LoadCli, NothingListeningIsStatus4) {
 // where none can be made (/proc), that is what the line says, not "No such
 // file or directory" about a file that is there.  Before the run: status 4.
 TEST(LoadCli, JsonWhereNoFileCanBeMadeSaysWhatFailed) {
-    if (::geteuid() != 0) GTEST_SKIP() << "an ordinary user is refused /proc/version itself (Permission denied)";
+    if (::geteuid() != 0)
+        GTEST_SKIP() << "an ordinary user is refused /proc/version itself (Permission denied)";
     UnusedPort unused;
-    const Outcome r = run_cli({"--json", "/proc/version", "127.0.0.1:" + std::to_string(unused.port)});
+    const Outcome r =
+        run_cli({"--json", "/proc/version", "127.0.0.1:" + std::to_string(unused.port)});
     EXPECT_EQ(r.status, 4) << r.err;
-    EXPECT_NE(r.err.find("uringkit load: /proc/version: cannot write the output there: it is replaced whole "
-                         "through a new file beside it, and none can be created in /proc: No such file or directory"),
-              std::string::npos)
+    EXPECT_NE(
+        r.err.find(
+            "uringkit load: /proc/version: cannot write the output there: it is replaced whole "
+            "through a new file beside it, and none can be created in /proc: No such file or "
+            "directory"),
+        std::string::npos)
         << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
@@ -140,16 +146,19 @@ TEST(LoadCli, JsonWhereNoFileCanBeMadeSaysWhatFailed) {
 TEST(LoadCli, ARunPrintsTheTableAndJson) {
     net::ServerConfig sc;
     sc.port = 0;
-    sc.engine = net::uring_unavailable_reason().empty() ? net::EngineKind::Uring : net::EngineKind::Epoll;
+    sc.engine =
+        net::uring_unavailable_reason().empty() ? net::EngineKind::Uring : net::EngineKind::Epoll;
     sc.grace = 500ms;
     net::Server server(sc);
     server.start();
-    const Outcome r = run_cli({"--duration", "300ms", "--connections", "8", "--threads", "2", "--pipeline", "4",
-                               "--json", "-", "http://127.0.0.1:" + std::to_string(server.port()) + "/"});
+    const Outcome r =
+        run_cli({"--duration", "300ms", "--connections", "8", "--threads", "2", "--pipeline", "4",
+                 "--json", "-", "http://127.0.0.1:" + std::to_string(server.port()) + "/"});
     server.stop();
     server.wait();
     ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_NE(r.err.find("requests/s"), std::string::npos) << r.err;  // the table, on stderr with --json -
+    EXPECT_NE(r.err.find("requests/s"), std::string::npos)
+        << r.err;  // the table, on stderr with --json -
     EXPECT_NE(r.err.find("p99.9"), std::string::npos) << r.err;
     const auto j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["schema"], 1);
@@ -176,16 +185,18 @@ TEST(LoadCli, SystemCallsAreCountedNotAssumed) {
     if (std::system("strace -V > /dev/null 2>&1") != 0) GTEST_SKIP() << "strace is not installed";
     net::ServerConfig sc;
     sc.port = 0;
-    sc.engine = net::EngineKind::Epoll;  // the server's own calls stay out of the trace: it is in this process
+    sc.engine = net::EngineKind::Epoll;  // the server's own calls stay out of the trace: it is in
+                                         // this process
     sc.grace = 500ms;
     net::Server server(sc);
     server.start();
     char dir[] = "/tmp/load-strace-XXXXXX";
     ASSERT_NE(::mkdtemp(dir), nullptr);
     const std::string trace = std::string(dir) + "/trace", json = std::string(dir) + "/out.json";
-    const std::string cmd = "ASAN_OPTIONS=detect_leaks=0 strace -f -c -e trace=io_uring_enter -o " + trace + " " +
-                            URINGKIT_CLI + " load -d 500ms -c 8 --pipeline 2 --json " + json +
-                            " http://127.0.0.1:" + std::to_string(server.port()) + "/ > /dev/null 2>&1";
+    const std::string cmd =
+        "ASAN_OPTIONS=detect_leaks=0 strace -f -c -e trace=io_uring_enter -o " + trace + " " +
+        URINGKIT_CLI + " load -d 500ms -c 8 --pipeline 2 --json " + json +
+        " http://127.0.0.1:" + std::to_string(server.port()) + "/ > /dev/null 2>&1";
     const int st = std::system(cmd.c_str());
     server.stop();
     server.wait();
@@ -207,7 +218,8 @@ TEST(LoadCli, SystemCallsAreCountedNotAssumed) {
     const auto doc = nlohmann::json::parse(j);
     std::filesystem::remove_all(dir);
     const auto counted = doc["syscalls"].get<long>();
-    EXPECT_EQ(doc["reconnects"].get<long>(), 0);  // so every call in the interval was an io_uring_enter
+    EXPECT_EQ(doc["reconnects"].get<long>(),
+              0);  // so every call in the interval was an io_uring_enter
     EXPECT_GT(counted, 0);
     EXPECT_LE(counted, traced);
     EXPECT_LE(traced - counted, 100) << "traced " << traced << ", counted " << counted;

@@ -22,7 +22,8 @@ namespace {
 net::ServerConfig server_config() {
     net::ServerConfig c;
     c.port = 0;
-    c.engine = net::uring_unavailable_reason().empty() ? net::EngineKind::Uring : net::EngineKind::Epoll;
+    c.engine =
+        net::uring_unavailable_reason().empty() ? net::EngineKind::Uring : net::EngineKind::Epoll;
     c.grace = 500ms;
     return c;
 }
@@ -57,8 +58,8 @@ struct ServeProcess {
         pid = ::fork();
         if (pid == 0) {
             ::dup2(out[1], 1);
-            ::execl(URINGKIT_CLI, URINGKIT_CLI, "serve", "--port", "0", "--engine", "auto", "--idle-timeout", "0",
-                    static_cast<char*>(nullptr));
+            ::execl(URINGKIT_CLI, URINGKIT_CLI, "serve", "--port", "0", "--engine", "auto",
+                    "--idle-timeout", "0", static_cast<char*>(nullptr));
             ::_exit(127);
         }
         ::close(out[1]);
@@ -74,7 +75,8 @@ struct ServeProcess {
             text.append(buf, static_cast<std::size_t>(n));
         }
         ::close(out[0]);
-        if (std::regex_search(text, m, listening)) port = static_cast<std::uint16_t>(std::stoi(m[1]));
+        if (std::regex_search(text, m, listening))
+            port = static_cast<std::uint16_t>(std::stoi(m[1]));
     }
     ~ServeProcess() {
         ::kill(pid, SIGCONT);
@@ -104,7 +106,8 @@ TEST(LoadRate, A200msStallShowsInP999) {
     ASSERT_GT(r.requests, 5000u);
     // The requests due during the pause waited for its end: about a tenth of
     // the run's requests, far more than the slowest 0.1% (or 1%).
-    EXPECT_GE(r.latency.quantile(0.999), 100e6) << "p99.9 " << r.latency.quantile(0.999) / 1e6 << " ms";
+    EXPECT_GE(r.latency.quantile(0.999), 100e6)
+        << "p99.9 " << r.latency.quantile(0.999) / 1e6 << " ms";
     EXPECT_GE(r.latency.quantile(0.99), 50e6) << "p99 " << r.latency.quantile(0.99) / 1e6 << " ms";
     EXPECT_GE(static_cast<double>(r.latency.max()), 150e6);
 }

@@ -3,8 +3,8 @@
 // and a LoadConfig aimed at a local port.  Every wait is bounded.
 #pragma once
 
-#include "tools/send_all.hpp"
 #include "load/load.hpp"
+#include "tools/send_all.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -38,7 +38,8 @@ public:
         a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
         socklen_t len = sizeof a;
         if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), len) < 0 ||
-            ::listen(listen_fd_, 128) < 0 || ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len) < 0)
+            ::listen(listen_fd_, 128) < 0 ||
+            ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len) < 0)
             throw std::runtime_error("ScriptedServer: cannot listen");
         port_ = ntohs(a.sin_port);
         thread_ = std::thread([this] { accept_loop(); });
@@ -94,7 +95,8 @@ bool read_until(int fd, std::string& carry, const std::atomic<bool>& stop, Pred 
 
 // Takes one request head off the front of `carry` (reading more as needed).
 inline bool next_request(int fd, std::string& carry, const std::atomic<bool>& stop) {
-    if (!read_until(fd, carry, stop, [](const std::string& c) { return c.find("\r\n\r\n") != std::string::npos; }))
+    if (!read_until(fd, carry, stop,
+                    [](const std::string& c) { return c.find("\r\n\r\n") != std::string::npos; }))
         return false;
     carry.erase(0, carry.find("\r\n\r\n") + 4);
     return true;
@@ -110,8 +112,9 @@ inline void hold(const std::atomic<bool>& stop) {
 inline load::LoadConfig config_for(std::uint16_t port, std::chrono::milliseconds duration,
                                    load::Mode mode = load::Mode::Http) {
     load::LoadConfig c;
-    c.target = load::parse_target(mode == load::Mode::Http ? "http://127.0.0.1:" + std::to_string(port) + "/"
-                                                           : "127.0.0.1:" + std::to_string(port));
+    c.target = load::parse_target(mode == load::Mode::Http
+                                      ? "http://127.0.0.1:" + std::to_string(port) + "/"
+                                      : "127.0.0.1:" + std::to_string(port));
     c.mode = mode;
     c.connections = 1;
     c.threads = 1;

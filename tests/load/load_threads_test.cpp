@@ -28,7 +28,8 @@ TEST_P(LoadThreadsModes, EveryConnectionOfEveryThreadCarriesRequests) {
     net::ServerConfig sc;
     sc.port = 0;
     sc.mode = GetParam() == load::Mode::Http ? net::Mode::Http : net::Mode::Echo;
-    sc.engine = net::uring_unavailable_reason().empty() ? net::EngineKind::Uring : net::EngineKind::Epoll;
+    sc.engine =
+        net::uring_unavailable_reason().empty() ? net::EngineKind::Uring : net::EngineKind::Epoll;
     sc.threads = 2;
     sc.grace = 500ms;
     net::Server server(sc);
@@ -48,16 +49,21 @@ TEST_P(LoadThreadsModes, EveryConnectionOfEveryThreadCarriesRequests) {
     EXPECT_EQ(r.threads[1].connections, 3u);
     EXPECT_EQ(r.threads[2].connections, 3u);
     ASSERT_EQ(r.per_connection.size(), 10u);
-    for (std::size_t i = 0; i < r.per_connection.size(); ++i) EXPECT_GT(r.per_connection[i], 0u) << "connection " << i;
+    for (std::size_t i = 0; i < r.per_connection.size(); ++i)
+        EXPECT_GT(r.per_connection[i], 0u) << "connection " << i;
     std::uint64_t by_thread = 0;
     for (const load::ThreadResult& t : r.threads) by_thread += t.requests;
     EXPECT_EQ(by_thread, r.requests);
-    EXPECT_EQ(std::accumulate(r.per_connection.begin(), r.per_connection.end(), std::uint64_t{0}), r.requests);
+    EXPECT_EQ(std::accumulate(r.per_connection.begin(), r.per_connection.end(), std::uint64_t{0}),
+              r.requests);
     EXPECT_EQ(r.latency.count(), r.requests);
     EXPECT_GT(r.syscalls, 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, LoadThreadsModes, testing::Values(load::Mode::Http, load::Mode::Echo),
-                         [](const testing::TestParamInfo<load::Mode>& p) { return p.param == load::Mode::Http ? "http" : "echo"; });
+INSTANTIATE_TEST_SUITE_P(Modes, LoadThreadsModes,
+                         testing::Values(load::Mode::Http, load::Mode::Echo),
+                         [](const testing::TestParamInfo<load::Mode>& p) {
+                             return p.param == load::Mode::Http ? "http" : "echo";
+                         });
 
 }  // namespace

@@ -15,7 +15,9 @@ using uringkit::load::ErrorKind;
 
 namespace {
 
-std::uint64_t errors_of(const load::LoadResult& r, ErrorKind k) { return r.errors[static_cast<int>(k)]; }
+std::uint64_t errors_of(const load::LoadResult& r, ErrorKind k) {
+    return r.errors[static_cast<int>(k)];
+}
 
 // Answers every request with `response`, pipelined requests included.
 ScriptedServer::Handler answer_each(std::string response) {
@@ -68,7 +70,8 @@ TEST(LoadValidation, SilenceIsATimeout) {
     ScriptedServer server([](int fd, const std::atomic<bool>& stop) {
         std::string carry;
         if (next_request(fd, carry, stop))
-            read_until(fd, carry, stop, [](const std::string&) { return false; });  // until EOF or the end
+            read_until(fd, carry, stop,
+                       [](const std::string&) { return false; });  // until EOF or the end
     });
     load::LoadConfig c = config_for(server.port(), 600ms);
     c.timeout = 100ms;
@@ -79,8 +82,9 @@ TEST(LoadValidation, SilenceIsATimeout) {
 }
 
 TEST(LoadValidation, ChunkedAndNot2xxAreResponses) {
-    ScriptedServer server(answer_each("HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n"
-                                      "5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\nX-Trailer: 1\r\n\r\n"));
+    ScriptedServer server(
+        answer_each("HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    "5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\nX-Trailer: 1\r\n\r\n"));
     load::LoadConfig c = config_for(server.port(), 300ms);
     c.pipeline = 4;
     const load::LoadResult r = load::run_load(c);
@@ -164,8 +168,9 @@ TEST(LoadValidation, ASendStuckOnAServerThatNeverReadsEndsCleanly) {
 
 TEST(LoadValidation, ResponsesToNoRequestAreBad) {
     // Two responses per request.
-    ScriptedServer server(answer_each("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nxHTTP/1.1 200 OK\r\n"
-                                      "Content-Length: 1\r\n\r\ny"));
+    ScriptedServer server(
+        answer_each("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nxHTTP/1.1 200 OK\r\n"
+                    "Content-Length: 1\r\n\r\ny"));
     const load::LoadResult r = load::run_load(config_for(server.port(), 300ms));
     EXPECT_GE(errors_of(r, ErrorKind::BadResponse), 1u);
     EXPECT_NE(r.first_error.find("no request"), std::string::npos) << r.first_error;

@@ -41,8 +41,10 @@ Framed frame(const std::string& stream, std::size_t piece) {
 TEST(HttpResponse, HeadFields) {
     ResponseHead h;
     const char* why = "";
-    ASSERT_EQ(parse_response_head("HTTP/1.1 200 OK\r\nContent-Length: 12\r\nConnection: keep-alive\r\n\r\n", h, &why),
-              HeadStatus::Complete);
+    ASSERT_EQ(
+        parse_response_head(
+            "HTTP/1.1 200 OK\r\nContent-Length: 12\r\nConnection: keep-alive\r\n\r\n", h, &why),
+        HeadStatus::Complete);
     EXPECT_EQ(h.status, 200);
     EXPECT_TRUE(h.has_length);
     EXPECT_EQ(h.content_length, 12u);
@@ -50,10 +52,13 @@ TEST(HttpResponse, HeadFields) {
     ASSERT_EQ(parse_response_head("HTTP/1.0 404 Not Found\r\n\r\n", h, &why), HeadStatus::Complete);
     EXPECT_EQ(h.status, 404);
     EXPECT_TRUE(h.close);  // HTTP/1.0 without keep-alive
-    ASSERT_EQ(parse_response_head("HTTP/1.1 204\r\nconnection: Close\r\n\r\n", h, &why), HeadStatus::Complete);
-    EXPECT_TRUE(h.close);
-    ASSERT_EQ(parse_response_head("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n", h, &why),
+    ASSERT_EQ(parse_response_head("HTTP/1.1 204\r\nconnection: Close\r\n\r\n", h, &why),
               HeadStatus::Complete);
+    EXPECT_TRUE(h.close);
+    ASSERT_EQ(
+        parse_response_head(
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n", h, &why),
+        HeadStatus::Complete);
     EXPECT_TRUE(h.chunked);
     EXPECT_FALSE(h.has_length);
     EXPECT_EQ(parse_response_head("HTTP/1.1 200 OK\r\nContent-", h, &why), HeadStatus::Incomplete);
@@ -62,11 +67,12 @@ TEST(HttpResponse, HeadFields) {
 TEST(HttpResponse, BadHeads) {
     ResponseHead h;
     const char* why = "";
-    for (const char* bad : {"HTTX/1.1 200 OK\r\n\r\n", "HTTP/1.1 20 OK\r\n\r\n", "HTTP/1.1 2000 OK\r\n\r\n",
-                            "HTTP/2.0 200 OK\r\n\r\n", "HTTP/1.1 099 X\r\n\r\n", "HTTP/1.1 200 OK\r\nBad Name: 1\r\n\r\n",
-                            "HTTP/1.1 200 OK\r\nContent-Length: 1x\r\n\r\n",
-                            "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
-                            "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", "hello"}) {
+    for (const char* bad :
+         {"HTTX/1.1 200 OK\r\n\r\n", "HTTP/1.1 20 OK\r\n\r\n", "HTTP/1.1 2000 OK\r\n\r\n",
+          "HTTP/2.0 200 OK\r\n\r\n", "HTTP/1.1 099 X\r\n\r\n",
+          "HTTP/1.1 200 OK\r\nBad Name: 1\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 1x\r\n\r\n",
+          "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+          "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", "hello"}) {
         EXPECT_EQ(parse_response_head(bad, h, &why), HeadStatus::Bad) << bad;
         EXPECT_STRNE(why, "") << bad;
     }
@@ -76,7 +82,8 @@ TEST(HttpResponse, FramesTheSameResponsesInPiecesOfAnySize) {
     const std::string stream =
         "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
         "HTTP/1.1 100 Continue\r\n\r\n"
-        "HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n0\r\nTrailer: t\r\n\r\n"
+        "HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n0\r\nTrailer: "
+        "t\r\n\r\n"
         "HTTP/1.1 204 No Content\r\n\r\n"
         "HTTP/1.1 304 Not Modified\r\nContent-Length: 99\r\n\r\n"
         "HTTP/1.1 500 Oops\r\nContent-Length: 0\r\n\r\n";

@@ -50,7 +50,8 @@ std::uint64_t status_kib(const std::string& field) {
     std::ifstream in("/proc/self/status");
     std::string line;
     while (std::getline(in, line))
-        if (line.compare(0, field.size() + 1, field + ":") == 0) return std::stoull(line.substr(field.size() + 1));
+        if (line.compare(0, field.size() + 1, field + ":") == 0)
+            return std::stoull(line.substr(field.size() + 1));
     return 0;
 }
 
@@ -94,13 +95,14 @@ std::size_t send_without_reading(int fd, const std::string& stream, std::size_t 
 // when an assertion returns early).
 class RssSampler {
 public:
-    explicit RssSampler(std::uint64_t base_kib) : peak_(base_kib), thread_([this] {
-        while (running_) {
-            const std::uint64_t now = status_kib("VmRSS");
-            if (now > peak_) peak_ = now;
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        }
-    }) {}
+    explicit RssSampler(std::uint64_t base_kib)
+        : peak_(base_kib), thread_([this] {
+              while (running_) {
+                  const std::uint64_t now = status_kib("VmRSS");
+                  if (now > peak_) peak_ = now;
+                  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+              }
+          }) {}
     ~RssSampler() { stop(); }
     std::uint64_t stop() {
         running_ = false;
@@ -181,12 +183,15 @@ TEST_P(ServeBackpressure, ClientThatNeverReadsHoldsAtMostTheCap) {
     const std::size_t total = http() ? 8000 * kGet.size() : std::size_t{256} << 20;
     const std::size_t sent = send_without_reading(fd, stream, total, std::chrono::seconds(2));
     std::this_thread::sleep_for(std::chrono::milliseconds(300));  // what was sent is taken in
-    const std::uint64_t peak = std::max<std::uint64_t>(sampler.stop(), hwm ? status_kib("VmHWM") : 0);
+    const std::uint64_t peak =
+        std::max<std::uint64_t>(sampler.stop(), hwm ? status_kib("VmHWM") : 0);
     // Up to 512 MB (HTTP) or all echo could push were held before; now the
     // cap, the held input and the thread's buffer ring.  Generous: a bound,
     // not a measurement (ASan's allocator and quarantine included).
-    EXPECT_LT(peak - std::min(peak, base_kib), kRssGrowthKib) << "KiB of RSS growth; peak " << peak << " KiB";
-    EXPECT_LE(srv.server().stats().pending, bound(c)) << "the only connection's output not sent yet";
+    EXPECT_LT(peak - std::min(peak, base_kib), kRssGrowthKib)
+        << "KiB of RSS growth; peak " << peak << " KiB";
+    EXPECT_LE(srv.server().stats().pending, bound(c))
+        << "the only connection's output not sent yet";
 
     // Another client is served meanwhile: the attack holds its own
     // connection only (and, uring-coro, none of the shared buffers).
@@ -213,7 +218,8 @@ TEST_P(ServeBackpressure, ClientThatNeverReadsHoldsAtMostTheCap) {
     EXPECT_LE(s.pending_peak, bound(c)) << "one connection's output not sent yet";
     attacker.reset();
     // The connection's output is released once it is gone.
-    for (int i = 0; i < 400 && (srv.server().stats().active > 0 || srv.server().stats().pending > 0); ++i)
+    for (int i = 0;
+         i < 400 && (srv.server().stats().active > 0 || srv.server().stats().pending > 0); ++i)
         ::usleep(5000);
     EXPECT_EQ(srv.server().stats().pending, 0u);
     EXPECT_EQ(srv.server().stats().active, 0u);
@@ -232,7 +238,8 @@ TEST_P(ServeBackpressure, PausedClientThatReadsLaterGetsEverything) {
         sent_text += "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
     } else {
         sent_text.resize(6 << 20);
-        for (std::size_t i = 0; i < sent_text.size(); ++i) sent_text[i] = static_cast<char>('a' + (i * 7 + i / 4099) % 26);
+        for (std::size_t i = 0; i < sent_text.size(); ++i)
+            sent_text[i] = static_cast<char>('a' + (i * 7 + i / 4099) % 26);
     }
     std::thread writer([&] {
         s.send(sent_text);
@@ -244,7 +251,8 @@ TEST_P(ServeBackpressure, PausedClientThatReadsLaterGetsEverything) {
     writer.join();
     if (http()) {
         std::string want;
-        for (int i = 0; i < 399; ++i) net::append_response(want, 200, "text/plain", net::make_body(c.body_size), "", false);
+        for (int i = 0; i < 399; ++i)
+            net::append_response(want, 200, "text/plain", net::make_body(c.body_size), "", false);
         net::append_response(want, 200, "text/plain", net::make_body(c.body_size), "close", false);
         ASSERT_EQ(got.size(), want.size());
         EXPECT_TRUE(blank_dates(got) == blank_dates(want));
@@ -254,7 +262,8 @@ TEST_P(ServeBackpressure, PausedClientThatReadsLaterGetsEverything) {
     }
     EXPECT_TRUE(closed);
     EXPECT_GE(srv.server().stats().read_pauses, 1u);
-    EXPECT_LE(srv.server().stats().pending_peak, c.max_pending + (http() ? response_bytes(c.body_size) : 0));
+    EXPECT_LE(srv.server().stats().pending_peak,
+              c.max_pending + (http() ? response_bytes(c.body_size) : 0));
 }
 
 TEST_P(ServeBackpressure, ClientThatNeverReadsIsClosedAtTheSendTimeout) {
@@ -266,7 +275,9 @@ TEST_P(ServeBackpressure, ClientThatNeverReadsIsClosedAtTheSendTimeout) {
     const std::size_t total = http() ? 2000 * kGet.size() : std::size_t{16} << 20;
     send_without_reading(fd, attack_stream(), total, std::chrono::milliseconds(500));
     // Closed within a few ticks of the timeout; 10 s is only a guard.
-    for (int i = 0; i < 1000 && (srv.server().stats().send_timeouts == 0 || srv.server().stats().active > 0); ++i)
+    for (int i = 0;
+         i < 1000 && (srv.server().stats().send_timeouts == 0 || srv.server().stats().active > 0);
+         ++i)
         ::usleep(10000);
     const net::StatsSnapshot s = srv.server().stats();
     EXPECT_EQ(s.send_timeouts, 1u);

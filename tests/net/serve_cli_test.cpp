@@ -38,7 +38,8 @@ struct Child {
     std::smatch wait_for(const std::regex& pattern) {
         std::smatch m;
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-        while (!std::regex_search(out_text, m, pattern) && std::chrono::steady_clock::now() < deadline) {
+        while (!std::regex_search(out_text, m, pattern) &&
+               std::chrono::steady_clock::now() < deadline) {
             pollfd p{out, POLLIN, 0};
             if (::poll(&p, 1, 100) <= 0) continue;
             char buf[4096];
@@ -109,7 +110,8 @@ TEST(ServeCli, PrintsPortServesAndStopsOnSignals) {
         const auto m = c->wait_for(kListening);
         ASSERT_FALSE(m.empty()) << c->out_text;
         const auto port = static_cast<std::uint16_t>(std::stoi(m[1]));
-        const std::string expect_engine = net::uring_unavailable_reason().empty() ? "uring" : "epoll";
+        const std::string expect_engine =
+            net::uring_unavailable_reason().empty() ? "uring" : "epoll";
         EXPECT_EQ(m[2], expect_engine);
         const std::string r = get(port, "/");
         EXPECT_NE(r.find("\r\n\r\n" + net::make_body(128)), std::string::npos) << r;
@@ -122,7 +124,8 @@ TEST(ServeCli, PrintsPortServesAndStopsOnSignals) {
 }
 
 TEST(ServeCli, AutoFallsBackToEpollWhenIoUringIsDisabled) {
-    for (const char* err : {"1", "38"}) {  // EPERM (seccomp, sysctl), ENOSYS (no io_uring in the kernel)
+    for (const char* err :
+         {"1", "38"}) {  // EPERM (seccomp, sysctl), ENOSYS (no io_uring in the kernel)
         auto c = spawn({NO_URING, "--errno", err, URINGKIT_CLI, "serve", "--port", "0"});
         const auto m = c->wait_for(kListening);
         ASSERT_FALSE(m.empty()) << c->out_text;
@@ -131,8 +134,10 @@ TEST(ServeCli, AutoFallsBackToEpollWhenIoUringIsDisabled) {
         EXPECT_NE(get(port, "/").find("HTTP/1.1 200 OK"), std::string::npos);
         ::kill(c->pid, SIGTERM);
         EXPECT_EQ(c->wait_exit(), 0);
-        EXPECT_NE(c->err_text.find("falling back to the epoll engine"), std::string::npos) << c->err_text;
-        EXPECT_NE(c->err_text.find("io_uring_setup"), std::string::npos) << "names the refused call: " << c->err_text;
+        EXPECT_NE(c->err_text.find("falling back to the epoll engine"), std::string::npos)
+            << c->err_text;
+        EXPECT_NE(c->err_text.find("io_uring_setup"), std::string::npos)
+            << "names the refused call: " << c->err_text;
     }
 }
 
@@ -140,7 +145,8 @@ TEST(ServeCli, EngineUringRefusesWhenIoUringIsDisabled) {
     auto c = spawn({NO_URING, URINGKIT_CLI, "serve", "--port", "0", "--engine", "uring"});
     EXPECT_EQ(c->wait_exit(), 3);
     EXPECT_EQ(std::count(c->err_text.begin(), c->err_text.end(), '\n'), 1) << c->err_text;
-    EXPECT_NE(c->err_text.find("--engine uring: io_uring is not usable here"), std::string::npos) << c->err_text;
+    EXPECT_NE(c->err_text.find("--engine uring: io_uring is not usable here"), std::string::npos)
+        << c->err_text;
     EXPECT_EQ(c->out_text.find("listening"), std::string::npos);
 }
 
@@ -148,7 +154,8 @@ TEST(ServeCli, EngineUringRefusesWhenIoUringIsDisabled) {
 // seccomp supervisor of no_uring --kernel 5.19 makes this kernel answer so.
 // auto falls back to epoll saying why; --engine uring refuses in one line.
 TEST(ServeCli, WithoutMultishotRecvAutoServesWithEpollAndUringExits3) {
-    auto c = spawn({NO_URING, "--kernel", "5.19", URINGKIT_CLI, "serve", "--port", "0", "--engine", "auto"});
+    auto c = spawn(
+        {NO_URING, "--kernel", "5.19", URINGKIT_CLI, "serve", "--port", "0", "--engine", "auto"});
     const auto m = c->wait_for(kListening);
     ASSERT_FALSE(m.empty()) << c->out_text;
     EXPECT_EQ(m[2], "epoll");
@@ -156,14 +163,18 @@ TEST(ServeCli, WithoutMultishotRecvAutoServesWithEpollAndUringExits3) {
     EXPECT_NE(get(port, "/").find("HTTP/1.1 200 OK"), std::string::npos);
     ::kill(c->pid, SIGTERM);
     EXPECT_EQ(c->wait_exit(), 0);
-    EXPECT_NE(c->err_text.find("no multishot recv (needs Linux 6.0)"), std::string::npos) << c->err_text;
-    EXPECT_NE(c->err_text.find("falling back to the epoll engine"), std::string::npos) << c->err_text;
+    EXPECT_NE(c->err_text.find("no multishot recv (needs Linux 6.0)"), std::string::npos)
+        << c->err_text;
+    EXPECT_NE(c->err_text.find("falling back to the epoll engine"), std::string::npos)
+        << c->err_text;
 
     for (const char* engine : {"uring", "uring-coro"}) {
-        auto u = spawn({NO_URING, "--kernel", "5.19", URINGKIT_CLI, "serve", "--port", "0", "--engine", engine});
+        auto u = spawn({NO_URING, "--kernel", "5.19", URINGKIT_CLI, "serve", "--port", "0",
+                        "--engine", engine});
         EXPECT_EQ(u->wait_exit(), 3) << engine;
         EXPECT_EQ(std::count(u->err_text.begin(), u->err_text.end(), '\n'), 1) << u->err_text;
-        EXPECT_NE(u->err_text.find("no multishot recv (needs Linux 6.0)"), std::string::npos) << u->err_text;
+        EXPECT_NE(u->err_text.find("no multishot recv (needs Linux 6.0)"), std::string::npos)
+            << u->err_text;
         EXPECT_EQ(u->out_text.find("listening"), std::string::npos);
     }
 }
@@ -172,22 +183,30 @@ TEST(ServeCli, WithoutMultishotRecvAutoServesWithEpollAndUringExits3) {
 // their rings without it (and without SINGLE_ISSUER) instead of failing.
 TEST(ServeCli, WithoutDeferTaskrunTheUringEnginesStillServe) {
     for (const char* engine : {"uring", "uring-coro"}) {
-        auto c = spawn({NO_URING, "--kernel", "6.0", "--report", URINGKIT_CLI, "serve", "--port", "0", "--engine", engine});
+        auto c = spawn({NO_URING, "--kernel", "6.0", "--report", URINGKIT_CLI, "serve", "--port",
+                        "0", "--engine", engine});
         const auto m = c->wait_for(kListening);
         ASSERT_FALSE(m.empty()) << engine << ": " << c->out_text << c->err_text;
         EXPECT_EQ(m[2], engine);
         const auto port = static_cast<std::uint16_t>(std::stoi(m[1]));
-        for (int i = 0; i < 3; ++i) EXPECT_NE(get(port, "/").find("HTTP/1.1 200 OK"), std::string::npos) << engine;
+        for (int i = 0; i < 3; ++i)
+            EXPECT_NE(get(port, "/").find("HTTP/1.1 200 OK"), std::string::npos) << engine;
         ::kill(c->pid, SIGTERM);
         EXPECT_EQ(c->wait_exit(), 0) << c->err_text;
-        EXPECT_EQ(c->err_text.find("no_uring: 0 setups"), std::string::npos) << "nothing was refused: " << c->err_text;
+        EXPECT_EQ(c->err_text.find("no_uring: 0 setups"), std::string::npos)
+            << "nothing was refused: " << c->err_text;
     }
 }
 
 TEST(ServeCli, BadOptionsExit2WithOneLine) {
-    for (std::vector<std::string> extra : std::vector<std::vector<std::string>>{
-             {"--idle-timeout", "soon"}, {"--body-size", "lots"}, {"--bind", "localhost:80"}, {"--engine", "kqueue"},
-             {"--max-pending", "0"}, {"--max-pending", "lots"}, {"--send-timeout", "soon"}}) {
+    for (std::vector<std::string> extra :
+         std::vector<std::vector<std::string>>{{"--idle-timeout", "soon"},
+                                               {"--body-size", "lots"},
+                                               {"--bind", "localhost:80"},
+                                               {"--engine", "kqueue"},
+                                               {"--max-pending", "0"},
+                                               {"--max-pending", "lots"},
+                                               {"--send-timeout", "soon"}}) {
         std::vector<std::string> args{URINGKIT_CLI, "serve", "--port", "0"};
         args.insert(args.end(), extra.begin(), extra.end());
         auto c = spawn(args);
@@ -200,7 +219,8 @@ TEST(ServeCli, BadOptionsExit2WithOneLine) {
 // `serve --engine uring --mode echo OPTION`: status 3 naming `why` where the
 // kernel lacks what OPTION needs; otherwise `bytes` sent come back whole.
 void echo_with_option(const char* option, const std::string& why, std::size_t bytes) {
-    auto c = spawn({URINGKIT_CLI, "serve", "--port", "0", "--engine", "uring", "--mode", "echo", option});
+    auto c = spawn(
+        {URINGKIT_CLI, "serve", "--port", "0", "--engine", "uring", "--mode", "echo", option});
     if (!why.empty()) {
         EXPECT_EQ(c->wait_exit(), 3) << c->err_text;
         EXPECT_NE(c->err_text.find(why), std::string::npos) << c->err_text;
@@ -224,20 +244,25 @@ TEST(ServeCli, RecvBundleIsAnOptionOfTheUringEngine) {
         auto c = spawn({URINGKIT_CLI, "serve", "--port", "0", "--engine", engine, "--recv-bundle"});
         EXPECT_EQ(c->wait_exit(), 2) << engine << ": " << c->err_text;
         EXPECT_EQ(std::count(c->err_text.begin(), c->err_text.end(), '\n'), 1) << c->err_text;
-        EXPECT_NE(c->err_text.find("--recv-bundle: an option of the uring engine"), std::string::npos) << c->err_text;
+        EXPECT_NE(c->err_text.find("--recv-bundle: an option of the uring engine"),
+                  std::string::npos)
+            << c->err_text;
     }
     echo_with_option("--recv-bundle", net::recv_bundle_unavailable_reason(), 20000);
 }
 
 TEST(ServeCli, RecvIncrementalIsAnOptionOfTheUringEngine) {
-    for (std::vector<std::string> extra : std::vector<std::vector<std::string>>{
-             {"--engine", "epoll"}, {"--engine", "uring-coro"}, {"--engine", "uring", "--recv-bundle"}}) {
+    for (std::vector<std::string> extra :
+         std::vector<std::vector<std::string>>{{"--engine", "epoll"},
+                                               {"--engine", "uring-coro"},
+                                               {"--engine", "uring", "--recv-bundle"}}) {
         std::vector<std::string> args{URINGKIT_CLI, "serve", "--port", "0", "--recv-incremental"};
         args.insert(args.end(), extra.begin(), extra.end());
         auto c = spawn(args);
         EXPECT_EQ(c->wait_exit(), 2) << extra[1] << ": " << c->err_text;
         EXPECT_EQ(std::count(c->err_text.begin(), c->err_text.end(), '\n'), 1) << c->err_text;
-        EXPECT_NE(c->err_text.find("--recv-incremental: an option of the uring engine"), std::string::npos)
+        EXPECT_NE(c->err_text.find("--recv-incremental: an option of the uring engine"),
+                  std::string::npos)
             << c->err_text;
     }
     echo_with_option("--recv-incremental", net::recv_incremental_unavailable_reason(), 200000);
@@ -256,7 +281,8 @@ TEST(ServeCli, BusyPortExit1NamingTheAddress) {
     const std::string port = std::to_string(ntohs(a.sin_port));
     auto c = spawn({URINGKIT_CLI, "serve", "--port", port, "--engine", "epoll"});
     EXPECT_EQ(c->wait_exit(), 1);
-    EXPECT_NE(c->err_text.find("bind 127.0.0.1:" + port + ": Address already in use"), std::string::npos)
+    EXPECT_NE(c->err_text.find("bind 127.0.0.1:" + port + ": Address already in use"),
+              std::string::npos)
         << c->err_text;
     EXPECT_EQ(std::count(c->err_text.begin(), c->err_text.end(), '\n'), 1) << c->err_text;
     ::close(holder);
@@ -269,20 +295,24 @@ TEST(ServeCli, ASecondServerOnTheSamePortFailsAddressInUse) {
     std::vector<std::string> engines_here{"epoll"};
     if (net::uring_unavailable_reason().empty()) engines_here.push_back("uring");
     for (const std::string& engine : engines_here) {
-        auto first = spawn({URINGKIT_CLI, "serve", "--port", "0", "--threads", "2", "--engine", engine});
+        auto first =
+            spawn({URINGKIT_CLI, "serve", "--port", "0", "--threads", "2", "--engine", engine});
         const auto m = first->wait_for(kListening);
         ASSERT_FALSE(m.empty()) << engine << ": " << first->out_text << first->err_text;
         const std::string port_text = m[1];
         const auto port = static_cast<std::uint16_t>(std::stoi(port_text));
 
         for (const std::string& second_engine : engines_here) {
-            auto second = spawn({URINGKIT_CLI, "serve", "--port", port_text, "--threads", "2", "--engine",
-                                 second_engine});
-            EXPECT_EQ(second->wait_exit(), 1) << engine << " then " << second_engine << ": " << second->out_text;
-            EXPECT_NE(second->err_text.find("bind 127.0.0.1:" + port_text + ": Address already in use"),
-                      std::string::npos)
+            auto second = spawn({URINGKIT_CLI, "serve", "--port", port_text, "--threads", "2",
+                                 "--engine", second_engine});
+            EXPECT_EQ(second->wait_exit(), 1)
+                << engine << " then " << second_engine << ": " << second->out_text;
+            EXPECT_NE(
+                second->err_text.find("bind 127.0.0.1:" + port_text + ": Address already in use"),
+                std::string::npos)
                 << second->err_text;
-            EXPECT_EQ(std::count(second->err_text.begin(), second->err_text.end(), '\n'), 1) << second->err_text;
+            EXPECT_EQ(std::count(second->err_text.begin(), second->err_text.end(), '\n'), 1)
+                << second->err_text;
             EXPECT_EQ(second->out_text.find("listening"), std::string::npos);
         }
         // Not even a socket that asks for SO_REUSEPORT itself can join.
@@ -300,7 +330,8 @@ TEST(ServeCli, ASecondServerOnTheSamePortFailsAddressInUse) {
 
         // Every connection still reaches the first server, on both threads.
         for (int i = 0; i < 20; ++i)
-            ASSERT_NE(get(port, "/").find("\r\n\r\n" + net::make_body(128)), std::string::npos) << i;
+            ASSERT_NE(get(port, "/").find("\r\n\r\n" + net::make_body(128)), std::string::npos)
+                << i;
         const std::string stats = get(port, "/stats");
         const auto j = nlohmann::json::parse(stats.substr(stats.find("\r\n\r\n") + 4));
         EXPECT_EQ(j["requests"].get<int>(), 21) << engine << ": " << j.dump();
@@ -314,7 +345,8 @@ TEST(ServeCli, Ipv6AddressesPrintBracketed) {
     sockaddr_in6 a{};
     a.sin6_family = AF_INET6;
     a.sin6_addr = in6addr_loopback;
-    const bool have_v6 = probe >= 0 && ::bind(probe, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    const bool have_v6 =
+        probe >= 0 && ::bind(probe, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
     if (probe >= 0) ::close(probe);
     if (!have_v6) GTEST_SKIP() << "no IPv6 loopback here";
     auto c = spawn({URINGKIT_CLI, "serve", "--bind", "::1", "--port", "0", "--engine", "epoll"});
@@ -328,11 +360,13 @@ TEST(ServeCli, Ipv6AddressesPrintBracketed) {
     ASSERT_EQ(::send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
     std::string got;
     char buf[4096];
-    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) got.append(buf, static_cast<std::size_t>(n));
+    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
+        got.append(buf, static_cast<std::size_t>(n));
     ::close(fd);
     EXPECT_EQ(got.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << got;
     // A port taken on IPv6 is named the same way.
-    auto second = spawn({URINGKIT_CLI, "serve", "--bind", "::1", "--port", m[1], "--engine", "epoll"});
+    auto second =
+        spawn({URINGKIT_CLI, "serve", "--bind", "::1", "--port", m[1], "--engine", "epoll"});
     EXPECT_EQ(second->wait_exit(), 1);
     EXPECT_NE(second->err_text.find("bind [::1]:" + std::string(m[1]) + ": Address already in use"),
               std::string::npos)
@@ -364,7 +398,8 @@ TEST(ServeCli, EmfileOnAcceptBacksOff) {
         std::string stats;
         try {
             std::vector<std::unique_ptr<Socket>> held;
-            for (int i = 0; i < 40; ++i) held.push_back(std::make_unique<Socket>(port, std::chrono::milliseconds(300)));
+            for (int i = 0; i < 40; ++i)
+                held.push_back(std::make_unique<Socket>(port, std::chrono::milliseconds(300)));
             ::usleep(500000);  // the server now retries the backlog every 50 ms
             held.clear();
             // The backlog drains once descriptors are back; then /stats answers.
@@ -376,7 +411,8 @@ TEST(ServeCli, EmfileOnAcceptBacksOff) {
             // Say what the server said, not just what the client saw.
             ::kill(c->pid, SIGTERM);
             const int status = c->wait_exit();
-            FAIL() << engine << ": " << e.what() << "; server exit " << status << ", stderr: " << c->err_text;
+            FAIL() << engine << ": " << e.what() << "; server exit " << status
+                   << ", stderr: " << c->err_text;
         }
         const auto body = stats.substr(stats.find("\r\n\r\n") + 4);
         const auto j = nlohmann::json::parse(body);

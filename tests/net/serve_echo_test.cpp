@@ -75,7 +75,9 @@ void echo_six_clients(net::ServerConfig c) {
     }
 }
 
-TEST_P(ServeEcho, BytesComeBackInOrder) { echo_six_clients(config()); }
+TEST_P(ServeEcho, BytesComeBackInOrder) {
+    echo_six_clients(config());
+}
 
 // Recv bundles with 64-byte buffers: a completion spans many buffers, taken
 // from a ring the connections of a thread share and recycle out of order.
@@ -118,7 +120,8 @@ TEST(ServeEngines, UringTrialPassesWhereTheKernelHasMultishotRecv) {
     ASSERT_EQ(std::sscanf(u.release, "%u.%u", &major, &minor), 2) << u.release;
     if (major < 6) GTEST_SKIP() << "Linux " << u.release << " predates multishot recv (6.0)";
     const int fd = static_cast<int>(::syscall(__NR_io_uring_setup, 1, nullptr));
-    if (fd < 0 && errno != EFAULT) GTEST_SKIP() << "io_uring_setup refused here: " << std::strerror(errno);
+    if (fd < 0 && errno != EFAULT)
+        GTEST_SKIP() << "io_uring_setup refused here: " << std::strerror(errno);
     EXPECT_EQ(net::uring_unavailable_reason(), "");
 }
 

@@ -44,7 +44,9 @@ TEST_P(ServeHttp, ThousandPipelinedRequests) {
     TestServer srv(config());
     Socket s(srv.port());
     std::string batch;
-    for (int i = 0; i < 1000; ++i) batch += i % 2 ? "GET / HTTP/1.1\r\nHost: x\r\n\r\n" : "GET /?i=1 HTTP/1.1\r\nHost: x\r\n\r\n";
+    for (int i = 0; i < 1000; ++i)
+        batch +=
+            i % 2 ? "GET / HTTP/1.1\r\nHost: x\r\n\r\n" : "GET /?i=1 HTTP/1.1\r\nHost: x\r\n\r\n";
     batch += "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
     ASSERT_TRUE(s.send(batch));
     bool closed = false;
@@ -60,7 +62,9 @@ TEST_P(ServeHttp, ThousandPipelinedRequests) {
 TEST_P(ServeHttp, RequestsSplitAcrossWrites) {
     TestServer srv(config());
     Socket s(srv.port());
-    const std::string req = "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n0123456789GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+    const std::string req =
+        "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n0123456789GET / HTTP/1.1\r\nHost: "
+        "x\r\n\r\n";
     for (char c : req) {
         ASSERT_TRUE(s.send(std::string_view(&c, 1)));
         if (c == '\n') ::usleep(1000);  // separate segments, so the server sees the pieces
@@ -92,10 +96,11 @@ TEST_P(ServeHttp, HeadAndHttp10) {
 TEST_P(ServeHttp, AbsoluteFormTargetIsServed) {
     TestServer srv(config());
     Socket s(srv.port());
-    ASSERT_TRUE(s.send("GET http://x/ HTTP/1.1\r\nHost: x\r\n\r\n"
-                       "GET http://x HTTP/1.1\r\nHost: x\r\n\r\n"
-                       "GET HTTP://x:8080/stats HTTP/1.1\r\nHost: x\r\n\r\n"
-                       "GET http://x/nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+    ASSERT_TRUE(
+        s.send("GET http://x/ HTTP/1.1\r\nHost: x\r\n\r\n"
+               "GET http://x HTTP/1.1\r\nHost: x\r\n\r\n"
+               "GET HTTP://x:8080/stats HTTP/1.1\r\nHost: x\r\n\r\n"
+               "GET http://x/nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
     std::string carry;
     const Response a = read_response(s, carry);
     EXPECT_EQ(a.status, 200);
@@ -121,7 +126,7 @@ TEST_P(ServeHttp, RefusalsAnswerThenClose) {
         {"GET / HTTP/1.1\r\nHost: x\r\nbad header\r\n\r\n", 400},
         {"BREW / HTTP/1.1\r\nHost: x\r\n\r\n", 501},
         {"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501},
-        {"GET / HTTP/1.1\r\n\r\n", 400},                      // no Host (RFC 9112 3.2)
+        {"GET / HTTP/1.1\r\n\r\n", 400},                        // no Host (RFC 9112 3.2)
         {"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400},  // two
         {"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n100001\r\n", 413},
         {"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n", 413},
@@ -152,7 +157,8 @@ TEST_P(ServeHttp, RefusalsAnswerThenClose) {
     std::string carry;
     EXPECT_EQ(read_response(s, carry).status, 431);
     EXPECT_TRUE(s.closed_by_peer());
-    // A request after a good one on the same connection, then garbage: the good one is answered first.
+    // A request after a good one on the same connection, then garbage: the good one is answered
+    // first.
     Socket t(srv.port());
     ASSERT_TRUE(t.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n\x01garbage\r\n\r\n"));
     std::string c2;
@@ -165,7 +171,8 @@ TEST_P(ServeHttp, BodyUnderTheLimitIsReadAndDiscarded) {
     TestServer srv(config());
     Socket s(srv.port());
     const std::string body(300000, 'b');
-    ASSERT_TRUE(s.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 300000\r\n\r\n" + body + "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n"));
+    ASSERT_TRUE(s.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 300000\r\n\r\n" + body +
+                       "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n"));
     std::string carry;
     const Response a = read_response(s, carry);
     EXPECT_EQ(a.status, 200);
@@ -212,8 +219,9 @@ TEST_P(ServeHttp, ResponsesCarryTheDate) {
     TestServer srv(config());
     Socket s(srv.port());
     const std::time_t before = std::time(nullptr);
-    ASSERT_TRUE(s.send("GET / HTTP/1.1\r\nHost: x\r\n\r\nGET /stats HTTP/1.1\r\nHost: x\r\n\r\n"
-                       "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n"));
+    ASSERT_TRUE(
+        s.send("GET / HTTP/1.1\r\nHost: x\r\n\r\nGET /stats HTTP/1.1\r\nHost: x\r\n\r\n"
+               "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n"));
     std::string carry;
     for (int i = 0; i < 3; ++i) {
         const Response r = read_response(s, carry);
@@ -221,7 +229,8 @@ TEST_P(ServeHttp, ResponsesCarryTheDate) {
         const std::size_t at = r.head.find("\r\nDate: ");
         ASSERT_NE(at, std::string::npos) << r.head;
         std::tm tm{};
-        ASSERT_NE(::strptime(r.head.c_str() + at + 8, "%a, %d %b %Y %H:%M:%S GMT", &tm), nullptr) << r.head;
+        ASSERT_NE(::strptime(r.head.c_str() + at + 8, "%a, %d %b %Y %H:%M:%S GMT", &tm), nullptr)
+            << r.head;
         const std::time_t t = ::timegm(&tm);
         EXPECT_GE(t, before) << r.head;
         EXPECT_LE(t, after) << r.head;
@@ -231,7 +240,9 @@ TEST_P(ServeHttp, ResponsesCarryTheDate) {
 TEST_P(ServeHttp, StatsIsJson) {
     TestServer srv(config());
     Socket s(srv.port());
-    ASSERT_TRUE(s.send("GET / HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\nGET /stats HTTP/1.1\r\nHost: x\r\n\r\n"));
+    ASSERT_TRUE(
+        s.send("GET / HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\nGET /stats "
+               "HTTP/1.1\r\nHost: x\r\n\r\n"));
     std::string carry;
     ASSERT_EQ(read_response(s, carry).status, 200);
     ASSERT_EQ(read_response(s, carry).status, 200);
@@ -242,7 +253,8 @@ TEST_P(ServeHttp, StatsIsJson) {
     EXPECT_EQ(j["engine"], std::string(net::engine_name(GetParam())));
     EXPECT_EQ(j["mode"], "http");
     EXPECT_EQ(j["requests"].get<int>(), 3);
-    EXPECT_EQ(j["responses"]["2xx"].get<int>(), 2) << "the /stats response is counted after it is rendered";
+    EXPECT_EQ(j["responses"]["2xx"].get<int>(), 2)
+        << "the /stats response is counted after it is rendered";
     EXPECT_GE(j["connections"]["active"].get<int>(), 1);
     EXPECT_GT(j["syscalls"].get<int>(), 0);
 }
@@ -271,13 +283,15 @@ TEST_P(ServeHttp, BatchesWaitsOnlyUnderManyClients) {
     while ((rounds < 50 || (can_batch && srv.server().stats().batch_waits == 0)) &&
            std::chrono::steady_clock::now() < deadline) {
         for (auto& c : clients) ASSERT_TRUE(c->send(req));
-        for (auto& c : clients) ASSERT_EQ(read_n(*c, want.size()), blank_dates(want)) << "round " << rounds;
+        for (auto& c : clients)
+            ASSERT_EQ(read_n(*c, want.size()), blank_dates(want)) << "round " << rounds;
         ++rounds;
     }
     if (can_batch)
         EXPECT_GT(srv.server().stats().batch_waits, 0u) << rounds << " rounds of 64 clients";
     else
-        EXPECT_EQ(srv.server().stats().batch_waits, 0u) << "epoll, or a kernel without the batching wait";
+        EXPECT_EQ(srv.server().stats().batch_waits, 0u)
+            << "epoll, or a kernel without the batching wait";
 }
 
 TEST_P(ServeHttp, VanishingClientsCostOnlyTheirConnection) {
@@ -294,7 +308,8 @@ TEST_P(ServeHttp, VanishingClientsCostOnlyTheirConnection) {
         }
         {
             Socket s(srv.port());
-            ASSERT_TRUE(s.send("GET / HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n"));
+            ASSERT_TRUE(
+                s.send("GET / HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n"));
             s.reset();  // RST while responses are on their way
         }
     }
@@ -376,7 +391,8 @@ TEST_P(ServeHttp, CloseAfterAnAnswerIsNotAResetWhenMoreInputArrived) {
     net::append_response(one, 200, "text/plain", net::make_body(cfg.body_size), "close", false);
     errno = 0;
     const std::string got = s.read_all();
-    EXPECT_NE(errno, ECONNRESET) << "reset after " << got.size() << " of " << one.size() << " bytes";
+    EXPECT_NE(errno, ECONNRESET) << "reset after " << got.size() << " of " << one.size()
+                                 << " bytes";
     ASSERT_EQ(got.size(), one.size());
     EXPECT_EQ(blank_dates(got), blank_dates(one));
 }

@@ -102,8 +102,9 @@ TEST_P(ServeLimits, NoDescriptorGrowthAcrossManyConnections) {
             // The server closes first (Connection: close): TIME_WAIT lands on
             // its side, so the client's ephemeral ports are not used up.
             ASSERT_TRUE(s.send(i % 3 == 0 ? "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-                               : i % 3 == 1 ? "GET /stats HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-                                            : "garbage\x01\r\n\r\n"));
+                               : i % 3 == 1
+                                   ? "GET /stats HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+                                   : "garbage\x01\r\n\r\n"));
             bool closed = false;
             const std::string got = s.read_all(&closed);
             ASSERT_TRUE(closed) << i;
@@ -143,13 +144,15 @@ TEST_P(ServeLimits, StopRacingResetsFinishesEveryTime) {
             clients.push_back(std::make_unique<Socket>(srv.port()));
             ASSERT_TRUE(clients.back()->send("GET / HTTP/1.1\r\nHost: half"));
         }
-        for (int i = 0; i < 400 && srv.server().stats().active < clients.size(); ++i) ::usleep(1000);
+        for (int i = 0; i < 400 && srv.server().stats().active < clients.size(); ++i)
+            ::usleep(1000);
         ASSERT_EQ(srv.server().stats().active, clients.size()) << "round " << round;
         srv.server().stop();
         for (auto& s : clients) s->reset();
         auto done = std::async(std::launch::async, [&] { srv.finish(); });
         if (done.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
-            std::fprintf(stderr, "round %d: the server did not finish within 20 s of stop()\n", round);
+            std::fprintf(stderr, "round %d: the server did not finish within 20 s of stop()\n",
+                         round);
             std::_Exit(1);  // the worker is stuck; its thread cannot be joined
         }
         done.get();
@@ -194,7 +197,8 @@ TEST_P(ServeLimits, StopWhileClientsConnectLeaksNoDescriptor) {
         srv.server().stop();
         for (int i = 0; i < 8; ++i) {
             try {
-                clients.push_back(std::make_unique<Socket>(srv.port(), std::chrono::milliseconds(200)));
+                clients.push_back(
+                    std::make_unique<Socket>(srv.port(), std::chrono::milliseconds(200)));
             } catch (const std::exception&) {
                 break;  // the listener is already closed
             }

@@ -3,8 +3,8 @@
 // hanging it.
 #pragma once
 
-#include "tools/send_all.hpp"
 #include "net/server.hpp"
+#include "tools/send_all.hpp"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -98,7 +98,8 @@ inline ssize_t recv_retrying(int fd, void* buf, std::size_t n) {
 // A connected, blocking client socket; reads give up after `timeout`.
 // `rcvbuf` (bytes, 0: the default) is set before connecting, so the window
 // the client announces stays that small.
-inline int connect_to(std::uint16_t port, std::chrono::milliseconds timeout = std::chrono::seconds(10),
+inline int connect_to(std::uint16_t port,
+                      std::chrono::milliseconds timeout = std::chrono::seconds(10),
                       int rcvbuf = 0) {
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) throw std::runtime_error("socket");
@@ -133,7 +134,8 @@ inline int connect_to(std::uint16_t port, std::chrono::milliseconds timeout = st
 
 struct Socket {
     int fd;
-    explicit Socket(std::uint16_t port, std::chrono::milliseconds timeout = std::chrono::seconds(10), int rcvbuf = 0)
+    explicit Socket(std::uint16_t port,
+                    std::chrono::milliseconds timeout = std::chrono::seconds(10), int rcvbuf = 0)
         : fd(connect_to(port, timeout, rcvbuf)) {}
     ~Socket() {
         if (fd >= 0) ::close(fd);
@@ -228,7 +230,8 @@ inline Response read_response(const Socket& s, std::string& carry) {
 // so responses taken in different seconds compare equal.
 inline std::string blank_dates(std::string text) {
     for (std::size_t at = 0; (at = text.find("\r\nDate: ", at)) != std::string::npos; at += 8)
-        if (at + 8 + net::kHttpDateBytes <= text.size()) text.replace(at + 8, net::kHttpDateBytes, net::kHttpDateBytes, '#');
+        if (at + 8 + net::kHttpDateBytes <= text.size())
+            text.replace(at + 8, net::kHttpDateBytes, net::kHttpDateBytes, '#');
     return text;
 }
 

@@ -84,7 +84,8 @@ netbench::Result made_up(std::vector<std::string> engines, unsigned rounds, F ra
         const double drift = 1 + 0.3 * ((r * 7) % 5) / 5.0;  // the machine drifts; pairs cancel it
         for (unsigned i = 0; i < 2; ++i) {
             netbench::Run run;
-            run.engine = i == 0 ? engines[0] : (engines[1] == engines[0] ? engines[1] + "#2" : engines[1]);
+            run.engine =
+                i == 0 ? engines[0] : (engines[1] == engines[0] ? engines[1] + "#2" : engines[1]);
             run.round = r;
             run.seconds = 1;
             run.requests = run.server_requests = 100000;
@@ -97,13 +98,15 @@ netbench::Result made_up(std::vector<std::string> engines, unsigned rounds, F ra
 }
 
 const measure::Comparison& on(const std::vector<measure::Comparison>& cs, Metric m) {
-    const auto it = std::find_if(cs.begin(), cs.end(), [&](const auto& c) { return c.metric == m; });
+    const auto it =
+        std::find_if(cs.begin(), cs.end(), [&](const auto& c) { return c.metric == m; });
     EXPECT_NE(it, cs.end());
     return *it;
 }
 
 TEST(BenchNetVerdict, AConsistentDifferenceIsNamed) {
-    const auto res = made_up({"uring", "epoll"}, 12, [](unsigned r) { return 0.8 + 0.01 * (r % 3); });
+    const auto res =
+        made_up({"uring", "epoll"}, 12, [](unsigned r) { return 0.8 + 0.01 * (r % 3); });
     const auto cs = netbench::compare(res);
     ASSERT_EQ(cs.size(), 2u);  // server CPU per request and requests/s
     const auto& cpu = on(cs, Metric::cpu_us_per_io);
@@ -113,11 +116,14 @@ TEST(BenchNetVerdict, AConsistentDifferenceIsNamed) {
     EXPECT_NEAR(cpu.ratio, 0.81, 0.011);
     EXPECT_EQ(on(cs, Metric::iops).verdict, Judgement::same);  // equal requests/s every round
     const std::string report = netbench::format_report(res, cs);
-    EXPECT_NE(report.find("uring against epoll: server CPU per request: cheaper"), std::string::npos) << report;
+    EXPECT_NE(report.find("uring against epoll: server CPU per request: cheaper"),
+              std::string::npos)
+        << report;
 }
 
 TEST(BenchNetVerdict, ScatterAroundOneIsTheSame) {
-    const auto res = made_up({"uring", "epoll"}, 12, [](unsigned r) { return r % 2 ? 0.85 : 1.15; });
+    const auto res =
+        made_up({"uring", "epoll"}, 12, [](unsigned r) { return r % 2 ? 0.85 : 1.15; });
     const auto cs = netbench::compare(res);
     EXPECT_EQ(on(cs, Metric::cpu_us_per_io).verdict, Judgement::same);
     EXPECT_NE(netbench::format_report(res, cs).find("the same within noise"), std::string::npos);
@@ -131,7 +137,8 @@ TEST(BenchNetVerdict, TooFewRoundsAreNotJudged) {
 }
 
 TEST(BenchNetVerdict, AnEngineListedTwiceIsComparedWithItself) {
-    const auto res = made_up({"epoll", "epoll"}, 12, [](unsigned r) { return r % 2 ? 0.97 : 1.03; });
+    const auto res =
+        made_up({"epoll", "epoll"}, 12, [](unsigned r) { return r % 2 ? 0.97 : 1.03; });
     const auto cs = netbench::compare(res);
     const auto& cpu = on(cs, Metric::cpu_us_per_io);
     EXPECT_EQ(cpu.a, "epoll#2");
@@ -147,7 +154,8 @@ TEST(BenchNetVerdict, RoundsByDefaultAreEnoughForAVerdict) {
     // Two comparisons at 95% family-wise: 97.5% each.
     EXPECT_EQ(n, measure::samples_needed(measure::confidence_each(0.95, 2)));
     const auto res = made_up({"uring", "epoll"}, n, [](unsigned) { return 0.8; });
-    EXPECT_NE(on(netbench::compare(res), Metric::cpu_us_per_io).verdict, Judgement::too_few_samples);
+    EXPECT_NE(on(netbench::compare(res), Metric::cpu_us_per_io).verdict,
+              Judgement::too_few_samples);
     c.rounds = 3;
     EXPECT_EQ(netbench::rounds_of(c), 3u);
 }
@@ -192,7 +200,8 @@ TEST(BenchNetRun, EveryEngineIsMeasuredOnLoopback) {
         EXPECT_EQ(r.error, "");
         EXPECT_TRUE(r.usable());
         EXPECT_GT(r.requests, 0u);
-        EXPECT_GE(r.server_requests + 64, r.requests);  // the server saw what the client counted (±in flight)
+        EXPECT_GE(r.server_requests + 64,
+                  r.requests);  // the server saw what the client counted (±in flight)
         EXPECT_LE(r.server_requests, r.requests + 10000);  // and no more than it could have sent
         EXPECT_GT(r.server_cpu_s, 0);
         EXPECT_GT(r.server_syscalls, 0u);
@@ -231,14 +240,15 @@ TEST(BenchNetCli, BadInputIsAUsageError) {
 }
 
 TEST(BenchNetCli, JsonToStandardOutputParses) {
-    const auto r = bench_net({"--engines", "epoll,epoll", "--workloads", "echo:2:64", "--rounds", "2", "-d",
-                              "100ms", "--json", "-"});
+    const auto r = bench_net({"--engines", "epoll,epoll", "--workloads", "echo:2:64", "--rounds",
+                              "2", "-d", "100ms", "--json", "-"});
     ASSERT_EQ(r.status, 0) << r.err;
     const auto j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["tool"], "uringkit bench net");
     EXPECT_EQ(j["runs"].size(), 4u);
     EXPECT_EQ(j["comparisons"][0]["a"], "epoll#2");
-    EXPECT_NE(r.err.find("Verdict"), std::string::npos) << "the report goes to stderr beside JSON on stdout";
+    EXPECT_NE(r.err.find("Verdict"), std::string::npos)
+        << "the report goes to stderr beside JSON on stdout";
 }
 
 }  // namespace
@@ -250,7 +260,8 @@ std::vector<pid_t> processes_with(const std::string& marker) {
         const std::string name = e.path().filename();
         if (name.find_first_not_of("0123456789") != std::string::npos) continue;
         std::ifstream f(e.path() / "cmdline");
-        const std::string cmdline((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+        const std::string cmdline((std::istreambuf_iterator<char>(f)),
+                                  std::istreambuf_iterator<char>());
         if (cmdline.find(marker) != std::string::npos) out.push_back(std::stoi(name));
     }
     return out;
@@ -260,8 +271,8 @@ std::vector<pid_t> processes_with(const std::string& marker) {
 // the signal, and no server child outlives it.
 TEST(BenchNetCli, SigtermPrintsWhatRanAndLeavesNoServer) {
     const std::string marker = "echo:3:77";  // a workload no other test uses
-    const auto r = files_test::run({URINGKIT_CLI, "bench", "net", "--engines", "epoll,uring", "--workloads", marker,
-                                    "--rounds", "50", "-d", "200ms"},
+    const auto r = files_test::run({URINGKIT_CLI, "bench", "net", "--engines", "epoll,uring",
+                                    "--workloads", marker, "--rounds", "50", "-d", "200ms"},
                                    {}, {}, [](pid_t pid) {
                                        std::this_thread::sleep_for(1500ms);
                                        ::kill(pid, SIGTERM);

@@ -17,7 +17,8 @@ using namespace uringkit::testing;
 TEST(DirectOpen, OpenReadCloseChainOnAFixedSlot) {
     Ring ring(8);
     if (!ring.has_feature(IORING_FEAT_LINKED_FILE))
-        GTEST_SKIP() << "no IORING_FEAT_LINKED_FILE (5.17): a fixed slot opened in a chain is not usable by the next link";
+        GTEST_SKIP() << "no IORING_FEAT_LINKED_FILE (5.17): a fixed slot opened in a chain is not "
+                        "usable by the next link";
     try {
         ring.register_files_sparse(4);
     } catch (const RingError& e) {
@@ -25,7 +26,9 @@ TEST(DirectOpen, OpenReadCloseChainOnAFixedSlot) {
     }
     TempFile file(10000, 3);
     std::vector<std::byte> buf(10000);
-    ring.prepare(op::OpenAt(AT_FDCWD, file.path().c_str(), O_RDONLY).into_slot(2)).user_data(1).link();
+    ring.prepare(op::OpenAt(AT_FDCWD, file.path().c_str(), O_RDONLY).into_slot(2))
+        .user_data(1)
+        .link();
     ring.prepare(op::Read(Fixed{2}, buf.data(), 10000, 0)).user_data(2).link();
     ring.prepare(op::Close(Fixed{2})).user_data(3);
     const auto cs = reap(ring, 3);
@@ -51,7 +54,9 @@ TEST(DirectOpen, ReadFixedThroughADirectDescriptor) {
     const iovec reg{p, 8192};
     ring.register_buffers({&reg, 1});
     TempFile file(8192, 4);
-    ring.prepare(op::OpenAt(AT_FDCWD, file.path().c_str(), O_RDONLY).into_slot(0)).user_data(1).link();
+    ring.prepare(op::OpenAt(AT_FDCWD, file.path().c_str(), O_RDONLY).into_slot(0))
+        .user_data(1)
+        .link();
     ring.prepare(op::ReadFixed(Fixed{0}, p, 8192, 0, 0)).user_data(2).link();
     ring.prepare(op::Close(Fixed{0})).user_data(3);
     const auto cs = reap(ring, 3);

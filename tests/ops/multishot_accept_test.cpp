@@ -60,7 +60,8 @@ TEST(MultishotAccept, IntoAnySlotOfASparseTable) {
     for (int i = 0; i < 2; ++i) {
         clients.push_back(listener.connect_client());
         const auto c = reap_one(ring);
-        if (i == 0 && c.res == -EINVAL) GTEST_SKIP() << "no multishot accept into direct slots (5.19)";
+        if (i == 0 && c.res == -EINVAL)
+            GTEST_SKIP() << "no multishot accept into direct slots (5.19)";
         ASSERT_GE(c.res, 0);
         ASSERT_LT(c.res, 2);
         slots.insert(c.res);

@@ -37,7 +37,8 @@ TEST(MultishotRecv, ExhaustionRecycleAndRearmKeepTheStreamIntact) {
     TcpPair pair;
     // 10 buffers' worth queued before arming: more than the ring holds.
     const auto sent = pattern(10 * kBufSize, 3);
-    ASSERT_EQ(::send(pair.client.get(), sent.data(), sent.size(), 0), static_cast<ssize_t>(sent.size()));
+    ASSERT_EQ(::send(pair.client.get(), sent.data(), sent.size(), 0),
+              static_cast<ssize_t>(sent.size()));
 
     std::vector<std::byte> received;
     int enobufs = 0, arms = 0;
@@ -50,7 +51,8 @@ TEST(MultishotRecv, ExhaustionRecycleAndRearmKeepTheStreamIntact) {
         while (!ended) {
             const auto c = reap_one(ring);
             ASSERT_EQ(c.user_data, 1u);
-            if (c.res == -EINVAL && arms == 1 && received.empty()) GTEST_SKIP() << "no multishot recv (6.0)";
+            if (c.res == -EINVAL && arms == 1 && received.empty())
+                GTEST_SKIP() << "no multishot recv (6.0)";
             if (c.res == -ENOBUFS) {
                 EXPECT_FALSE(c.more()) << "-ENOBUFS ends the multishot request";
                 ++enobufs;

@@ -60,7 +60,8 @@ TEST(NetOps, ConnectToAClosedPortIsRefused) {
         addr = l.addr;
     }  // closed: nothing listens on that port now
     UniqueFd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    ring.prepare(op::Connect(Fd{s.get()}, reinterpret_cast<const sockaddr*>(&addr), sizeof addr)).user_data(1);
+    ring.prepare(op::Connect(Fd{s.get()}, reinterpret_cast<const sockaddr*>(&addr), sizeof addr))
+        .user_data(1);
     EXPECT_EQ(reap_one(ring).res, -ECONNREFUSED);
 }
 

@@ -28,7 +28,8 @@ void arm(Ring& ring, int fd) {
 
 TEST(RecvBundle, OneCompletionFillsSeveralBuffersInRingOrder) {
     Ring ring(16);
-    if (!ring.has_feature(IORING_FEAT_RECVSEND_BUNDLE)) GTEST_SKIP() << "no recv bundles (Linux 6.10)";
+    if (!ring.has_feature(IORING_FEAT_RECVSEND_BUNDLE))
+        GTEST_SKIP() << "no recv bundles (Linux 6.10)";
     BufferRing buffers(ring, kGroup, kBufs, kBufSize);
     TcpPair pair;
     std::mt19937 rng(11);
@@ -40,7 +41,8 @@ TEST(RecvBundle, OneCompletionFillsSeveralBuffersInRingOrder) {
     while (rounds < 200) {
         // 1 to 5 buffers' worth: a bundle as soon as it spans more than one.
         const auto chunk = pattern(1 + rng() % (5 * kBufSize), rounds);
-        ASSERT_EQ(::send(pair.client.get(), chunk.data(), chunk.size(), 0), static_cast<ssize_t>(chunk.size()));
+        ASSERT_EQ(::send(pair.client.get(), chunk.data(), chunk.size(), 0),
+                  static_cast<ssize_t>(chunk.size()));
         sent.insert(sent.end(), chunk.begin(), chunk.end());
         while (received.size() < sent.size()) {
             const auto c = reap_one(ring);
@@ -87,11 +89,13 @@ TEST(RecvBundle, OneCompletionFillsSeveralBuffersInRingOrder) {
 
 TEST(RecvBundle, ABufferTakenTwiceIsRefused) {
     Ring ring(16);
-    if (!ring.has_feature(IORING_FEAT_RECVSEND_BUNDLE)) GTEST_SKIP() << "no recv bundles (Linux 6.10)";
+    if (!ring.has_feature(IORING_FEAT_RECVSEND_BUNDLE))
+        GTEST_SKIP() << "no recv bundles (Linux 6.10)";
     BufferRing buffers(ring, kGroup, kBufs, kBufSize);
     TcpPair pair;
     const auto sent = pattern(3 * kBufSize, 5);
-    ASSERT_EQ(::send(pair.client.get(), sent.data(), sent.size(), 0), static_cast<ssize_t>(sent.size()));
+    ASSERT_EQ(::send(pair.client.get(), sent.data(), sent.size(), 0),
+              static_cast<ssize_t>(sent.size()));
     ring.prepare(op::Recv::provided(Fd{pair.server.get()}, kGroup).bundle()).user_data(1);
     const auto c = reap_one(ring);
     ASSERT_EQ(c.res, static_cast<int>(sent.size()));

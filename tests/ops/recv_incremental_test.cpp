@@ -46,7 +46,8 @@ TEST(RecvIncremental, ArrivalsShareABufferAtIncreasingOffsets) {
     for (unsigned round = 0; round < 300; ++round) {
         // Small arrivals, waited for one by one, so each is its own completion.
         const auto chunk = pattern(1 + rng() % 300, round);
-        ASSERT_EQ(::send(pair.client.get(), chunk.data(), chunk.size(), 0), static_cast<ssize_t>(chunk.size()));
+        ASSERT_EQ(::send(pair.client.get(), chunk.data(), chunk.size(), 0),
+                  static_cast<ssize_t>(chunk.size()));
         sent.insert(sent.end(), chunk.begin(), chunk.end());
         while (received.size() < sent.size()) {
             const auto c = reap_one(ring);
@@ -58,7 +59,8 @@ TEST(RecvIncremental, ArrivalsShareABufferAtIncreasingOffsets) {
                     received.insert(received.end(), d.bytes.begin(), d.bytes.end());
                     if (d.has_buffer) buffers->recycle(d.id);
                 }
-                ring.prepare(op::Recv::provided(Fd{pair.server.get()}, kGroup).multishot()).user_data(1);
+                ring.prepare(op::Recv::provided(Fd{pair.server.get()}, kGroup).multishot())
+                    .user_data(1);
                 ASSERT_LT(++arms, 100u) << "no progress";
                 continue;
             }
@@ -98,7 +100,8 @@ TEST(RecvIncremental, APiecePastTheBufferEndIsRefused) {
     auto buffers = incremental_ring(ring);
     if (!buffers) GTEST_SKIP() << "no incremental buffer rings (IOU_PBUF_RING_INC, Linux 6.12)";
     const std::uint32_t id1 = 1u << IORING_CQE_BUFFER_SHIFT;
-    const auto a = buffers->take(Completion{1, 4000, IORING_CQE_F_BUFFER | IORING_CQE_F_BUF_MORE | id1});
+    const auto a =
+        buffers->take(Completion{1, 4000, IORING_CQE_F_BUFFER | IORING_CQE_F_BUF_MORE | id1});
     EXPECT_EQ(a.error, 0);
     EXPECT_TRUE(a.more);
     const auto b = buffers->take(Completion{1, 200, IORING_CQE_F_BUFFER | id1});

@@ -70,7 +70,8 @@ TEST(RwOps, WritevAndReadvScatterGather) {
     ASSERT_EQ(reap_one(ring).res, 3017);
 
     std::vector<std::byte> a(1), b(1500), c(1000), d(600, std::byte{0xee});
-    iovec in[4] = {{a.data(), a.size()}, {b.data(), b.size()}, {c.data(), c.size()}, {d.data(), d.size()}};
+    iovec in[4] = {
+        {a.data(), a.size()}, {b.data(), b.size()}, {c.data(), c.size()}, {d.data(), d.size()}};
     ring.prepare(op::Readv(Fd{file.fd()}, in, 4, 4096)).user_data(2);
     const auto done = reap_one(ring);
     EXPECT_EQ(done.user_data, 2u);
@@ -84,7 +85,8 @@ TEST(RwOps, WritevAndReadvScatterGather) {
 
 TEST(RwOps, OffsetMinusOneUsesAndAdvancesFilePosition) {
     Ring ring(4);
-    if (!ring.has_feature(IORING_FEAT_RW_CUR_POS)) GTEST_SKIP() << "no IORING_FEAT_RW_CUR_POS (5.6)";
+    if (!ring.has_feature(IORING_FEAT_RW_CUR_POS))
+        GTEST_SKIP() << "no IORING_FEAT_RW_CUR_POS (5.6)";
     TempFile file(4096, 2);
     const auto expect = pattern(4096, 2);
     ASSERT_EQ(::lseek(file.fd(), 1000, SEEK_SET), 1000);

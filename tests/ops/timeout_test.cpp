@@ -12,7 +12,9 @@ using namespace uringkit;
 using namespace uringkit::testing;
 
 namespace {
-__kernel_timespec ms(long long v) { return {v / 1000, (v % 1000) * 1'000'000}; }
+__kernel_timespec ms(long long v) {
+    return {v / 1000, (v % 1000) * 1'000'000};
+}
 constexpr __kernel_timespec kLong{3600, 0};  // never fires during a test
 }  // namespace
 

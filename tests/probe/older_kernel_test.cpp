@@ -3,10 +3,10 @@
 // a kernel before them does (tools/older_kernel.hpp, through no_uring
 // --refuse-register), and `setarch --uname-2.6` makes uname report a release
 // below the minimum.  Each fallback must still give the same bytes.
-#include "files_test_support.hpp"
 #include "tools/older_kernel.hpp"
-#include "uringkit/ops/ops.hpp"
+#include "files_test_support.hpp"
 #include "probe/kernel.hpp"
+#include "uringkit/ops/ops.hpp"
 #include "uringkit/ring/ring.hpp"
 #include "uringkit/sys/uapi.hpp"
 
@@ -34,7 +34,8 @@ void make_tree(const Scratch& s) {
 
 TEST(KernelVersion, ParsesTheReleaseAndComparesWithTheMinimum) {
     EXPECT_EQ(uringkit::probe::parse_kernel_release("6.1.0-57-amd64"), (KernelVersion{6, 1}));
-    EXPECT_EQ(uringkit::probe::parse_kernel_release("6.12.117+deb12-amd64"), (KernelVersion{6, 12}));
+    EXPECT_EQ(uringkit::probe::parse_kernel_release("6.12.117+deb12-amd64"),
+              (KernelVersion{6, 12}));
     EXPECT_EQ(uringkit::probe::parse_kernel_release("5.15"), (KernelVersion{5, 15}));
     EXPECT_FALSE(uringkit::probe::parse_kernel_release("linux"));
     EXPECT_FALSE(uringkit::probe::parse_kernel_release("6"));
@@ -87,8 +88,8 @@ TEST(OlderKernel, ReadfilesWithoutSparseFileTablesReadsWithBlockingCallsSameOutp
         const Child ref = run({URINGKIT_CLI, "readfiles", "--engine", "sync", s / "t"});
         ASSERT_EQ(ref.status, 0) << ref.err;
         ASSERT_EQ(count(ref.out, "\n"), 4u);
-        const Child old = run({NO_URING, "--refuse-register", kSparseFiles, URINGKIT_CLI, "readfiles", "--engine",
-                               "ring", "--threads", threads, s / "t"});
+        const Child old = run({NO_URING, "--refuse-register", kSparseFiles, URINGKIT_CLI,
+                               "readfiles", "--engine", "ring", "--threads", threads, s / "t"});
         EXPECT_EQ(old.status, 0) << old.err;
         EXPECT_EQ(old.out, ref.out) << "threads " << threads;
         // Said, naming the feature, not an error from the top.
@@ -100,11 +101,12 @@ TEST(OlderKernel, ReadfilesWithoutSparseFileTablesReadsWithBlockingCallsSameOutp
 TEST(OlderKernel, CpWithoutSparseFileTablesCopiesWithReadWriteByteIdentical) {
     Scratch s;
     make_tree(s);
-    const Child old = run({NO_URING, "--refuse-register", kSparseFiles, URINGKIT_CLI, "cp", "-r", "--copy-threads", "0",
-                           s / "t", s / "u"});
+    const Child old = run({NO_URING, "--refuse-register", kSparseFiles, URINGKIT_CLI, "cp", "-r",
+                           "--copy-threads", "0", s / "t", s / "u"});
     ASSERT_EQ(old.status, 0) << old.err;
     for (const char* f : {"a", "b", "sub/c", "sub/d"})
-        EXPECT_EQ(read_file(s / (std::string("u/") + f)), read_file(s / (std::string("t/") + f))) << f;
+        EXPECT_EQ(read_file(s / (std::string("u/") + f)), read_file(s / (std::string("t/") + f)))
+            << f;
     EXPECT_EQ(count(old.err, "sparse file table"), 1u) << old.err;
     EXPECT_NE(old.err.find("copying with read/write"), std::string::npos) << old.err;
 }
@@ -112,14 +114,16 @@ TEST(OlderKernel, CpWithoutSparseFileTablesCopiesWithReadWriteByteIdentical) {
 TEST(OlderKernel, ServeWithoutProvidedBufferRingsNamesTheFeature) {
     const std::string pbuf = std::to_string(IORING_REGISTER_PBUF_RING);
     // --engine uring refuses with status 3 before listening, naming what is missing.
-    const Child r = run({NO_URING, "--refuse-register", pbuf, URINGKIT_CLI, "serve", "--engine", "uring", "--port", "0"});
+    const Child r = run({NO_URING, "--refuse-register", pbuf, URINGKIT_CLI, "serve", "--engine",
+                         "uring", "--port", "0"});
     EXPECT_EQ(r.status, 3) << r.err;
     EXPECT_EQ(count(r.err, "provided buffer ring, Linux 5.19"), 1u) << r.err;
 }
 
 TEST(OlderKernel, ProbeWithoutOpcodeProbeStillReportsAndTrials) {
     Scratch s;
-    const Child old = run({NO_URING, "--refuse-register", kOpcodeProbe, URINGKIT_CLI, "probe", "--json", "--dir", s.dir});
+    const Child old = run({NO_URING, "--refuse-register", kOpcodeProbe, URINGKIT_CLI, "probe",
+                           "--json", "--dir", s.dir});
     ASSERT_EQ(old.status, 0) << old.err;
     const auto j = nlohmann::json::parse(old.out);
     EXPECT_TRUE(j["opcodes"]["last_op"].is_null());
@@ -154,7 +158,8 @@ TEST(OlderKernel, BelowTheMinimumEveryToolSaysSoInOneLine) {
         GTEST_SKIP() << "setarch --uname-2.6 is refused here";
     Scratch s;
     make_tree(s);
-    const Child probe = run({"setarch", "x86_64", "--uname-2.6", URINGKIT_CLI, "probe", "--json", "--dir", s.dir});
+    const Child probe =
+        run({"setarch", "x86_64", "--uname-2.6", URINGKIT_CLI, "probe", "--json", "--dir", s.dir});
     ASSERT_EQ(probe.status, 0) << probe.err;
     const auto j = nlohmann::json::parse(probe.out);
     EXPECT_EQ(j["min_kernel_ok"], false);

@@ -219,13 +219,15 @@ TEST(ProbeCli, SeccompEpermExitsThreeAndSaysSo) {
 // the first call, as a seccomp profile can): a ring can be made, nothing
 // goes round it.  That is not usable (status 3), whatever setup says.
 TEST(ProbeCli, SetupWithoutEnterIsNotUsable) {
-    const std::vector<std::string> refused = {NO_URING, "--fail-enter-after", "0", "--errno", "1", URINGKIT_CLI,
-                                              "probe"};
+    const std::vector<std::string> refused = {NO_URING, "--fail-enter-after", "0",    "--errno",
+                                              "1",      URINGKIT_CLI,         "probe"};
     const Child r = run(refused);
     EXPECT_EQ(r.status, 3) << r.out << r.err;
     const std::size_t setup = r.out.find("\nio_uring_setup ");
     ASSERT_NE(setup, std::string::npos) << r.out;
-    EXPECT_NE(r.out.substr(setup, r.out.find('\n', setup + 1) - setup).find("works"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.substr(setup, r.out.find('\n', setup + 1) - setup).find("works"),
+              std::string::npos)
+        << r.out;
     EXPECT_NE(r.out.find("NOT usable"), std::string::npos) << r.out;
 
     std::vector<std::string> as_json = refused;

@@ -49,7 +49,7 @@ protected:
         return files_test::run(std::move(args), {}, in_child, on_start);
     }
     static Child bench(std::vector<std::string> args, const std::function<void()>& in_child = {},
-                        const std::function<void(pid_t)>& on_start = {}) {
+                       const std::function<void(pid_t)>& on_start = {}) {
         args.insert(args.begin(), {URINGKIT_CLI, "bench"});
         return run(std::move(args), in_child, on_start);
     }
@@ -71,7 +71,8 @@ protected:
     }
     // A one-thread trace reading `file`: `reads` preads of 4 KiB, 1 ms apart.
     std::string read_trace(const std::string& file, int reads, double step_s = 0.001) const {
-        std::string t = fmt::format("1700000000.000000 openat(AT_FDCWD, \"{}\", O_RDONLY) = 3 <0.000010>\n", file);
+        std::string t = fmt::format(
+            "1700000000.000000 openat(AT_FDCWD, \"{}\", O_RDONLY) = 3 <0.000010>\n", file);
         for (int i = 0; i < reads; ++i)
             t += fmt::format("{:.6f} pread64(3, \"\"..., 4096, {}) = 4096 <0.000005>\n",
                              1700000000.001 + i * step_s, (i % 16) * 4096);
@@ -84,36 +85,50 @@ protected:
 
 // The strace command of the help, on a real program, replayed end to end.
 TEST_F(ReplayCli, AnXxhsumRunRecordedWithStraceReplaysThroughEveryEngine) {
-    if (run({"xxhsum", "--version"}).status == 127) GTEST_SKIP() << "xxhsum is not installed (Debian: xxhash)";
+    if (run({"xxhsum", "--version"}).status == 127)
+        GTEST_SKIP() << "xxhsum is not installed (Debian: xxhash)";
     fs::create_directory(dir_ / "tree");
     for (int i = 0; i < 24; ++i) {
         std::ofstream f(dir_ / "tree" / fmt::format("f{}", i), std::ios::binary);
         f << std::string(static_cast<std::size_t>(i) * 37000 + 1, static_cast<char>('a' + i));
     }
     const std::string trace = path("xxhsum.strace");
-    std::vector<std::string> cmd = {"strace", "-f", "-ttt", "-T", "-y", "--seccomp-bpf", "-o", trace, "-e",
-                                    "trace=openat,open,creat,close,close_range,dup,dup2,dup3,fcntl,clone,clone3,"
-                                    "fork,vfork,read,write,pread64,pwrite64,readv,writev,preadv,pwritev,preadv2,"
-                                    "pwritev2,lseek,fsync,fdatasync,sync_file_range,fallocate,ftruncate",
-                                    "xxhsum", "-H2"};
+    std::vector<std::string> cmd = {
+        "strace",
+        "-f",
+        "-ttt",
+        "-T",
+        "-y",
+        "--seccomp-bpf",
+        "-o",
+        trace,
+        "-e",
+        "trace=openat,open,creat,close,close_range,dup,dup2,dup3,fcntl,clone,clone3,"
+        "fork,vfork,read,write,pread64,pwrite64,readv,writev,preadv,pwritev,preadv2,"
+        "pwritev2,lseek,fsync,fdatasync,sync_file_range,fallocate,ftruncate",
+        "xxhsum",
+        "-H2"};
     for (int i = 0; i < 24; ++i) cmd.push_back((dir_ / "tree" / fmt::format("f{}", i)).string());
     const Child traced = run(cmd);
     if (traced.status == 127) GTEST_SKIP() << "strace is not installed (Debian: strace)";
-    if (traced.err.find("ptrace") != std::string::npos || traced.err.find("not permitted") != std::string::npos)
+    if (traced.err.find("ptrace") != std::string::npos ||
+        traced.err.find("not permitted") != std::string::npos)
         GTEST_SKIP() << "strace cannot trace here: " << traced.err;
     ASSERT_EQ(traced.status, 0) << traced.err;
     const std::string json = path("out.json");
-    const Child r = bench({"--replay", trace, "--engines", "pread,uring,uring-sqpoll", "--iodepth", "1,16",
-                            "--rounds", "3", "--loops", "4", "--json", json});
+    const Child r = bench({"--replay", trace, "--engines", "pread,uring,uring-sqpoll", "--iodepth",
+                           "1,16", "--rounds", "3", "--loops", "4", "--json", json});
     ASSERT_EQ(r.status, 0) << r.err << r.out;
-    EXPECT_NE(r.out.find("As your program issues it (one at a time per thread)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("As your program issues it (one at a time per thread)"), std::string::npos)
+        << r.out;
     EXPECT_NE(r.out.find("With up to 16 in flight per thread"), std::string::npos) << r.out;
     const auto j = nlohmann::json::parse(read_all(json));
     EXPECT_EQ(j["tool"], "uringkit bench --replay");
     EXPECT_GE(j["trace"]["reads"].get<int>(), 24);
     EXPECT_GE(j["trace"]["files"].get<int>(), 24) << "the tree, and xxhsum's own libraries";
     EXPECT_EQ(j["trace"]["writes"], 0);
-    // 3 rounds x (as-recorded + batched at 1 and 16) x 3 engines, unless uring-sqpoll is unavailable.
+    // 3 rounds x (as-recorded + batched at 1 and 16) x 3 engines, unless uring-sqpoll is
+    // unavailable.
     const std::size_t unavailable = j["unavailable"].size();
     EXPECT_EQ(j["runs"].size(), 3u * 3 * (3 - unavailable));
     std::uint64_t bytes = 0;
@@ -138,10 +153,11 @@ TEST_F(ReplayCli, BadInputGetsOneLineAndItsStatus) {
         int status;
         std::string says;
     };
-    const std::string bad = write_text("bad.strace", fmt::format("openat(AT_FDCWD, \"{}\", O_RDONLY) = 3\n"
-                                                                 "pread64(3, \"\"..., 10, 0) = 10\n"
-                                                                 "pread64(3, this is not strace\n",
-                                                                 data));
+    const std::string bad =
+        write_text("bad.strace", fmt::format("openat(AT_FDCWD, \"{}\", O_RDONLY) = 3\n"
+                                             "pread64(3, \"\"..., 10, 0) = 10\n"
+                                             "pread64(3, this is not strace\n",
+                                             data));
     const std::vector<Case> cases = {
         {{"--replay", path("missing.strace")}, 4, "missing.strace"},
         {{"--replay", bad}, 4, "line 3"},
@@ -153,14 +169,16 @@ TEST_F(ReplayCli, BadInputGetsOneLineAndItsStatus) {
         {{"--replay", good, "--loops", "0"}, 2, "--loops 0"},
         {{"--replay", good, "--scratch", path("nowhere")}, 4, "--scratch"},
         // strace's \0: the kernel would read the path up to it, another file.
-        {{"--replay", write_text("nul.strace", fmt::format("openat(AT_FDCWD, \"{}\\0.old\", O_RDONLY) = 3\n"
-                                                           "pread64(3, \"\"..., 10, 0) = 10\n",
-                                                           data))},
+        {{"--replay",
+          write_text("nul.strace", fmt::format("openat(AT_FDCWD, \"{}\\0.old\", O_RDONLY) = 3\n"
+                                               "pread64(3, \"\"..., 10, 0) = 10\n",
+                                               data))},
          4,
          "line 1: a path with a NUL byte"},
-        {{"--replay", write_text("untimed.strace", fmt::format("openat(AT_FDCWD, \"{}\", O_RDONLY) = 3\n"
-                                                               "pread64(3, \"\"..., 10, 0) = 10\n",
-                                                               data)),
+        {{"--replay",
+          write_text("untimed.strace", fmt::format("openat(AT_FDCWD, \"{}\", O_RDONLY) = 3\n"
+                                                   "pread64(3, \"\"..., 10, 0) = 10\n",
+                                                   data)),
           "--mode", "timed"},
          2,
          "no time"},
@@ -173,7 +191,8 @@ TEST_F(ReplayCli, BadInputGetsOneLineAndItsStatus) {
         EXPECT_TRUE(r.out.empty()) << r.out;
     }
     // --lenient counts the bad line and replays the rest.
-    const Child lenient = bench({"--replay", bad, "--lenient", "--rounds", "1", "--engines", "pread"});
+    const Child lenient =
+        bench({"--replay", bad, "--lenient", "--rounds", "1", "--engines", "pread"});
     EXPECT_EQ(lenient.status, 0) << lenient.err;
     EXPECT_NE(lenient.out.find("could not be parsed"), std::string::npos) << lenient.out;
 }
@@ -187,27 +206,31 @@ TEST_F(ReplayCli, AFifoInATraceIsRefusedWithoutBlocking) {
     const std::string trace = read_trace(path("fifo"), 4);
     fs::create_directory(dir_ / "scratch");
     for (const bool scratch : {false, true}) {
-        std::vector<std::string> args = {"timeout", "-s", "KILL", "30",      URINGKIT_CLI, "bench",
-                                         "--replay", trace,  "--rounds", "1"};
+        std::vector<std::string> args = {"timeout", "-s",       "KILL", "30",       URINGKIT_CLI,
+                                         "bench",   "--replay", trace,  "--rounds", "1"};
         if (scratch) args.insert(args.end(), {"--scratch", path("scratch")});
         const Child r = run(args);
         EXPECT_EQ(r.status, 4) << "--scratch " << scratch << ": " << r.err;
-        EXPECT_NE(r.err.find(path("fifo") + ": a FIFO, not a regular file or block device"), std::string::npos)
+        EXPECT_NE(r.err.find(path("fifo") + ": a FIFO, not a regular file or block device"),
+                  std::string::npos)
             << r.err;
         EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     }
     EXPECT_TRUE(fs::is_empty(dir_ / "scratch"));
     fs::create_symlink(make_file("real.bin", 65536), path("link"));
-    const Child linked = bench({"--replay", read_trace(path("link"), 4), "--rounds", "1", "--engines", "pread"});
+    const Child linked =
+        bench({"--replay", read_trace(path("link"), 4), "--rounds", "1", "--engines", "pread"});
     EXPECT_EQ(linked.status, 0) << linked.err;
 }
 
 TEST_F(ReplayCli, AWriteNotAllowedIsRefusedAndNothingIsTouched) {
     const std::string data = make_file("w.bin", 8192);
     const std::string trace = write_text(
-        "w.strace", fmt::format("openat(AT_FDCWD, \"{}\", O_WRONLY|O_TRUNC) = 3\npwrite64(3, \"ab\", 2, 0) = 2\n"
-                                "fsync(3) = 0\n",
-                                data));
+        "w.strace",
+        fmt::format(
+            "openat(AT_FDCWD, \"{}\", O_WRONLY|O_TRUNC) = 3\npwrite64(3, \"ab\", 2, 0) = 2\n"
+            "fsync(3) = 0\n",
+            data));
     const Child r = bench({"--replay", trace, "--rounds", "1"});
     EXPECT_EQ(r.status, 2) << r.err;
     EXPECT_NE(r.err.find(data), std::string::npos) << r.err;
@@ -232,7 +255,8 @@ TEST_F(ReplayCli, AWriteNotAllowedIsRefusedAndNothingIsTouched) {
         EXPECT_EQ(read_all(data), std::string(8192, 'q'));
     }
     // Allowed: the file itself is truncated and written.
-    const Child w = bench({"--replay", trace, "--rounds", "1", "--allow-write", "--engines", "uring"});
+    const Child w =
+        bench({"--replay", trace, "--rounds", "1", "--allow-write", "--engines", "uring"});
     EXPECT_EQ(w.status, 0) << w.err;
     EXPECT_EQ(read_all(data).size(), 2u);
 }
@@ -242,11 +266,12 @@ TEST_F(ReplayCli, SigintEndsALongTimedReplayWith130AndRemovesTheCopies) {
     const std::string trace = read_trace(data, 40, 0.5);  // 20 s at the recorded pace
     fs::create_directory(dir_ / "scratch");
     const auto t0 = std::chrono::steady_clock::now();
-    const Child r = bench({"--replay", trace, "--mode", "timed", "--rounds", "1", "--scratch", path("scratch")}, {},
-                           [](pid_t pid) {
-                               std::this_thread::sleep_for(std::chrono::milliseconds(800));
-                               ::kill(pid, SIGINT);
-                           });
+    const Child r =
+        bench({"--replay", trace, "--mode", "timed", "--rounds", "1", "--scratch", path("scratch")},
+              {}, [](pid_t pid) {
+                  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+                  ::kill(pid, SIGINT);
+              });
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_EQ(r.status, 130) << r.err;
     EXPECT_LT(s, 5.0) << "the replay stopped soon after SIGINT";

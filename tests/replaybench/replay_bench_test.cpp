@@ -65,15 +65,17 @@ protected:
 };
 
 std::string step_text(const Program& p, const Step& s) {
-    return fmt::format("{} {} {} {}", op_name(s.op), fs::path(p.files()[s.file].path).filename().string(), s.offset,
-                       s.length);
+    return fmt::format("{} {} {} {}", op_name(s.op),
+                       fs::path(p.files()[s.file].path).filename().string(), s.offset, s.length);
 }
 
 // The dependency rule as the issue states it, written out here rather than
 // taken from depends(), so a wrong depends() cannot hide from the test.
 bool must_wait(const Step& a, const Step& b) {
     if (a.file != b.file) return false;
-    const auto sync = [](Op op) { return op == Op::fsync || op == Op::fdatasync || op == Op::sync_range; };
+    const auto sync = [](Op op) {
+        return op == Op::fsync || op == Op::fdatasync || op == Op::sync_range;
+    };
     const bool a_sync = sync(a.op), b_sync = sync(b.op);
     if (a_sync || b_sync) return true;
     const bool overlap = a.offset < b.offset + b.length && b.offset < a.offset + a.length;
@@ -81,8 +83,8 @@ bool must_wait(const Step& a, const Step& b) {
 }
 
 // Every engine a trace replays through (bench's names, iopoll aside).
-const char* const kAllEngines[] = {"pread",        "threadpool", "libaio", "uring", "uring-reg",
-                                   "uring-sqpoll", "liburing",   "auto"};
+const char* const kAllEngines[] = {"pread",     "threadpool",   "libaio",   "uring",
+                                   "uring-reg", "uring-sqpoll", "liburing", "auto"};
 
 // An engine may be unavailable here only for a reason outside the replay:
 // the kernel refusing SQPOLL, a peer library missing from the build.
@@ -99,14 +101,17 @@ void expect_allowed_unavailable(const Result& r, const char* engine) {
 #endif
     const std::string e = engine;
     for (const Unavailable& u : r.unavailable) {
-        const bool not_built = u.why.find("was not found when uringkit was built") != std::string::npos &&
-                               ((e == "libaio" && !have_libaio) || (e == "liburing" && !have_liburing));
+        const bool not_built =
+            u.why.find("was not found when uringkit was built") != std::string::npos &&
+            ((e == "libaio" && !have_libaio) || (e == "liburing" && !have_liburing));
         EXPECT_TRUE(e == "uring-sqpoll" || not_built) << engine << ": " << u.why;
     }
 }
 
 // A strace line: pid, time, call.
-std::string line(int pid, double t, const std::string& call) { return fmt::format("{} {:.6f} {}\n", pid, t, call); }
+std::string line(int pid, double t, const std::string& call) {
+    return fmt::format("{} {:.6f} {}\n", pid, t, call);
+}
 
 }  // namespace
 
@@ -117,21 +122,27 @@ TEST_F(ReplayBench, CompilesEachThreadsStepsInOrderWithMarksAndTruncation) {
     t += line(10, 1.001, "pread64(3, \"\"..., 4096, 8192) = 4096 <0.000005>");
     t += line(10, 1.002, "read(3, \"\"..., 100) = 100 <0.000005>");
     t += line(10, 1.003, "read(3, \"\"..., 100) = 50 <0.000005>");
-    t += line(11, 1.004, fmt::format("openat(AT_FDCWD, \"{}\", O_WRONLY|O_CREAT|O_TRUNC, 0644) = 4 <0.000010>", b));
+    t += line(
+        11, 1.004,
+        fmt::format("openat(AT_FDCWD, \"{}\", O_WRONLY|O_CREAT|O_TRUNC, 0644) = 4 <0.000010>", b));
     t += line(11, 1.005, "write(4, \"xy\", 2) = 2 <0.000005>");
     t += line(11, 1.006, "fdatasync(4) = 0 <0.000100>");
-    t += line(11, 1.0065, "sync_file_range(4, 0, 2, SYNC_FILE_RANGE_WAIT_BEFORE|SYNC_FILE_RANGE_WRITE) = 0 <0.00001>");
+    t += line(11, 1.0065,
+              "sync_file_range(4, 0, 2, SYNC_FILE_RANGE_WAIT_BEFORE|SYNC_FILE_RANGE_WRITE) = 0 "
+              "<0.00001>");
     t += line(10, 1.007, "close(3) = 0 <0.000001>");
     const Program p = compile_text(t);
     ASSERT_EQ(p.threads(), 2u);
     std::vector<std::string> got0, got1;
     for (const Step& s : steps_of(p, 0)) got0.push_back(step_text(p, s));
     for (const Step& s : steps_of(p, 1)) got1.push_back(step_text(p, s));
-    EXPECT_EQ(got0, (std::vector<std::string>{"open a.bin 0 0", "read a.bin 8192 4096", "read a.bin 0 100",
-                                               "read a.bin 100 100", "close a.bin 0 0"}));
+    EXPECT_EQ(got0, (std::vector<std::string>{"open a.bin 0 0", "read a.bin 8192 4096",
+                                              "read a.bin 0 100", "read a.bin 100 100",
+                                              "close a.bin 0 0"}));
     // O_TRUNC on a descriptor opened for writing empties the file: a truncation to 0.
-    EXPECT_EQ(got1, (std::vector<std::string>{"open b.bin 0 0", "ftruncate b.bin 0 0", "write b.bin 0 2",
-                                               "fdatasync b.bin 0 0", "sync_file_range b.bin 0 2"}));
+    EXPECT_EQ(got1,
+              (std::vector<std::string>{"open b.bin 0 0", "ftruncate b.bin 0 0", "write b.bin 0 2",
+                                        "fdatasync b.bin 0 0", "sync_file_range b.bin 0 2"}));
     EXPECT_EQ(steps_of(p, 1).back().pad[0], SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE);
     EXPECT_EQ(p.shape().reads, 3u);
     EXPECT_EQ(p.shape().writes, 2u);  // the write and the truncation
@@ -152,15 +163,18 @@ TEST_F(ReplayBench, DependencyRules) {
         x.length = len;
         return x;
     };
-    EXPECT_FALSE(depends(s(Op::read, 0, 0, 4096), s(Op::read, 0, 0, 4096)));      // reads never wait for reads
-    EXPECT_TRUE(depends(s(Op::write, 0, 0, 4096), s(Op::read, 0, 4095, 10)));     // overlapping: RAW
-    EXPECT_TRUE(depends(s(Op::read, 0, 0, 4096), s(Op::write, 0, 100, 1)));       // WAR
-    EXPECT_TRUE(depends(s(Op::write, 0, 0, 4096), s(Op::write, 0, 0, 1)));        // WAW
-    EXPECT_FALSE(depends(s(Op::write, 0, 0, 4096), s(Op::read, 0, 4096, 4096)));  // adjacent, no overlap
-    EXPECT_FALSE(depends(s(Op::write, 0, 0, 4096), s(Op::read, 1, 0, 4096)));     // another file
-    EXPECT_TRUE(depends(s(Op::read, 0, 0, 1), s(Op::fsync, 0, 0, 0)));            // syncs are barriers
+    EXPECT_FALSE(
+        depends(s(Op::read, 0, 0, 4096), s(Op::read, 0, 0, 4096)));  // reads never wait for reads
+    EXPECT_TRUE(depends(s(Op::write, 0, 0, 4096), s(Op::read, 0, 4095, 10)));  // overlapping: RAW
+    EXPECT_TRUE(depends(s(Op::read, 0, 0, 4096), s(Op::write, 0, 100, 1)));    // WAR
+    EXPECT_TRUE(depends(s(Op::write, 0, 0, 4096), s(Op::write, 0, 0, 1)));     // WAW
+    EXPECT_FALSE(
+        depends(s(Op::write, 0, 0, 4096), s(Op::read, 0, 4096, 4096)));  // adjacent, no overlap
+    EXPECT_FALSE(depends(s(Op::write, 0, 0, 4096), s(Op::read, 1, 0, 4096)));  // another file
+    EXPECT_TRUE(depends(s(Op::read, 0, 0, 1), s(Op::fsync, 0, 0, 0)));         // syncs are barriers
     EXPECT_TRUE(depends(s(Op::fdatasync, 0, 0, 0), s(Op::read, 0, 1 << 20, 1)));
-    EXPECT_TRUE(depends(s(Op::close, 0, 0, 0), s(Op::open, 0, 0, 0)));            // close then open keep order
+    EXPECT_TRUE(
+        depends(s(Op::close, 0, 0, 0), s(Op::open, 0, 0, 0)));  // close then open keep order
     EXPECT_TRUE(depends(s(Op::ftruncate, 0, 0, 0), s(Op::read, 0, 0, 1)));
     EXPECT_FALSE(depends(s(Op::fsync, 0, 0, 0), s(Op::read, 1, 0, 1)));
 }
@@ -172,7 +186,9 @@ TEST_F(ReplayBench, NoStepStartsBeforeWhatItDependsOnInEveryEngineAndDepth) {
     const std::string f = make_file("data.bin", 1 << 20);
     std::string t;
     double now = 5.0;
-    for (int pid : {20, 21}) t += line(pid, now, fmt::format("openat(AT_FDCWD, \"{}\", O_RDWR) = {} <0.00001>", f, pid - 17));
+    for (int pid : {20, 21})
+        t += line(pid, now,
+                  fmt::format("openat(AT_FDCWD, \"{}\", O_RDWR) = {} <0.00001>", f, pid - 17));
     std::mt19937 rng(7);
     for (int i = 0; i < 400; ++i) {
         const int pid = 20 + (i % 2);
@@ -181,16 +197,21 @@ TEST_F(ReplayBench, NoStepStartsBeforeWhatItDependsOnInEveryEngineAndDepth) {
         now += 0.0001;
         switch (rng() % 6) {
             case 0:
-                t += line(pid, now, fmt::format("pwrite64({}, \"\"..., 8192, {}) = 8192 <0.00001>", fd, off));
+                t += line(pid, now,
+                          fmt::format("pwrite64({}, \"\"..., 8192, {}) = 8192 <0.00001>", fd, off));
                 break;
             case 1:
-                t += line(pid, now,
-                          i % 4 == 1 ? fmt::format("fsync({}) = 0 <0.00001>", fd)
-                                     : fmt::format("sync_file_range({}, {}, 4096, SYNC_FILE_RANGE_WRITE) = 0 <0.00001>",
-                                                   fd, off));
+                t += line(
+                    pid, now,
+                    i % 4 == 1
+                        ? fmt::format("fsync({}) = 0 <0.00001>", fd)
+                        : fmt::format(
+                              "sync_file_range({}, {}, 4096, SYNC_FILE_RANGE_WRITE) = 0 <0.00001>",
+                              fd, off));
                 break;
             default:
-                t += line(pid, now, fmt::format("pread64({}, \"\"..., 4096, {}) = 4096 <0.00001>", fd, off));
+                t += line(pid, now,
+                          fmt::format("pread64({}, \"\"..., 4096, {}) = 4096 <0.00001>", fd, off));
         }
     }
     const Program p = compile_text(t);
@@ -224,8 +245,9 @@ TEST_F(ReplayBench, NoStepStartsBeforeWhatItDependsOnInEveryEngineAndDepth) {
                         if (!is_io(steps[i].op) || !must_wait(steps[i], steps[j])) continue;
                         ++checked;
                         ASSERT_GT(e[j].issued, e[i].completed)
-                            << engine << " depth " << depth << ": " << step_text(p, steps[j]) << " (step " << j
-                            << ") started before " << step_text(p, steps[i]) << " (step " << i << ") completed";
+                            << engine << " depth " << depth << ": " << step_text(p, steps[j])
+                            << " (step " << j << ") started before " << step_text(p, steps[i])
+                            << " (step " << i << ") completed";
                     }
                 }
             }
@@ -235,7 +257,8 @@ TEST_F(ReplayBench, NoStepStartsBeforeWhatItDependsOnInEveryEngineAndDepth) {
                 bool overlapped = false;
                 const auto& e = log.threads[0];
                 for (std::size_t j = 1; j < e.size() && !overlapped; ++j)
-                    overlapped = e[j].issued && e[j - 1].completed && e[j].issued < e[j - 1].completed;
+                    overlapped =
+                        e[j].issued && e[j - 1].completed && e[j].issued < e[j - 1].completed;
                 EXPECT_TRUE(overlapped) << engine << " depth " << depth;
             }
         }
@@ -277,7 +300,7 @@ TEST_F(ReplayBench, ReplayedReadsCarryTheFilesBytes) {
 
 TEST_F(ReplayBench, AWriteWithoutPermissionIsRefusedAndNothingIsTouched) {
     const std::string f = make_file("w.bin", 65536);
-    struct stat before{};
+    struct stat before {};
     ASSERT_EQ(::stat(f.c_str(), &before), 0);
     std::string t;
     t += line(1, 1.0, fmt::format("openat(AT_FDCWD, \"{}\", O_RDWR) = 3 <0.00001>", f));
@@ -294,7 +317,7 @@ TEST_F(ReplayBench, AWriteWithoutPermissionIsRefusedAndNothingIsTouched) {
         EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << e.what();
         EXPECT_NE(std::string(e.what()).find("--allow-write"), std::string::npos) << e.what();
     }
-    struct stat after{};
+    struct stat after {};
     ASSERT_EQ(::stat(f.c_str(), &after), 0);
     EXPECT_EQ(after.st_size, 65536);
     EXPECT_EQ(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
@@ -339,7 +362,8 @@ TEST_F(ReplayBench, TimedModeKeepsTheRecordedPace) {
     const std::string f = make_file("t.bin", 65536);
     std::string t;
     t += line(1, 2.0, fmt::format("openat(AT_FDCWD, \"{}\", O_RDONLY) = 3 <0.00001>", f));
-    for (int i = 0; i < 11; ++i) t += line(1, 2.0 + i * 0.02, "pread64(3, \"\"..., 4096, 0) = 4096 <0.00001>");
+    for (int i = 0; i < 11; ++i)
+        t += line(1, 2.0 + i * 0.02, "pread64(3, \"\"..., 4096, 0) = 4096 <0.00001>");
     const Program p = compile_text(t);
     for (const char* engine : kAllEngines) {
         Config c;
@@ -357,7 +381,8 @@ TEST_F(ReplayBench, TimedModeKeepsTheRecordedPace) {
         EXPECT_LT(r.runs[0].seconds, 2.0) << engine;
     }
     // An untimed trace refuses timed mode with the reason.
-    const Program untimed = compile_text(fmt::format("openat(AT_FDCWD, \"{}\", O_RDONLY) = 3\npread64(3, \"\"..., 10, 0) = 10\n", f));
+    const Program untimed = compile_text(fmt::format(
+        "openat(AT_FDCWD, \"{}\", O_RDONLY) = 3\npread64(3, \"\"..., 10, 0) = 10\n", f));
     Config c;
     c.modes = {Mode::timed};
     EXPECT_THROW((void)run(untimed, c), ReplayError);
@@ -366,10 +391,12 @@ TEST_F(ReplayBench, TimedModeKeepsTheRecordedPace) {
 TEST_F(ReplayBench, TheCompiledProgramSpillsToDiskAndReadsBackTheSameSteps) {
     std::string t = "openat(AT_FDCWD, \"/x/y\", O_RDONLY) = 3\n";
     constexpr int kReads = 50000;
-    for (int i = 0; i < kReads; ++i) t += fmt::format("pread64(3, \"\"..., {}, {}) = 1\n", 512 + i % 7, i * 13);
+    for (int i = 0; i < kReads; ++i)
+        t += fmt::format("pread64(3, \"\"..., {}, {}) = 1\n", 512 + i % 7, i * 13);
     const Program p = compile_text(t, 4096);
     EXPECT_GT(p.spilled_bytes(), 40000u * sizeof(Step));
-    EXPECT_LT(p.memory_bytes(), 3 * 4096 * sizeof(Step)) << "memory holds a few chunks, not the trace";
+    EXPECT_LT(p.memory_bytes(), 3 * 4096 * sizeof(Step))
+        << "memory holds a few chunks, not the trace";
     const std::vector<Step> steps = steps_of(p, 0);
     ASSERT_EQ(steps.size(), kReads + 1u);
     for (int i = 0; i < kReads; ++i) {
@@ -418,7 +445,8 @@ TEST_F(ReplayBench, FioIologReplaysWithItsSyncs) {
 TEST_F(ReplayBench, EachEngineCountsItsSystemCalls) {
     const std::string f = make_file("calls.bin", 4 << 20);
     std::string t = fmt::format("fio version 2 iolog\n{0} add\n{0} open\n", f);
-    for (int i = 0; i < 4000; ++i) t += fmt::format("{} read {} 4096\n", f, (i * 7919 % 1024) * 4096);
+    for (int i = 0; i < 4000; ++i)
+        t += fmt::format("{} read {} 4096\n", f, (i * 7919 % 1024) * 4096);
     const Program p = compile_text(t);
     for (const char* engine : kAllEngines) {
         Config c;
@@ -446,7 +474,8 @@ TEST_F(ReplayBench, EachEngineCountsItsSystemCalls) {
                     EXPECT_NEAR(per_io, 2.0, 0.01) << engine;
                 else
                     EXPECT_LT(per_io, 0.2) << engine;
-            } else if (e != "uring-sqpoll") {  // SQPOLL enters only to wait, and its thread may sleep
+            } else if (e !=
+                       "uring-sqpoll") {  // SQPOLL enters only to wait, and its thread may sleep
                 if (one_at_a_time)
                     EXPECT_NEAR(per_io, 1.0, 0.01) << engine;
                 else
@@ -458,7 +487,8 @@ TEST_F(ReplayBench, EachEngineCountsItsSystemCalls) {
 
 TEST_F(ReplayBench, IopollIsNamedUnavailableWithTheReasonAndUnknownEnginesAreRefused) {
     const std::string f = make_file("io.bin", 65536);
-    const Program p = compile_text(fmt::format("fio version 2 iolog\n{0} add\n{0} open\n{0} read 0 4096\n", f));
+    const Program p =
+        compile_text(fmt::format("fio version 2 iolog\n{0} add\n{0} open\n{0} read 0 4096\n", f));
     Config c;
     c.engines = {"pread", "uring-iopoll"};
     c.modes = {Mode::as_recorded};

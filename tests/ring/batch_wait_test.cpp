@@ -3,8 +3,8 @@
 // (plain, and SINGLE_ISSUER|DEFER_TASKRUN, where the kernel also holds back
 // the wake-up); times are only checked from below, where the kernel promises
 // them, or against seconds.
-#include "uring_test_support.hpp"
 #include "uringkit/async/batch_wait.hpp"
+#include "uring_test_support.hpp"
 #include "uringkit/ops/ops.hpp"
 #include "uringkit/sys/error.hpp"
 
@@ -65,7 +65,8 @@ TEST_P(BatchWaitKernel, ReturnsWithFewerOnceTheBatchWaitHasPassed) {
 
 TEST_P(BatchWaitKernel, ReturnsAtOnceWhenWaitNrAreReady) {
     Ring& ring = *ring_;
-    for (int i = 0; i < 8; ++i) ring.prepare(op::Nop{}).user_data(static_cast<std::uint64_t>(i + 1));
+    for (int i = 0; i < 8; ++i)
+        ring.prepare(op::Nop{}).user_data(static_cast<std::uint64_t>(i + 1));
     const auto t0 = Clock::now();
     EXPECT_EQ(ring.submit_and_wait_batch(8, 3s, 10s), 8);
     EXPECT_LT(since(t0), 2s) << "sat out the batch wait with all eight ready";

@@ -39,7 +39,8 @@ void expect_each_once(const std::vector<std::uint64_t>& seen) {
 
 TEST(CqOverflow, ForEachCompletionFlushesTheOverflowList) {
     Ring ring(kCq, {.cq_entries = kCq});
-    if (!ring.has_feature(IORING_FEAT_NODROP)) GTEST_SKIP() << "no IORING_FEAT_NODROP (5.5): the kernel drops";
+    if (!ring.has_feature(IORING_FEAT_NODROP))
+        GTEST_SKIP() << "no IORING_FEAT_NODROP (5.5): the kernel drops";
     ASSERT_EQ(ring.cq_entries(), kCq);
     overrun(ring);
     EXPECT_EQ(ring.cq_ready(), kCq) << "the CQ is full";

@@ -1,10 +1,10 @@
 // Registered buffers: write_fixed and read_fixed move the right bytes at the
 // right offsets, a range outside the registered buffer is refused, and a
 // registration over RLIMIT_MEMLOCK fails with an explanation naming the limit.
+#include "tools/memlock_limit.hpp"
 #include "uring_test_support.hpp"
 #include "uringkit/ops/ops.hpp"
 #include "uringkit/sys/error.hpp"
-#include "tools/memlock_limit.hpp"
 
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -65,9 +65,10 @@ TEST(FixedBuffers, RangeOutsideTheRegisteredBufferIsRefused) {
     const iovec reg{a.p, 4096};  // only the first page is registered
     ring.register_buffers({&reg, 1});
     TempFile file(16384);
-    ring.prepare(op::ReadFixed(Fd{file.fd()}, a.p + 4000, 200, 0, 0)).user_data(1);  // crosses the end
-    ring.prepare(op::ReadFixed(Fd{file.fd()}, other.p, 100, 0, 0)).user_data(2);     // another buffer
-    ring.prepare(op::ReadFixed(Fd{file.fd()}, a.p, 100, 0, 5)).user_data(3);          // no such index
+    ring.prepare(op::ReadFixed(Fd{file.fd()}, a.p + 4000, 200, 0, 0))
+        .user_data(1);                                                            // crosses the end
+    ring.prepare(op::ReadFixed(Fd{file.fd()}, other.p, 100, 0, 0)).user_data(2);  // another buffer
+    ring.prepare(op::ReadFixed(Fd{file.fd()}, a.p, 100, 0, 5)).user_data(3);      // no such index
     const auto cs = reap(ring, 3);
     EXPECT_EQ(find(cs, 1).res, -EFAULT);
     EXPECT_EQ(find(cs, 2).res, -EFAULT);
@@ -101,7 +102,8 @@ TEST(FixedBuffers, MemlockLimitGivesExplainedEnomem) {
             (void)!::write(report.write_end.get(), s.data(), s.size());
             ::_exit(0);
         };
-        if (const char* why = limit_memlock_without_ipc_lock(64 * 1024)) say(std::string("SKIP ") + why);
+        if (const char* why = limit_memlock_without_ipc_lock(64 * 1024))
+            say(std::string("SKIP ") + why);
         try {
             Ring ring(4);
             Mapped big(1 << 20);

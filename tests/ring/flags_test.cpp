@@ -39,7 +39,9 @@ TEST(Flags, AsyncReadReturnsTheSameData) {
     TempFile file(32768, 4);
     std::vector<std::byte> buf(32768);
     for (unsigned i = 0; i < 8; ++i)
-        ring.prepare(op::Read(Fd{file.fd()}, buf.data() + i * 4096, 4096, i * 4096)).user_data(i).async();
+        ring.prepare(op::Read(Fd{file.fd()}, buf.data() + i * 4096, 4096, i * 4096))
+            .user_data(i)
+            .async();
     const auto cs = reap(ring, 8);
     for (unsigned i = 0; i < 8; ++i) EXPECT_EQ(find(cs, i).res, 4096);
     EXPECT_EQ(buf, pattern(32768, 4));
@@ -78,7 +80,8 @@ TEST(Flags, BufferSelectReadFromAFile) {
     ASSERT_TRUE(a.buffer_id() && b.buffer_id());
     EXPECT_NE(*a.buffer_id(), *b.buffer_id());
     const auto expect = pattern(5000, 6);
-    EXPECT_EQ(std::memcmp(buffers->data(*a.buffer_id(), 1024).data(), expect.data() + 2000, 1024), 0);
+    EXPECT_EQ(std::memcmp(buffers->data(*a.buffer_id(), 1024).data(), expect.data() + 2000, 1024),
+              0);
     EXPECT_EQ(std::memcmp(buffers->data(*b.buffer_id(), 500).data(), expect.data() + 4500, 500), 0);
     // Both buffers are out: a third read finds none.
     ring.prepare(op::ReadProvided(Fd{file.fd()}, 1024, 0)).user_data(3).buffer_select(3);

@@ -87,7 +87,8 @@ TEST(IowqWorkers, ReturnsThePreviousLimits) {
         try {
             ring.set_iowq_max_workers(3, 5);
         } catch (const RingError& e) {
-            if (e.code() == std::errc::invalid_argument) GTEST_SKIP() << "needs Linux 5.15: " << e.what();
+            if (e.code() == std::errc::invalid_argument)
+                GTEST_SKIP() << "needs Linux 5.15: " << e.what();
             throw;
         }
         const auto now = ring.set_iowq_max_workers(0, 0);  // 0, 0: only read them back
@@ -103,7 +104,8 @@ TEST(IowqWorkers, ReturnsThePreviousLimits) {
 
 TEST(IowqWorkers, BlockedRequestsBeyondTheLimitWaitForAWorker) {
     const unsigned free_run = workers_for_blocked_opens(4, 0);
-    if (free_run < 4) GTEST_SKIP() << "saw " << free_run << " io-wq threads for 4 blocked opens without a limit";
+    if (free_run < 4)
+        GTEST_SKIP() << "saw " << free_run << " io-wq threads for 4 blocked opens without a limit";
     EXPECT_EQ(workers_for_blocked_opens(4, 1), 1u);
     EXPECT_EQ(workers_for_blocked_opens(4, 2), 2u);
 }

@@ -27,7 +27,8 @@ using Results = std::map<std::uint64_t, Outcome>;
 class Liburing {
 public:
     explicit Liburing(unsigned entries) {
-        if (io_uring_queue_init(entries, &ring_, 0) < 0) throw std::runtime_error("io_uring_queue_init");
+        if (io_uring_queue_init(entries, &ring_, 0) < 0)
+            throw std::runtime_error("io_uring_queue_init");
     }
     ~Liburing() { io_uring_queue_exit(&ring_); }
     io_uring_sqe* sqe(std::uint64_t user_data) {
@@ -82,7 +83,9 @@ TEST(LiburingOracle, SameFeaturesAndOpcodes) {
     const auto support = ring.probe_opcodes();
     EXPECT_EQ(support.last_op(), probe->last_op);
     for (unsigned op = 0; op < 256; ++op)
-        EXPECT_EQ(support.supported(op), io_uring_opcode_supported(probe, static_cast<int>(op)) != 0) << op;
+        EXPECT_EQ(support.supported(op),
+                  io_uring_opcode_supported(probe, static_cast<int>(op)) != 0)
+            << op;
     io_uring_free_probe(probe);
     io_uring_queue_exit(&lr);
 }
@@ -152,7 +155,8 @@ TEST(LiburingOracle, LinkedChainWithAShortRead) {
 TEST(LiburingOracle, TimeoutsStatxAndCancel) {
     TempFile src(777);
     const __kernel_timespec short_ts{0, 1'000'000}, long_ts{3600, 0};
-    struct statx sa {}, sb {};
+    struct statx sa {
+    }, sb{};
     Pipe pa, pb;
     char xa[4], xb[4];
 

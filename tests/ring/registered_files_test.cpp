@@ -47,7 +47,8 @@ TEST(RegisteredFiles, SparseTableFilledAndEmptiedByUpdates) {
     try {
         ring.register_files_sparse(4);
     } catch (const RingError& e) {
-        if (e.code().value() == EINVAL) GTEST_SKIP() << "no sparse file tables (5.19): " << e.what();
+        if (e.code().value() == EINVAL)
+            GTEST_SKIP() << "no sparse file tables (5.19): " << e.what();
         throw;
     }
     TempFile a(100, 1), b(100, 2);

@@ -30,7 +30,8 @@ namespace {
 
 TEST(RingPeek, DeferTaskrunPeekSeesTheCompletionAndEntersOnlyWhenAsked) {
     Ring ring = Ring::create(8, single_thread_options());
-    if (!(ring.setup_flags() & IORING_SETUP_DEFER_TASKRUN)) GTEST_SKIP() << "no DEFER_TASKRUN (6.1)";
+    if (!(ring.setup_flags() & IORING_SETUP_DEFER_TASKRUN))
+        GTEST_SKIP() << "no DEFER_TASKRUN (6.1)";
     EXPECT_TRUE(ring.setup_flags() & IORING_SETUP_TASKRUN_FLAG);
     for (const bool copy : {false, true}) {
         SCOPED_TRACE(copy ? "copy_completions" : "for_each_completion");
@@ -105,7 +106,8 @@ std::optional<int> peek_polled_read(Ring& ring, int fd, void* buf, std::size_t b
 // this test may load it (root, the module available, not in a container).
 std::string nullb_with_poll_queues(std::string& why) {
     if (::access("/dev/nullb0", F_OK) != 0 &&
-        std::system("modprobe null_blk nr_devices=1 queue_mode=2 submit_queues=1 poll_queues=1 >/dev/null 2>&1") != 0) {
+        std::system("modprobe null_blk nr_devices=1 queue_mode=2 submit_queues=1 poll_queues=1 "
+                    ">/dev/null 2>&1") != 0) {
         why = "modprobe null_blk poll_queues=1 failed (no module, not root, or in a container)";
         return {};
     }

@@ -3,18 +3,18 @@
 // Faults come from a seccomp filter in a forked child that makes
 // io_uring_enter fail (after the ring was set up and used); an alarm kills
 // a child that hangs, and the test then fails on the signal.
+#include "fs/walk.hpp"
 #include "tools/forbid_uring.hpp"
 #include "uring_test_support.hpp"
-#include "fs/walk.hpp"
 #include "uringkit/ops/ops.hpp"
 #include "uringkit/ring/kernel_owned.hpp"
 
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
-#include <algorithm>
 #include <functional>
 
 namespace uringkit {
@@ -147,7 +147,8 @@ TEST_F(StatBatch, SubmissionRefusedAfterUseEndsWithTheError) {
         std::uint64_t calls = 0;
         // Stat the first four through the ring, then refuse every later submission.
         std::span<const char* const> first(paths.data(), 4);
-        if (fs::stat_batch(&ring, first, 0, STATX_SIZE, std::span(st).first(4), std::span(res).first(4), calls) != 0)
+        if (fs::stat_batch(&ring, first, 0, STATX_SIZE, std::span(st).first(4),
+                           std::span(res).first(4), calls) != 0)
             return 10;
         if (!refuse_io_uring_submission(EIO)) return 11;
         if (fs::stat_batch(&ring, paths, 0, STATX_SIZE, st, res, calls) != -EIO) return 12;

@@ -47,7 +47,8 @@ class Soak {
 public:
     Soak(Ring& ring, std::uint64_t seed) : ring_(ring), rng_(seed), file_(0) {
         int sv[2];
-        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) throw std::runtime_error("socketpair");
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+            throw std::runtime_error("socketpair");
         sender_.reset(sv[0]);
         receiver_.reset(sv[1]);
         timeout_.tv_nsec = 1'000'000;  // 1 ms: the reads it cuts never get data
@@ -66,8 +67,10 @@ public:
             for (unsigned i = 0; i < batch; ++i) add_random();
             if (bufs_ && rng_() % 3 == 0) send_some();
             // Reap only now and then, so the small CQ overflows.
-            if (rng_() % 4 == 0) ring_.for_each_completion([this](const Completion& c) { complete(c); });
-            else ASSERT_GE(ring_.submit(), 0);
+            if (rng_() % 4 == 0)
+                ring_.for_each_completion([this](const Completion& c) { complete(c); });
+            else
+                ASSERT_GE(ring_.submit(), 0);
         }
         if (bufs_) {
             ASSERT_EQ(::shutdown(sender_.get(), SHUT_WR), 0);  // EOF ends the stream
@@ -81,10 +84,12 @@ public:
             }
         }
         std::size_t same = 0;
-        while (same < received_.size() && same < sent_.size() && received_[same] == sent_[same]) ++same;
-        EXPECT_TRUE(received_ == sent_) << "the stream lost, repeated or reordered bytes: sent " << sent_.size()
-                                        << ", received " << received_.size() << ", equal up to byte " << same
-                                        << "; " << recv_arms_ << " arms";
+        while (same < received_.size() && same < sent_.size() && received_[same] == sent_[same])
+            ++same;
+        EXPECT_TRUE(received_ == sent_)
+            << "the stream lost, repeated or reordered bytes: sent " << sent_.size()
+            << ", received " << received_.size() << ", equal up to byte " << same << "; "
+            << recv_arms_ << " arms";
     }
 
 private:
@@ -101,49 +106,58 @@ private:
 
     void add_random() {
         switch (rng_() % 5) {
-        case 0: {  // a batch of NOPs
-            const unsigned n = 1 + static_cast<unsigned>(rng_() % 4);
-            ASSERT_EQ(room(n), 0);
-            for (unsigned i = 0; i < n; ++i) ring_.prepare(op::Nop{}).user_data(track(Kind::nop));
-            break;
-        }
-        case 1: {  // write a block, linked to a read of the same block
-            const std::size_t len = 1 + rng_() % 4096;
-            // Each chain its own block: another chain's write must not land
-            // between this write and its read.
-            const std::uint64_t off = next_block_++ * 4096;
-            auto& out = buffers_.emplace_back(len);
-            for (auto& b : out) b = static_cast<std::byte>(rng_());
-            const std::size_t w = buffers_.size() - 1;
-            buffers_.emplace_back(len);
-            const std::size_t r = buffers_.size() - 1;
-            ASSERT_EQ(room(2), 0);  // the whole chain in one submission
-            ring_.prepare(op::Write(Fd{file_.fd()}, buffers_[w].data(), static_cast<std::uint32_t>(len), off))
-                .user_data(track(Kind::write, w))
-                .link();
-            ring_.prepare(op::Read(Fd{file_.fd()}, buffers_[r].data(), static_cast<std::uint32_t>(len), off))
-                .user_data(track(Kind::read_back, r));
-            break;
-        }
-        case 2: {  // a read that never gets data, cut by a linked timeout
-            ASSERT_EQ(room(2), 0);
-            ring_.prepare(op::Read(Fd{never_.read_end.get()}, scratch_, sizeof scratch_, ~std::uint64_t{0}))
-                .user_data(track(Kind::timed_read))
-                .link();
-            ring_.prepare(op::LinkTimeout(&timeout_)).user_data(track(Kind::link_timeout));
-            break;
-        }
-        case 3: {  // a read that never gets data, cancelled by its user_data
-            ASSERT_EQ(room(2), 0);
-            const std::uint64_t target = track(Kind::cancelled_read);
-            ring_.prepare(op::Read(Fd{never_.read_end.get()}, scratch_, sizeof scratch_, ~std::uint64_t{0}))
-                .user_data(target);
-            ring_.prepare(op::AsyncCancel(target)).user_data(track(Kind::cancel));
-            break;
-        }
-        default:
-            if (bufs_) send_some();
-            break;
+            case 0: {  // a batch of NOPs
+                const unsigned n = 1 + static_cast<unsigned>(rng_() % 4);
+                ASSERT_EQ(room(n), 0);
+                for (unsigned i = 0; i < n; ++i)
+                    ring_.prepare(op::Nop{}).user_data(track(Kind::nop));
+                break;
+            }
+            case 1: {  // write a block, linked to a read of the same block
+                const std::size_t len = 1 + rng_() % 4096;
+                // Each chain its own block: another chain's write must not land
+                // between this write and its read.
+                const std::uint64_t off = next_block_++ * 4096;
+                auto& out = buffers_.emplace_back(len);
+                for (auto& b : out) b = static_cast<std::byte>(rng_());
+                const std::size_t w = buffers_.size() - 1;
+                buffers_.emplace_back(len);
+                const std::size_t r = buffers_.size() - 1;
+                ASSERT_EQ(room(2), 0);  // the whole chain in one submission
+                ring_
+                    .prepare(op::Write(Fd{file_.fd()}, buffers_[w].data(),
+                                       static_cast<std::uint32_t>(len), off))
+                    .user_data(track(Kind::write, w))
+                    .link();
+                ring_
+                    .prepare(op::Read(Fd{file_.fd()}, buffers_[r].data(),
+                                      static_cast<std::uint32_t>(len), off))
+                    .user_data(track(Kind::read_back, r));
+                break;
+            }
+            case 2: {  // a read that never gets data, cut by a linked timeout
+                ASSERT_EQ(room(2), 0);
+                ring_
+                    .prepare(op::Read(Fd{never_.read_end.get()}, scratch_, sizeof scratch_,
+                                      ~std::uint64_t{0}))
+                    .user_data(track(Kind::timed_read))
+                    .link();
+                ring_.prepare(op::LinkTimeout(&timeout_)).user_data(track(Kind::link_timeout));
+                break;
+            }
+            case 3: {  // a read that never gets data, cancelled by its user_data
+                ASSERT_EQ(room(2), 0);
+                const std::uint64_t target = track(Kind::cancelled_read);
+                ring_
+                    .prepare(op::Read(Fd{never_.read_end.get()}, scratch_, sizeof scratch_,
+                                      ~std::uint64_t{0}))
+                    .user_data(target);
+                ring_.prepare(op::AsyncCancel(target)).user_data(track(Kind::cancel));
+                break;
+            }
+            default:
+                if (bufs_) send_some();
+                break;
         }
     }
 
@@ -151,7 +165,8 @@ private:
         std::string chunk(1 + rng_() % 700, '\0');
         for (char& c : chunk) c = static_cast<char>(rng_());
         // The socket buffer holds far more than the run sends in total.
-        ASSERT_EQ(::send(sender_.get(), chunk.data(), chunk.size(), MSG_DONTWAIT), static_cast<ssize_t>(chunk.size()));
+        ASSERT_EQ(::send(sender_.get(), chunk.data(), chunk.size(), MSG_DONTWAIT),
+                  static_cast<ssize_t>(chunk.size()));
         sent_ += chunk;
     }
 
@@ -165,7 +180,8 @@ private:
     void arm_recv() {
         ASSERT_EQ(room(1), 0);
         recv_ud_ = track(Kind::recv);
-        ring_.prepare(op::Recv::provided(Fd{receiver_.get()}, kGroup).multishot()).user_data(recv_ud_);
+        ring_.prepare(op::Recv::provided(Fd{receiver_.get()}, kGroup).multishot())
+            .user_data(recv_ud_);
         ++recv_arms_;
     }
 
@@ -176,18 +192,33 @@ private:
         ASSERT_FALSE(e.final_seen) << "a CQE after the final one, user_data " << c.user_data;
         ++e.completions;
         switch (e.kind) {
-        case Kind::nop: EXPECT_EQ(c.res, 0); break;
-        case Kind::write: EXPECT_EQ(c.res, static_cast<int>(buffers_[e.buffer].size())); break;
-        case Kind::read_back:
-            EXPECT_EQ(c.res, static_cast<int>(buffers_[e.buffer].size()));
-            // The write just before it in buffers_ wrote these bytes.
-            EXPECT_EQ(buffers_[e.buffer], buffers_[e.buffer - 1]) << "read back differs from what was written";
-            break;
-        case Kind::timed_read: EXPECT_EQ(c.res, -ECANCELED); break;
-        case Kind::link_timeout: EXPECT_EQ(c.res, -ETIME); break;
-        case Kind::cancelled_read: EXPECT_EQ(c.res, -ECANCELED); break;
-        case Kind::cancel: EXPECT_EQ(c.res, 0); break;
-        case Kind::recv: on_recv(c); break;
+            case Kind::nop:
+                EXPECT_EQ(c.res, 0);
+                break;
+            case Kind::write:
+                EXPECT_EQ(c.res, static_cast<int>(buffers_[e.buffer].size()));
+                break;
+            case Kind::read_back:
+                EXPECT_EQ(c.res, static_cast<int>(buffers_[e.buffer].size()));
+                // The write just before it in buffers_ wrote these bytes.
+                EXPECT_EQ(buffers_[e.buffer], buffers_[e.buffer - 1])
+                    << "read back differs from what was written";
+                break;
+            case Kind::timed_read:
+                EXPECT_EQ(c.res, -ECANCELED);
+                break;
+            case Kind::link_timeout:
+                EXPECT_EQ(c.res, -ETIME);
+                break;
+            case Kind::cancelled_read:
+                EXPECT_EQ(c.res, -ECANCELED);
+                break;
+            case Kind::cancel:
+                EXPECT_EQ(c.res, 0);
+                break;
+            case Kind::recv:
+                on_recv(c);
+                break;
         }
         if (e.kind != Kind::recv || !c.more()) e.final_seen = true;
         // Re-armed from the loop, not from here: making room may reap, and
@@ -251,8 +282,8 @@ class RingSoak : public ::testing::TestWithParam<Kinds> {};
 TEST_P(RingSoak, EveryRequestCompletesOnceAndEveryByteMatches) {
     const std::uint64_t seed = env_number("URINGKIT_SOAK_SEED", std::random_device{}());
     const unsigned long rounds = env_number("URINGKIT_SOAK_ROUNDS", 150);
-    std::cout << "soak seed " << seed << " (URINGKIT_SOAK_SEED=" << seed << " replays it), " << rounds
-              << " rounds, " << GetParam().name << " ring\n";
+    std::cout << "soak seed " << seed << " (URINGKIT_SOAK_SEED=" << seed << " replays it), "
+              << rounds << " rounds, " << GetParam().name << " ring\n";
     RecordProperty("seed", std::to_string(seed));
     std::optional<Ring> ring;
     try {
@@ -260,7 +291,8 @@ TEST_P(RingSoak, EveryRequestCompletesOnceAndEveryByteMatches) {
     } catch (const RingError& e) {
         GTEST_SKIP() << GetParam().name << " ring refused: " << e.what();
     }
-    if (!ring->has_feature(IORING_FEAT_NODROP)) GTEST_SKIP() << "no IORING_FEAT_NODROP (5.5): an overrun CQ drops";
+    if (!ring->has_feature(IORING_FEAT_NODROP))
+        GTEST_SKIP() << "no IORING_FEAT_NODROP (5.5): an overrun CQ drops";
     Soak soak(*ring, seed);
     soak.run(rounds);
     EXPECT_EQ(ring->dropped_completions(), 0u);
@@ -271,10 +303,10 @@ RingOptions with_cq(RingOptions o) {
     return o;
 }
 
-INSTANTIATE_TEST_SUITE_P(Rings, RingSoak,
-                         ::testing::Values(Kinds{"plain", with_cq({})},
-                                           Kinds{"sqpoll", with_cq({.sqpoll = true})},
-                                           Kinds{"defer_taskrun", with_cq(single_thread_options())}),
-                         [](const auto& p) { return std::string(p.param.name); });
+INSTANTIATE_TEST_SUITE_P(
+    Rings, RingSoak,
+    ::testing::Values(Kinds{"plain", with_cq({})}, Kinds{"sqpoll", with_cq({.sqpoll = true})},
+                      Kinds{"defer_taskrun", with_cq(single_thread_options())}),
+    [](const auto& p) { return std::string(p.param.name); });
 
 }  // namespace

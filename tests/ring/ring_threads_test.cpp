@@ -30,7 +30,8 @@ RingOptions registered() {
 // NOPs with user_data base..base+n-1 through `ring`: each completes once.
 ::testing::AssertionResult nops_complete(Ring& ring, std::uint64_t base, unsigned n) {
     for (unsigned i = 0; i < n; ++i)
-        if (!ring.prepare(op::Nop{}).user_data(base + i)) return ::testing::AssertionFailure() << "SQ full";
+        if (!ring.prepare(op::Nop{}).user_data(base + i))
+            return ::testing::AssertionFailure() << "SQ full";
     std::vector<int> seen(n, 0);
     unsigned got = 0;
     while (got < n) {
@@ -38,12 +39,14 @@ RingOptions registered() {
         const int r = ring.submit_and_wait_for(1, std::chrono::seconds(10));
         if (r < 0) return ::testing::AssertionFailure() << "submit_and_wait_for: " << r;
         ring.for_each_completion([&](const Completion& c) {
-            if (c.user_data >= base && c.user_data < base + n && c.res == 0) ++seen[c.user_data - base];
+            if (c.user_data >= base && c.user_data < base + n && c.res == 0)
+                ++seen[c.user_data - base];
             ++got;
         });
     }
     for (unsigned i = 0; i < n; ++i)
-        if (seen[i] != 1) return ::testing::AssertionFailure() << "user_data " << base + i << " seen " << seen[i];
+        if (seen[i] != 1)
+            return ::testing::AssertionFailure() << "user_data " << base + i << " seen " << seen[i];
     return ::testing::AssertionSuccess();
 }
 
@@ -60,10 +63,12 @@ TEST(RingThreads, UsedAndDestroyedOnAnotherThreadLeavesThatThreadsRingAlone) {
         // disturb `mine` (entering slot 0 here would be `mine`).
         EXPECT_TRUE(nops_complete(*made, 100, 4));
         EXPECT_EQ(mine.cq_ready(), 0u) << "the other ring's NOPs landed in this thread's ring";
-        EXPECT_FALSE(made->unregister_ring_fd()) << "another thread's slot cannot be dropped from here";
+        EXPECT_FALSE(made->unregister_ring_fd())
+            << "another thread's slot cannot be dropped from here";
         // Destroyed here: must not unregister slot 0 of this thread's table.
         made.reset();
-        EXPECT_TRUE(nops_complete(mine, 200, 4)) << "this thread's registered ring was unregistered";
+        EXPECT_TRUE(nops_complete(mine, 200, 4))
+            << "this thread's registered ring was unregistered";
         EXPECT_TRUE(mine.ring_fd_registered());
     });
     other.join();
@@ -74,7 +79,8 @@ TEST(RingThreads, UnregisteredOnItsThreadThenMovedToAnother) {
     if (!ring.ring_fd_registered()) GTEST_SKIP() << "no registered ring fds (5.18)";
     EXPECT_TRUE(ring.unregister_ring_fd());
     EXPECT_FALSE(ring.ring_fd_registered());
-    std::thread other([moved = std::move(ring)]() mutable { EXPECT_TRUE(nops_complete(moved, 0, 6)); });
+    std::thread other(
+        [moved = std::move(ring)]() mutable { EXPECT_TRUE(nops_complete(moved, 0, 6)); });
     other.join();
 }
 
@@ -101,7 +107,8 @@ TEST(RingThreads, BufferRingOutlivesAMovedAndFreedRing) {
     const auto d = bufs->data(*c.buffer_id(), 10);
     EXPECT_EQ(std::string(reinterpret_cast<const char*>(d.data()), d.size()), "moved ring");
     bufs.reset();
-    EXPECT_NO_THROW(BufferRing(ring, 3, 4, 64)) << "group 3 still registered after its BufferRing went";
+    EXPECT_NO_THROW(BufferRing(ring, 3, 4, 64))
+        << "group 3 still registered after its BufferRing went";
 }
 
 }  // namespace

@@ -202,7 +202,8 @@ TEST(SetupFlags, NoSqArrayViaExtraFlags) {
     std::vector<std::byte> buf(4096);
     for (unsigned round = 0; round < 3; ++round) {  // wraps the 4-entry SQ
         for (unsigned i = 0; i < 4; ++i)
-            ring->prepare(op::Read(Fd{file.fd()}, buf.data() + i * 1024, 1024, i * 1024)).user_data(round * 4 + i);
+            ring->prepare(op::Read(Fd{file.fd()}, buf.data() + i * 1024, 1024, i * 1024))
+                .user_data(round * 4 + i);
         const auto cs = reap(*ring, 4);
         for (unsigned i = 0; i < 4; ++i) EXPECT_EQ(find(cs, round * 4 + i).res, 1024);
     }
@@ -215,11 +216,13 @@ TEST(SetupFlags, CreateWithSingleThreadOptions) {
     Ring ring = Ring::create(8, single_thread_options(32));
     EXPECT_EQ(ring.cq_entries(), 32u);
     if (!(ring.setup_flags() & IORING_SETUP_DEFER_TASKRUN))
-        GTEST_SKIP() << "this kernel refused DEFER_TASKRUN (before 6.1): the ring was set up without it";
+        GTEST_SKIP()
+            << "this kernel refused DEFER_TASKRUN (before 6.1): the ring was set up without it";
     EXPECT_TRUE(ring.setup_flags() & IORING_SETUP_SINGLE_ISSUER);
     ring.prepare(op::Nop{}).user_data(4);
     ASSERT_EQ(ring.submit_and_wait(1), 1);
-    EXPECT_EQ(ring.for_each_completion([](const Completion& c) { EXPECT_EQ(c.user_data, 4u); }), 1u);
+    EXPECT_EQ(ring.for_each_completion([](const Completion& c) { EXPECT_EQ(c.user_data, 4u); }),
+              1u);
 }
 
 TEST(SetupFlags, CreateStillThrowsForOtherRefusals) {

@@ -21,7 +21,8 @@ TEST(SqeFull, SettersOnAnEmptySqeDoNothing) {
     ASSERT_EQ(ring.submit_and_wait(2), 2);
     std::vector<std::uint64_t> seen;
     ring.for_each_completion([&](const Completion& c) { seen.push_back(c.user_data); });
-    EXPECT_EQ(seen, (std::vector<std::uint64_t>{1, 2})) << "the full SQ's setters touched a prepared SQE";
+    EXPECT_EQ(seen, (std::vector<std::uint64_t>{1, 2}))
+        << "the full SQ's setters touched a prepared SQE";
 }
 
 }  // namespace

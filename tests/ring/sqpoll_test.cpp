@@ -66,7 +66,8 @@ TEST(Sqpoll, SubmitsWithoutEnterWhileTheThreadIsAwake) {
                 .user_data(part);
         }
         if (ring->sq_flags() & IORING_SQ_NEED_WAKEUP)
-            GTEST_SKIP() << "the SQ thread went idle despite a 20 s idle time (machine overloaded?)";
+            GTEST_SKIP()
+                << "the SQ thread went idle despite a 20 s idle time (machine overloaded?)";
         // The 4 new SQEs, plus the previous round's if the poll thread has
         // not yet moved the SQ head past them (it does so after its batch,
         // and their completions may already have been reaped).
@@ -77,7 +78,8 @@ TEST(Sqpoll, SubmitsWithoutEnterWhileTheThreadIsAwake) {
         ASSERT_EQ(cs.size(), 4u);
         for (const auto& c : cs) EXPECT_EQ(c.res, 4096) << c.user_data;
     }
-    EXPECT_EQ(ring->enter_calls(), baseline) << "the poll thread was awake: no system call was needed";
+    EXPECT_EQ(ring->enter_calls(), baseline)
+        << "the poll thread was awake: no system call was needed";
     EXPECT_EQ(buf, pattern(64 * 1024, 7));
 }
 
@@ -86,7 +88,8 @@ TEST(Sqpoll, WakesTheThreadAfterIdle) {
     if (!ring) GTEST_SKIP() << "SQPOLL is not permitted here";
     // Wait (bounded) until the kernel says the thread sleeps.
     const auto give_up = std::chrono::steady_clock::now() + 30s;
-    while (!(ring->sq_flags() & IORING_SQ_NEED_WAKEUP) && std::chrono::steady_clock::now() < give_up)
+    while (!(ring->sq_flags() & IORING_SQ_NEED_WAKEUP) &&
+           std::chrono::steady_clock::now() < give_up)
         std::this_thread::sleep_for(1ms);
     ASSERT_TRUE(ring->sq_flags() & IORING_SQ_NEED_WAKEUP) << "the SQ thread never went idle";
 
@@ -125,13 +128,13 @@ TEST(Sqpoll, RefillingFreedSlotsWaitsForTheHead) {
     unsigned issued = 0, done = 0, waits = 0;
     const unsigned total = 20000;
     auto refill = [&](unsigned slot) {
-        Sqe s = ring->prepare(op::Read(Fd{file.fd()}, bufs[slot].data(), kBlock,
-                                       (issued % kBlocks) * kBlock));
+        Sqe s = ring->prepare(
+            op::Read(Fd{file.fd()}, bufs[slot].data(), kBlock, (issued % kBlocks) * kBlock));
         while (!s) {
             ++waits;
             ASSERT_EQ(ring->wait_sq_space(), 0);
-            s = ring->prepare(op::Read(Fd{file.fd()}, bufs[slot].data(), kBlock,
-                                       (issued % kBlocks) * kBlock));
+            s = ring->prepare(
+                op::Read(Fd{file.fd()}, bufs[slot].data(), kBlock, (issued % kBlocks) * kBlock));
         }
         s.user_data(slot);
         block_of[slot] = issued % kBlocks;
@@ -144,7 +147,8 @@ TEST(Sqpoll, RefillingFreedSlotsWaitsForTheHead) {
             const auto slot = static_cast<unsigned>(c.user_data);
             ASSERT_EQ(c.res, static_cast<int>(kBlock));
             for (std::size_t i = 0; i < kBlock; i += 97)
-                ASSERT_EQ(bufs[slot][i], pattern_byte(block_of[slot] * kBlock + i)) << "slot " << slot;
+                ASSERT_EQ(bufs[slot][i], pattern_byte(block_of[slot] * kBlock + i))
+                    << "slot " << slot;
             ++done;
             if (issued < total) refill(slot);
         });

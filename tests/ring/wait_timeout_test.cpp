@@ -19,7 +19,9 @@ using namespace std::chrono_literals;
 
 namespace {
 std::atomic<int> g_signals{0};
-void on_alarm(int) { g_signals.fetch_add(1, std::memory_order_relaxed); }
+void on_alarm(int) {
+    g_signals.fetch_add(1, std::memory_order_relaxed);
+}
 
 // SIGALRM every `period`, with a handler installed without SA_RESTART, so a
 // blocking system call it interrupts fails with EINTR.

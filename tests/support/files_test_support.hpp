@@ -13,9 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <chrono>
 #include <functional>
 #include <random>
 #include <sstream>
@@ -71,9 +71,10 @@ inline bool evict_from_page_cache(const std::string& path) {
     ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     struct stat st {};
     uringkit::sys::PageCacheStat pc;
-    const bool cold = ::fstat(fd, &st) == 0 &&
-                      uringkit::sys::page_cache_stat(fd, 0, static_cast<std::uint64_t>(st.st_size), pc) == 0 &&
-                      pc.cached * 2 < pc.pages;
+    const bool cold =
+        ::fstat(fd, &st) == 0 &&
+        uringkit::sys::page_cache_stat(fd, 0, static_cast<std::uint64_t>(st.st_size), pc) == 0 &&
+        pc.cached * 2 < pc.pages;
     ::close(fd);
     return cold;
 }
@@ -82,7 +83,8 @@ inline bool evict_from_page_cache(const std::string& path) {
 inline std::vector<std::string> temporaries(const stdfs::path& dir) {
     std::vector<std::string> out;
     for (const auto& e : stdfs::recursive_directory_iterator(dir))
-        if (e.path().filename().string().find(".uringkit-") != std::string::npos) out.push_back(e.path().string());
+        if (e.path().filename().string().find(".uringkit-") != std::string::npos)
+            out.push_back(e.path().string());
     return out;
 }
 
@@ -149,7 +151,8 @@ inline Child run(std::vector<std::string> args, const std::string& input = {},
 // Exits 99 when it cannot.
 constexpr uid_t kNobody = 65534;
 inline void become_nobody() {
-    if (::setgroups(0, nullptr) != 0 || ::setgid(kNobody) != 0 || ::setuid(kNobody) != 0) ::_exit(99);
+    if (::setgroups(0, nullptr) != 0 || ::setgid(kNobody) != 0 || ::setuid(kNobody) != 0)
+        ::_exit(99);
 }
 
 // A child process left running (its stderr readable), for tests that
@@ -180,7 +183,8 @@ inline Spawned spawn(std::vector<std::string> args) {
 inline std::string drain_fd(int fd) {
     std::string out;
     char buf[4096];
-    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
+        out.append(buf, static_cast<std::size_t>(n));
     ::close(fd);
     return out;
 }
@@ -197,7 +201,8 @@ inline bool wait_until(F ready) {
 
 // The first child of `pid` (strace's tracee).
 inline pid_t child_of(pid_t pid) {
-    const std::string children = read_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+    const std::string children =
+        read_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
     return children.empty() ? -1 : static_cast<pid_t>(std::stol(children));
 }
 
@@ -226,7 +231,8 @@ inline bool have_program(const char* name) {
 
 inline std::size_t count(const std::string& text, const std::string& needle) {
     std::size_t n = 0;
-    for (auto pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
+    for (auto pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1))
+        ++n;
     return n;
 }
 

@@ -26,7 +26,8 @@ class LoopFs {
 public:
     // type: "xfs", "btrfs", "ext4" (an image), or "tmpfs".  mkfs_args are
     // passed to mkfs.TYPE before the image (e.g. {"-m", "reflink=0"}).
-    LoopFs(const std::string& type, std::uint64_t size_mib, std::vector<std::string> mkfs_args = {}) {
+    LoopFs(const std::string& type, std::uint64_t size_mib,
+           std::vector<std::string> mkfs_args = {}) {
         if (::geteuid() != 0) {
             why = "needs root to mount a " + type + " file system";
             return;
@@ -40,9 +41,12 @@ public:
         mnt = base + "/mnt";
         stdfs::create_directory(mnt);
         if (type == "tmpfs") {
-            const Child m = run({"mount", "-t", "tmpfs", "-o", "size=" + std::to_string(size_mib) + "m", "tmpfs", mnt});
-            if (m.status != 0) why = "mount -t tmpfs failed: " + m.err;
-            else mounted = true;
+            const Child m = run({"mount", "-t", "tmpfs", "-o",
+                                 "size=" + std::to_string(size_mib) + "m", "tmpfs", mnt});
+            if (m.status != 0)
+                why = "mount -t tmpfs failed: " + m.err;
+            else
+                mounted = true;
             return;
         }
         if (!stdfs::exists("/dev/loop-control")) {
@@ -52,7 +56,10 @@ public:
         const std::string mkfs = "mkfs." + type;
         if (!have_program(mkfs.c_str())) {
             why = mkfs + " not installed (Debian: " +
-                  (type == "xfs" ? "xfsprogs" : type == "btrfs" ? "btrfs-progs" : "e2fsprogs") + ")";
+                  (type == "xfs"     ? "xfsprogs"
+                   : type == "btrfs" ? "btrfs-progs"
+                                     : "e2fsprogs") +
+                  ")";
             return;
         }
         image = base + "/image";
@@ -70,13 +77,15 @@ public:
         }
         const Child m = run({"mount", "-o", "loop", "-t", type, image, mnt});
         if (m.status != 0) {
-            why = "mount -o loop -t " + type + " failed (a kernel or container without it?): " + m.err;
+            why = "mount -o loop -t " + type +
+                  " failed (a kernel or container without it?): " + m.err;
             return;
         }
         mounted = true;
     }
     ~LoopFs() {
-        if (mounted && run({"umount", mnt}).status != 0) run({"umount", "-l", mnt});  // -l: even if still busy
+        if (mounted && run({"umount", mnt}).status != 0)
+            run({"umount", "-l", mnt});  // -l: even if still busy
         std::error_code ec;
         if (!base.empty()) stdfs::remove_all(base, ec);
     }

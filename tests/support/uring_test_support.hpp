@@ -55,8 +55,8 @@ public:
             const auto data = pattern(fill, seed);
             std::size_t done = 0;
             while (done < fill) {
-                const ssize_t n = ::pwrite(fd_.get(), data.data() + done, fill - done,
-                                           static_cast<off_t>(done));
+                const ssize_t n =
+                    ::pwrite(fd_.get(), data.data() + done, fill - done, static_cast<off_t>(done));
                 if (n <= 0) throw std::runtime_error("pwrite failed for " + path_);
                 done += static_cast<std::size_t>(n);
             }
@@ -101,7 +101,8 @@ struct Pipe {
 struct SocketPair {
     int fd[2] = {-1, -1};
     SocketPair() {
-        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fd) != 0) throw std::runtime_error("socketpair failed");
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fd) != 0)
+            throw std::runtime_error("socketpair failed");
     }
     ~SocketPair() {
         ::close(fd[0]);

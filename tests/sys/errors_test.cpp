@@ -8,7 +8,6 @@
 #include "uringkit/ring/buffer_ring.hpp"
 #include "uringkit/sys/error.hpp"
 
-
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -21,7 +20,9 @@ using namespace uringkit;
 using namespace uringkit::testing;
 
 namespace {
-bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const char* part) {
+    return s.find(part) != std::string::npos;
+}
 
 // The child half: runs inside this same program, re-executed under no_uring
 // (tests/tools/no_uring.cpp, the seccomp filter a container profile would
@@ -31,8 +32,8 @@ constexpr const char* kChildEnv = "URINGKIT_ERRORS_TEST_CHILD";
 // Re-executes this test binary under no_uring with io_uring failing with
 // `err`, runs only the child test and returns what it printed.
 std::string setup_under_no_uring(int err) {
-    const std::string cmd = std::string(kChildEnv) + "=1 " NO_URING " --errno " + std::to_string(err) +
-                            " /proc/" + std::to_string(::getpid()) +
+    const std::string cmd = std::string(kChildEnv) + "=1 " NO_URING " --errno " +
+                            std::to_string(err) + " /proc/" + std::to_string(::getpid()) +
                             "/exe --gtest_filter=ErrorsChild.* 2>&1";
     std::string out;
     if (FILE* p = ::popen(cmd.c_str(), "r")) {
@@ -104,7 +105,8 @@ TEST(Errors, LayoutChangingExtraFlagsAreRefusedByName) {
 // What io_uring_enter's own errors mean, in the message a tool prints.
 TEST(Errors, EnterErrorsAreExplained) {
     EXPECT_TRUE(contains(RingError("io_uring_enter", EBADR).what(), "dropped completions"));
-    EXPECT_TRUE(contains(RingError("io_uring_enter", -EBUSY).what(), "until completions are reaped"));
+    EXPECT_TRUE(
+        contains(RingError("io_uring_enter", -EBUSY).what(), "until completions are reaped"));
     EXPECT_TRUE(contains(RingError("io_uring_enter", EEXIST).what(), "SINGLE_ISSUER"));
 }
 
@@ -150,11 +152,15 @@ TEST(Errors, ExplainCoversTheUsualCauses) {
     const std::string setup = explain("io_uring_setup", ENOMEM);
     EXPECT_TRUE(contains(setup, "memory cgroup") && contains(setup, "6.1 does not")) << setup;
     EXPECT_FALSE(contains(explain("mmap of a probe buffer", ENOMEM), "RLIMIT_MEMLOCK"));
-    EXPECT_FALSE(contains(explain("io_uring_register(REGISTER_PBUF_RING: a provided buffer ring, Linux 5.19)", ENOMEM),
-                          "RLIMIT_MEMLOCK"));
-    EXPECT_TRUE(contains(explain("io_uring_setup", -EPERM), "io_uring_disabled")) << "negative errno accepted";
+    EXPECT_FALSE(contains(
+        explain("io_uring_register(REGISTER_PBUF_RING: a provided buffer ring, Linux 5.19)",
+                ENOMEM),
+        "RLIMIT_MEMLOCK"));
+    EXPECT_TRUE(contains(explain("io_uring_setup", -EPERM), "io_uring_disabled"))
+        << "negative errno accepted";
     EXPECT_TRUE(contains(explain("io_uring_register(REGISTER_FILES)", EMFILE), "ulimit -n"));
-    EXPECT_TRUE(explain("io_uring_setup", ENOENT).empty()) << "nothing made up for an unusual errno";
+    EXPECT_TRUE(explain("io_uring_setup", ENOENT).empty())
+        << "nothing made up for an unusual errno";
     EXPECT_EQ(errno_code(-EBADF).value(), EBADF);
     EXPECT_EQ(errno_code(EBADF), errno_code(-EBADF));
 }

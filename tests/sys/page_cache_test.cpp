@@ -25,7 +25,8 @@ constexpr std::size_t kPages = 256;  // 1 MiB
 class PageCache : public ::testing::TestWithParam<bool> {  // param: force mincore
 protected:
     void SetUp() override {
-        if (static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)) != kPage) GTEST_SKIP() << "needs 4 KiB pages";
+        if (static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)) != kPage)
+            GTEST_SKIP() << "needs 4 KiB pages";
         char tmpl[] = "/var/tmp/uringkit-pagecache-XXXXXX";
         fd_ = ::mkstemp(tmpl);
         ASSERT_GE(fd_, 0);
@@ -68,7 +69,8 @@ TEST_P(PageCache, CountsExactlyThePagesRead) {
     if (!evict()) GTEST_SKIP() << "POSIX_FADV_DONTNEED did not evict clean pages on /var/tmp";
     ASSERT_EQ(::posix_fadvise(fd_, 0, 0, POSIX_FADV_RANDOM), 0);
     char buf[kPage];
-    for (std::size_t p : {0, 1, 2, 100, 101, 255}) ASSERT_EQ(::pread(fd_, buf, kPage, p * kPage), ssize_t{kPage});
+    for (std::size_t p : {0, 1, 2, 100, 101, 255})
+        ASSERT_EQ(::pread(fd_, buf, kPage, p * kPage), ssize_t{kPage});
     EXPECT_EQ(stat(0, kPages * kPage).cached, 6u);
     EXPECT_EQ(stat(100 * kPage, 2 * kPage).cached, 2u);
     // A range that starts and ends inside pages spans both of them.

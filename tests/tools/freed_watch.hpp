@@ -27,7 +27,8 @@
 // The sanitizer allocator's interface (sanitizer/allocator_interface.h,
 // which GCC does not install; libasan exports both).
 extern "C" {
-int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void*, std::size_t),
+int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void*,
+                                                                  std::size_t),
                                               void (*free_hook)(const volatile void*));
 std::size_t __sanitizer_get_allocated_size(const volatile void* p);
 }
@@ -56,7 +57,8 @@ inline void on_malloc(const volatile void*, std::size_t) {}
 
 // The first byte of `p` the canary no longer holds, or -1.  Reads freed
 // memory on purpose, so outside ASan's checks.
-__attribute__((no_sanitize("address"))) inline long first_changed(const volatile void* p, std::size_t n) {
+__attribute__((no_sanitize("address"))) inline long first_changed(const volatile void* p,
+                                                                  std::size_t n) {
     const volatile unsigned char* b = static_cast<const volatile unsigned char*>(p);
     for (std::size_t i = 0; i < n; ++i)
         if (b[i] != kCanary) return static_cast<long>(i);

@@ -63,7 +63,8 @@ int supervise(const UringFaults& faults, bool report, char** argv) {
     supervised_child = child;
     struct sigaction sa {};
     sa.sa_handler = forward;
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) ::sigaction(sig, &sa, nullptr);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2})
+        ::sigaction(sig, &sa, nullptr);
     // This process is filtered too (it installed the filter) but never calls
     // io_uring: it answers until the child exits (its pidfd turns readable).
     const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, child, 0));
@@ -73,8 +74,9 @@ int supervise(const UringFaults& faults, bool report, char** argv) {
     while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
     if (report)
-        std::fprintf(stderr, "no_uring: %lu setups refused, %lu multishot recvs refused, %lu calls failed\n",
-                     counts.setups_refused.load(), counts.recvs_refused.load(), counts.calls_failed.load());
+        std::fprintf(
+            stderr, "no_uring: %lu setups refused, %lu multishot recvs refused, %lu calls failed\n",
+            counts.setups_refused.load(), counts.recvs_refused.load(), counts.calls_failed.load());
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return WEXITSTATUS(status);
 }
@@ -102,7 +104,8 @@ int main(int argc, char** argv) {
             refused.push_back(static_cast<unsigned>(std::atoi(argv[arg + 1])));
         } else if (std::strcmp(argv[arg], "--kernel") == 0) {
             if (!older_kernel_faults(argv[arg + 1], faults)) {
-                std::fprintf(stderr, "no_uring: --kernel %s: not one of 5.18, 5.19, 6.0\n", argv[arg + 1]);
+                std::fprintf(stderr, "no_uring: --kernel %s: not one of 5.18, 5.19, 6.0\n",
+                             argv[arg + 1]);
                 return 2;
             }
             supervised = true;
@@ -115,9 +118,10 @@ int main(int argc, char** argv) {
         arg += 2;
     }
     if (arg >= argc) {
-        std::fprintf(stderr,
-                     "usage: no_uring [--errno N | --refuse-register OPCODE... | --kernel 5.18|5.19|6.0 | "
-                     "--fail-enter-after N [--errno N]] [--report] COMMAND [ARGS...]\n");
+        std::fprintf(
+            stderr,
+            "usage: no_uring [--errno N | --refuse-register OPCODE... | --kernel 5.18|5.19|6.0 | "
+            "--fail-enter-after N [--errno N]] [--report] COMMAND [ARGS...]\n");
         return 2;
     }
     if (!refused.empty() && !refuse_register_opcodes(refused)) {

@@ -44,11 +44,13 @@ inline bool refuse_register_opcodes(const std::vector<unsigned>& opcodes, unsign
     };
     // Opcode i jumps over the n - 1 - i remaining comparisons and the allow to the deny.
     for (unsigned i = 0; i < n; ++i)
-        f.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, opcodes[i], static_cast<unsigned char>(n - i), 0));
+        f.push_back(
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, opcodes[i], static_cast<unsigned char>(n - i), 0));
     f.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
     f.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (err & SECCOMP_RET_DATA)));
     sock_fprog prog{static_cast<unsigned short>(f.size()), f.data()};
-    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
+    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+           prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
 }
 
 // The faults that make the running kernel's io_uring_setup and multishot
@@ -59,10 +61,14 @@ inline bool refuse_register_opcodes(const std::vector<unsigned>& opcodes, unsign
 // -EINVAL.  False for a version it does not describe.
 inline bool older_kernel_faults(std::string_view version, UringFaults& out) {
     unsigned first_missing = 0;
-    if (version == "5.18") first_missing = IORING_SETUP_COOP_TASKRUN;
-    else if (version == "5.19") first_missing = IORING_SETUP_SINGLE_ISSUER;
-    else if (version == "6.0") first_missing = IORING_SETUP_DEFER_TASKRUN;
-    else return false;
+    if (version == "5.18")
+        first_missing = IORING_SETUP_COOP_TASKRUN;
+    else if (version == "5.19")
+        first_missing = IORING_SETUP_SINGLE_ISSUER;
+    else if (version == "6.0")
+        first_missing = IORING_SETUP_DEFER_TASKRUN;
+    else
+        return false;
     out.refuse_setup_flags = ~(first_missing - 1);
     out.refuse_multishot_recv = version != "6.0";
     return true;

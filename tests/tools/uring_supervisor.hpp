@@ -92,11 +92,12 @@ inline unsigned refuse_multishot_recvs(pid_t pid) {
         if (!read_remote(pid, begin, sqes.data(), sqes.size() * sizeof(io_uring_sqe))) continue;
         for (std::size_t i = 0; i < sqes.size(); ++i) {
             const io_uring_sqe& s = sqes[i];
-            if ((s.opcode != IORING_OP_RECV && s.opcode != IORING_OP_RECVMSG) || !(s.ioprio & IORING_RECV_MULTISHOT))
+            if ((s.opcode != IORING_OP_RECV && s.opcode != IORING_OP_RECVMSG) ||
+                !(s.ioprio & IORING_RECV_MULTISHOT))
                 continue;
             const std::uint16_t marked = s.ioprio | kUnknownRecvFlag;
-            if (write_remote(pid, begin + i * sizeof(io_uring_sqe) + offsetof(io_uring_sqe, ioprio), &marked,
-                             sizeof marked))
+            if (write_remote(pid, begin + i * sizeof(io_uring_sqe) + offsetof(io_uring_sqe, ioprio),
+                             &marked, sizeof marked))
                 ++refused;
         }
     }
@@ -105,11 +106,13 @@ inline unsigned refuse_multishot_recvs(pid_t pid) {
 }
 
 // The answer to one notification; true when the call is failed with `err`.
-inline bool decide(const seccomp_notif& req, const UringFaults& f, UringFaultCounts& counts, int& err) {
+inline bool decide(const seccomp_notif& req, const UringFaults& f, UringFaultCounts& counts,
+                   int& err) {
     const int nr = req.data.nr;
     if (nr == __NR_io_uring_setup && f.refuse_setup_flags) {
         io_uring_params p{};
-        if (read_remote(req.pid, req.data.args[1], &p, sizeof p) && (p.flags & f.refuse_setup_flags)) {
+        if (read_remote(req.pid, req.data.args[1], &p, sizeof p) &&
+            (p.flags & f.refuse_setup_flags)) {
             ++counts.setups_refused;
             err = EINVAL;
             return true;
@@ -118,7 +121,8 @@ inline bool decide(const seccomp_notif& req, const UringFaults& f, UringFaultCou
     }
     if (nr == __NR_io_uring_enter) {
         const unsigned long n = ++counts.enter_calls;
-        if (f.fail_enter_after >= 0 && n > static_cast<unsigned long>(f.fail_enter_after)) counts.tripped = true;
+        if (f.fail_enter_after >= 0 && n > static_cast<unsigned long>(f.fail_enter_after))
+            counts.tripped = true;
         if (counts.tripped) {
             ++counts.calls_failed;
             err = f.enter_errno;
@@ -153,16 +157,20 @@ inline int install_uring_notify_filter() {
     };
     sock_fprog prog{static_cast<unsigned short>(sizeof filter / sizeof filter[0]), filter};
     if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -1;
-    return static_cast<int>(::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog));
+    return static_cast<int>(
+        ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog));
 }
 
 // Answers notifications on `listener` until every task it supervises is
 // gone or `stop_fd` (if >= 0) becomes readable.
-inline void serve_uring_notifications(int listener, const UringFaults& f, UringFaultCounts& counts, int stop_fd = -1) {
+inline void serve_uring_notifications(int listener, const UringFaults& f, UringFaultCounts& counts,
+                                      int stop_fd = -1) {
     seccomp_notif_sizes sizes{};
     if (::syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0) return;
-    std::vector<unsigned char> req_buf(std::max<std::size_t>(sizes.seccomp_notif, sizeof(seccomp_notif)));
-    std::vector<unsigned char> resp_buf(std::max<std::size_t>(sizes.seccomp_notif_resp, sizeof(seccomp_notif_resp)));
+    std::vector<unsigned char> req_buf(
+        std::max<std::size_t>(sizes.seccomp_notif, sizeof(seccomp_notif)));
+    std::vector<unsigned char> resp_buf(
+        std::max<std::size_t>(sizes.seccomp_notif_resp, sizeof(seccomp_notif_resp)));
     for (;;) {
         pollfd p[2] = {{listener, POLLIN, 0}, {stop_fd, POLLIN, 0}};
         if (::poll(p, stop_fd >= 0 ? 2 : 1, -1) < 0) {
@@ -185,8 +193,10 @@ inline void serve_uring_notifications(int listener, const UringFaults& f, UringF
         std::memset(resp_buf.data(), 0, resp_buf.size());
         auto* resp = reinterpret_cast<seccomp_notif_resp*>(resp_buf.data());
         resp->id = req->id;
-        if (fail) resp->error = -err;
-        else resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+        if (fail)
+            resp->error = -err;
+        else
+            resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
         (void)::ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp);  // ENOENT: the task is gone
     }
 }
@@ -203,7 +213,8 @@ public:
         }
         stop_ = ::eventfd(0, EFD_CLOEXEC);
         // The filter binds this new thread too; it makes no io_uring call.
-        thread_ = std::thread([this] { serve_uring_notifications(listener_, faults_, counts_, stop_); });
+        thread_ =
+            std::thread([this] { serve_uring_notifications(listener_, faults_, counts_, stop_); });
     }
     ~UringSupervisor() {
         if (thread_.joinable()) {

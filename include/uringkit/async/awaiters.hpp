@@ -17,7 +17,7 @@ struct OpAwaiter : Pending {
     Op op;
     std::coroutine_handle<> handle;
     Result result;
-    std::uint64_t ud = 0;  // while in flight
+    std::uint64_t ud = 0;      // while in flight
     std::int32_t refused = 0;  // -errno: the SQE became a NOP (multishot; opcode this kernel lacks)
 
     OpAwaiter(Loop* l, const Op& o) noexcept : loop(l), op(o) {
@@ -27,8 +27,10 @@ struct OpAwaiter : Pending {
     OpAwaiter(const OpAwaiter&) = delete;
     OpAwaiter& operator=(const OpAwaiter&) = delete;
     ~OpAwaiter() {
-        if (deferred) loop->withdraw(*this);
-        else if (ud) loop->abandon(ud, nullptr);
+        if (deferred)
+            loop->withdraw(*this);
+        else if (ud)
+            loop->abandon(ud, nullptr);
     }
 
     bool await_ready() const noexcept { return false; }
@@ -85,8 +87,10 @@ struct SendAllAwaiter : Pending {
     SendAllAwaiter(const SendAllAwaiter&) = delete;
     SendAllAwaiter& operator=(const SendAllAwaiter&) = delete;
     ~SendAllAwaiter() {
-        if (deferred) loop->withdraw(*this);
-        else if (ud) loop->abandon(ud, nullptr);
+        if (deferred)
+            loop->withdraw(*this);
+        else if (ud)
+            loop->abandon(ud, nullptr);
     }
 
     bool await_ready() const noexcept { return left == 0; }
@@ -219,7 +223,8 @@ struct TimedAwaiter : private TimeoutSpec, ChainAwaiter<true, Op, op::LinkTimeou
     // `absolute`: t is a CLOCK_MONOTONIC time (std::chrono::steady_clock's epoch on Linux).
     TimedAwaiter(Loop* l, const Op& o, std::chrono::nanoseconds t, bool absolute = false) noexcept
         : TimeoutSpec(t),
-          ChainAwaiter<true, Op, op::LinkTimeout>(l, o, absolute ? op::LinkTimeout(&ts).absolute() : op::LinkTimeout(&ts)) {}
+          ChainAwaiter<true, Op, op::LinkTimeout>(
+              l, o, absolute ? op::LinkTimeout(&ts).absolute() : op::LinkTimeout(&ts)) {}
     // The operation's result; -ETIME (not -ECANCELED) when the deadline cancelled it.
     Result await_resume() const noexcept {
         Result r = this->results[0];
@@ -238,7 +243,8 @@ struct StoppableAwaiter : OpAwaiter<Op> {
     std::stop_token token;
     std::optional<std::stop_callback<Stopper>> callback;
 
-    StoppableAwaiter(Loop* l, const Op& o, std::stop_token t) noexcept : OpAwaiter<Op>(l, o), token(std::move(t)) {}
+    StoppableAwaiter(Loop* l, const Op& o, std::stop_token t) noexcept
+        : OpAwaiter<Op>(l, o), token(std::move(t)) {}
     bool await_suspend(std::coroutine_handle<> h) noexcept {
         if (token.stop_requested()) {  // never reaches the kernel
             this->result = {-ECANCELED, 0};
@@ -263,17 +269,23 @@ struct StoppableAwaiter : OpAwaiter<Op> {
 
 namespace uringkit::async {
 
-inline detail::OpAwaiter<op::Nop> Loop::nop() noexcept { return {this, op::Nop{}}; }
-inline detail::OpAwaiter<op::Read> Loop::read(File f, void* buf, std::uint32_t len, std::uint64_t off) noexcept {
+inline detail::OpAwaiter<op::Nop> Loop::nop() noexcept {
+    return {this, op::Nop{}};
+}
+inline detail::OpAwaiter<op::Read> Loop::read(File f, void* buf, std::uint32_t len,
+                                              std::uint64_t off) noexcept {
     return {this, op::Read(f, buf, len, off)};
 }
-inline detail::OpAwaiter<op::Write> Loop::write(File f, const void* buf, std::uint32_t len, std::uint64_t off) noexcept {
+inline detail::OpAwaiter<op::Write> Loop::write(File f, const void* buf, std::uint32_t len,
+                                                std::uint64_t off) noexcept {
     return {this, op::Write(f, buf, len, off)};
 }
-inline detail::OpAwaiter<op::Recv> Loop::recv(File f, void* buf, std::uint32_t len, int flags) noexcept {
+inline detail::OpAwaiter<op::Recv> Loop::recv(File f, void* buf, std::uint32_t len,
+                                              int flags) noexcept {
     return {this, op::Recv(f, buf, len, flags)};
 }
-inline detail::OpAwaiter<op::Send> Loop::send(File f, const void* buf, std::uint32_t len, int flags) noexcept {
+inline detail::OpAwaiter<op::Send> Loop::send(File f, const void* buf, std::uint32_t len,
+                                              int flags) noexcept {
     return {this, op::Send(f, buf, len, flags)};
 }
 inline detail::SendAllAwaiter Loop::send_all(File f, const void* buf, std::size_t len) noexcept {
@@ -282,11 +294,16 @@ inline detail::SendAllAwaiter Loop::send_all(File f, const void* buf, std::size_
 inline detail::OpAwaiter<op::Accept> Loop::accept(File listener, int flags) noexcept {
     return {this, op::Accept(listener).flags(flags)};
 }
-inline detail::OpAwaiter<op::Connect> Loop::connect(File f, const sockaddr* addr, socklen_t len) noexcept {
+inline detail::OpAwaiter<op::Connect> Loop::connect(File f, const sockaddr* addr,
+                                                    socklen_t len) noexcept {
     return {this, op::Connect(f, addr, len)};
 }
-inline detail::OpAwaiter<op::Close> Loop::close(File f) noexcept { return {this, op::Close(f)}; }
-inline detail::OpAwaiter<op::Fsync> Loop::fsync(File f) noexcept { return {this, op::Fsync(f)}; }
+inline detail::OpAwaiter<op::Close> Loop::close(File f) noexcept {
+    return {this, op::Close(f)};
+}
+inline detail::OpAwaiter<op::Fsync> Loop::fsync(File f) noexcept {
+    return {this, op::Fsync(f)};
+}
 inline detail::OpAwaiter<op::AsyncCancel> Loop::cancel_fd(File f) noexcept {
     return {this, op::AsyncCancel::file(f).all()};
 }

@@ -55,7 +55,9 @@ public:
     // Ring::submit_and_wait(1) would; the batching wait may also return
     // -ETIME after `timeout` with nothing ready.
     int submit_and_wait(Ring& ring) noexcept {
-        if (batching_) return ring.submit_and_wait_batch(options_.wait_nr, options_.min_wait, options_.timeout);
+        if (batching_)
+            return ring.submit_and_wait_batch(options_.wait_nr, options_.min_wait,
+                                              options_.timeout);
         return ring.submit_and_wait(1);
     }
 
@@ -78,11 +80,13 @@ public:
         if (elapsed_ms < static_cast<std::uint64_t>(options_.window.count())) return;
         // Time in the system, clients / (requests / elapsed), at least
         // factor * min_wait; multiplied out by requests to avoid a division.
-        const std::uint64_t clients_x_elapsed_us = static_cast<std::uint64_t>(clients_) * elapsed_ms * 1000;
+        const std::uint64_t clients_x_elapsed_us =
+            static_cast<std::uint64_t>(clients_) * elapsed_ms * 1000;
         const std::uint64_t wanted = static_cast<std::uint64_t>(options_.latency_factor) *
-                                     static_cast<std::uint64_t>(options_.min_wait.count()) * requests_;
-        batching_ = supported_ && requests_ >= options_.min_requests && clients_ >= options_.min_clients &&
-                    clients_x_elapsed_us >= wanted;
+                                     static_cast<std::uint64_t>(options_.min_wait.count()) *
+                                     requests_;
+        batching_ = supported_ && requests_ >= options_.min_requests &&
+                    clients_ >= options_.min_clients && clients_x_elapsed_us >= wanted;
         window_start_ = now_ms;
         requests_ = clients_ = 0;
         ++window_id_;

@@ -25,7 +25,9 @@ namespace detail {
 
 template <class... Ops>
 struct AnyAwaiter : ChainAwaiter<false, Ops...> {
-    AnyAwaiter(Loop* l, const Ops&... o) noexcept : ChainAwaiter<false, Ops...>(l, o...) { this->race = true; }
+    AnyAwaiter(Loop* l, const Ops&... o) noexcept : ChainAwaiter<false, Ops...>(l, o...) {
+        this->race = true;
+    }
     AnyResult<sizeof...(Ops)> await_resume() const noexcept {
         return {this->winner < sizeof...(Ops) ? this->winner : 0, this->results};
     }
@@ -42,11 +44,14 @@ struct JoinCounter {
 struct Joiner {
     struct promise_type {
         JoinCounter* counter = nullptr;
-        Joiner get_return_object() noexcept { return Joiner{std::coroutine_handle<promise_type>::from_promise(*this)}; }
+        Joiner get_return_object() noexcept {
+            return Joiner{std::coroutine_handle<promise_type>::from_promise(*this)};
+        }
         std::suspend_always initial_suspend() const noexcept { return {}; }
         struct Final {
             bool await_ready() const noexcept { return false; }
-            std::coroutine_handle<> await_suspend(std::coroutine_handle<promise_type> h) const noexcept {
+            std::coroutine_handle<> await_suspend(
+                std::coroutine_handle<promise_type> h) const noexcept {
                 JoinCounter* c = h.promise().counter;
                 return --c->left == 0 ? c->parent : std::noop_coroutine();
             }
@@ -103,8 +108,10 @@ Task<std::tuple<T...>> when_all(Task<T>... tasks) {
     std::array<std::exception_ptr, N> errors{};
     detail::JoinCounter counter{N + 1, {}};
     auto joiners = [&]<std::size_t... I>(std::index_sequence<I...>) {
-        return std::array<detail::Joiner, N>{detail::join_one(std::move(tasks), std::get<I>(values), errors[I])...};
-    }(std::index_sequence_for<T...>{});
+        return std::array<detail::Joiner, N>{
+            detail::join_one(std::move(tasks), std::get<I>(values), errors[I])...};
+    }
+    (std::index_sequence_for<T...>{});
     co_await detail::StartAll<N>{&joiners, &counter};
     for (auto& e : errors)
         if (e) std::rethrow_exception(e);

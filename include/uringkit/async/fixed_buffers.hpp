@@ -5,8 +5,9 @@
 //     async::FixedBuffer buf = co_await pool.take();          // waits while all are lent
 //     std::memcpy(buf.data(), text, n);
 //     buf.resize(n);
-//     auto [w, back] = co_await loop.write_fixed(Fd{fd}, std::move(buf), 0);   // writes back.size() bytes
-//     auto [r, got] = co_await loop.read_fixed(Fd{fd}, std::move(back), 0);    // got.size() == r.res
+//     auto [w, back] = co_await loop.write_fixed(Fd{fd}, std::move(buf), 0);   // writes
+//     back.size() bytes auto [r, got] = co_await loop.read_fixed(Fd{fd}, std::move(back), 0);    //
+//     got.size() == r.res
 //
 // The operation holds the buffer while the kernel may use it.  If the
 // awaiting coroutine is destroyed first, the buffer does not go back to the
@@ -35,7 +36,9 @@ class FixedBuffer {
 public:
     FixedBuffer() noexcept = default;
     FixedBuffer(FixedBuffer&& o) noexcept
-        : pool_(std::exchange(o.pool_, nullptr)), index_(o.index_), size_(std::exchange(o.size_, 0)) {}
+        : pool_(std::exchange(o.pool_, nullptr)),
+          index_(o.index_),
+          size_(std::exchange(o.size_, 0)) {}
     FixedBuffer& operator=(FixedBuffer&& o) noexcept {
         if (this != &o) {
             reset();
@@ -56,7 +59,9 @@ public:
     std::uint16_t index() const noexcept { return index_; }
     // The bytes that hold data: what a read filled, or what a write sends.
     std::size_t size() const noexcept { return size_; }
-    void resize(std::size_t n) noexcept { size_ = static_cast<std::uint32_t>(n < capacity() ? n : capacity()); }
+    void resize(std::size_t n) noexcept {
+        size_ = static_cast<std::uint32_t>(n < capacity() ? n : capacity());
+    }
     std::span<std::byte> bytes() const noexcept { return {data(), size_}; }
     // Back to the pool now.
     void reset() noexcept;
@@ -113,7 +118,9 @@ private:
     FixedBufferPool(Loop& loop, unsigned count, std::size_t size);
     int pop() noexcept;
     void give_back(std::uint16_t index) noexcept;
-    std::byte* address(std::uint16_t index) const noexcept { return base_ + static_cast<std::size_t>(index) * size_; }
+    std::byte* address(std::uint16_t index) const noexcept {
+        return base_ + static_cast<std::size_t>(index) * size_;
+    }
 
     Loop* loop_;
     std::byte* base_ = nullptr;
@@ -156,10 +163,16 @@ struct FixedBufferPool::TakeAwaiter : Pending {
     static void on_cqe(Pending* self, const Completion& c) noexcept;
 };
 
-inline FixedBufferPool::TakeAwaiter FixedBufferPool::take() noexcept { return TakeAwaiter(this); }
+inline FixedBufferPool::TakeAwaiter FixedBufferPool::take() noexcept {
+    return TakeAwaiter(this);
+}
 
-inline std::byte* FixedBuffer::data() const noexcept { return pool_ ? pool_->address(index_) : nullptr; }
-inline std::size_t FixedBuffer::capacity() const noexcept { return pool_ ? pool_->buffer_size() : 0; }
+inline std::byte* FixedBuffer::data() const noexcept {
+    return pool_ ? pool_->address(index_) : nullptr;
+}
+inline std::size_t FixedBuffer::capacity() const noexcept {
+    return pool_ ? pool_->buffer_size() : 0;
+}
 inline void FixedBuffer::reset() noexcept {
     if (pool_) std::exchange(pool_, nullptr)->give_back(index_);
     size_ = 0;
@@ -190,8 +203,10 @@ struct FixedAwaiter : Pending {
     FixedAwaiter(const FixedAwaiter&) = delete;
     FixedAwaiter& operator=(const FixedAwaiter&) = delete;
     ~FixedAwaiter() {
-        if (deferred) loop->withdraw(*this);  // never reached the kernel: the buffer just goes back
-        else if (ud) loop->abandon_fixed(ud, std::move(buffer));
+        if (deferred)
+            loop->withdraw(*this);  // never reached the kernel: the buffer just goes back
+        else if (ud)
+            loop->abandon_fixed(ud, std::move(buffer));
     }
 
     bool await_ready() noexcept {
@@ -212,11 +227,12 @@ struct FixedAwaiter : Pending {
         auto* a = static_cast<FixedAwaiter*>(self);
         io_uring_sqe& s = *sqes[0];
         if constexpr (Write)
-            op::WriteFixed(a->file, a->buffer.data(), static_cast<std::uint32_t>(a->buffer.size()), a->offset,
-                           a->buffer.index())
+            op::WriteFixed(a->file, a->buffer.data(), static_cast<std::uint32_t>(a->buffer.size()),
+                           a->offset, a->buffer.index())
                 .prepare(s);
         else
-            op::ReadFixed(a->file, a->buffer.data(), static_cast<std::uint32_t>(a->buffer.capacity()), a->offset,
+            op::ReadFixed(a->file, a->buffer.data(),
+                          static_cast<std::uint32_t>(a->buffer.capacity()), a->offset,
                           a->buffer.index())
                 .prepare(s);
         a->ud = a->loop->track(a);
@@ -236,11 +252,13 @@ struct FixedAwaiter : Pending {
 
 // Reads up to buf.capacity() bytes at `offset` into a buffer of the loop's
 // pool; gives the buffer back with its size() set to the bytes read.
-inline detail::FixedAwaiter<false> Loop::read_fixed(File f, FixedBuffer buf, std::uint64_t offset) noexcept {
+inline detail::FixedAwaiter<false> Loop::read_fixed(File f, FixedBuffer buf,
+                                                    std::uint64_t offset) noexcept {
     return {this, f, std::move(buf), offset};
 }
 // Writes buf.size() bytes at `offset` from a buffer of the loop's pool.
-inline detail::FixedAwaiter<true> Loop::write_fixed(File f, FixedBuffer buf, std::uint64_t offset) noexcept {
+inline detail::FixedAwaiter<true> Loop::write_fixed(File f, FixedBuffer buf,
+                                                    std::uint64_t offset) noexcept {
     return {this, f, std::move(buf), offset};
 }
 

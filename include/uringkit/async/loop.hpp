@@ -50,8 +50,8 @@
 #include <cstring>
 #include <exception>
 #include <memory>
-#include <string>
 #include <stop_token>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -188,7 +188,8 @@ public:
     // The same with an absolute deadline on std::chrono::steady_clock
     // (CLOCK_MONOTONIC, which IORING_TIMEOUT_ABS uses).
     template <class Op>
-    detail::TimedAwaiter<Op> with_deadline(const Op& op, std::chrono::steady_clock::time_point deadline) noexcept {
+    detail::TimedAwaiter<Op> with_deadline(
+        const Op& op, std::chrono::steady_clock::time_point deadline) noexcept {
         return {this, op, deadline.time_since_epoch(), true};
     }
     // A fire-and-forget SQE whose result nobody reads: for operations that
@@ -202,10 +203,13 @@ public:
     }
 
     detail::OpAwaiter<op::Nop> nop() noexcept;
-    detail::OpAwaiter<op::Read> read(File f, void* buf, std::uint32_t len, std::uint64_t off) noexcept;
-    detail::OpAwaiter<op::Write> write(File f, const void* buf, std::uint32_t len, std::uint64_t off) noexcept;
+    detail::OpAwaiter<op::Read> read(File f, void* buf, std::uint32_t len,
+                                     std::uint64_t off) noexcept;
+    detail::OpAwaiter<op::Write> write(File f, const void* buf, std::uint32_t len,
+                                       std::uint64_t off) noexcept;
     detail::OpAwaiter<op::Recv> recv(File f, void* buf, std::uint32_t len, int flags = 0) noexcept;
-    detail::OpAwaiter<op::Send> send(File f, const void* buf, std::uint32_t len, int flags = MSG_NOSIGNAL) noexcept;
+    detail::OpAwaiter<op::Send> send(File f, const void* buf, std::uint32_t len,
+                                     int flags = MSG_NOSIGNAL) noexcept;
     detail::OpAwaiter<op::Accept> accept(File listener, int flags = SOCK_CLOEXEC) noexcept;
     detail::OpAwaiter<op::Connect> connect(File f, const sockaddr* addr, socklen_t len) noexcept;
     detail::OpAwaiter<op::Close> close(File f) noexcept;
@@ -266,8 +270,10 @@ public:
     // completion without IORING_CQE_F_MORE.
     std::uint64_t track(Pending* target) noexcept {
         std::uint32_t i = free_head_;
-        if (i != kNoSlot) [[likely]] free_head_ = slots_[i].next_free;
-        else i = grow_slots();
+        if (i != kNoSlot) [[likely]]
+            free_head_ = slots_[i].next_free;
+        else
+            i = grow_slots();
         // A free slot's Leftover is already empty: the abandoned path of
         // dispatch_other() leaves it so.
         Slot& s = slots_[i];
@@ -312,8 +318,10 @@ public:
     // opcode this kernel lacks (async::unsupported() says which release has it).
     std::int32_t refusal(io_uring_sqe& s) const noexcept {
         std::int32_t r = 0;
-        if (!opcodes_.supported(s.opcode) && probed_) r = -EOPNOTSUPP;
-        else if (op::is_multishot(s)) r = -EINVAL;
+        if (!opcodes_.supported(s.opcode) && probed_)
+            r = -EOPNOTSUPP;
+        else if (op::is_multishot(s))
+            r = -EINVAL;
         if (r) detail::make_nop(s);
         return r;
     }
@@ -329,12 +337,12 @@ private:
     // A free slot's ud names another index (~i), so no user_data matches it:
     // dispatch() checks tag, generation and liveness in one compare.
     struct Slot {
-        std::uint64_t ud = 0;          // the user_data handed out for it while live
-        Pending* target = nullptr;     // null for an abandoned or a persistent slot
-        std::uint32_t next_free = 0;   // free: the next free slot's index
+        std::uint64_t ud = 0;         // the user_data handed out for it while live
+        Pending* target = nullptr;    // null for an abandoned or a persistent slot
+        std::uint32_t next_free = 0;  // free: the next free slot's index
         std::uint16_t generation = 0;
-        bool persistent = false;       // track_persistent(): its target is Leftover::held
-        bool owned = false;            // own_slot(): not freed by a final completion
+        bool persistent = false;  // track_persistent(): its target is Leftover::held
+        bool owned = false;       // own_slot(): not freed by a final completion
     };
     // What an abandoned slot still holds until its final completion (and a
     // persistent slot's target): apart from Slot, which dispatch() reads on
@@ -352,7 +360,9 @@ private:
     // happens to carry the tag still has to name a live slot of the right
     // generation.
     static constexpr std::uint64_t kTag = 0x554bULL;
-    static std::uint64_t free_ud(std::uint32_t i) noexcept { return ~static_cast<std::uint64_t>(i); }
+    static std::uint64_t free_ud(std::uint32_t i) noexcept {
+        return ~static_cast<std::uint64_t>(i);
+    }
     bool live(std::uint32_t i) const noexcept { return slots_[i].ud != free_ud(i); }
     // Whether `ud` is a live slot's user_data: its tag, index and generation.
     bool owns(std::uint64_t ud) const noexcept {
@@ -378,8 +388,10 @@ private:
             if (slot.ud == c.user_data && slot.target) [[likely]] {
                 Pending* target = slot.target;
                 if (!c.more()) {  // first: the handler may start the next operation
-                    if (slot.owned) --in_flight_;
-                    else release(i);
+                    if (slot.owned)
+                        --in_flight_;
+                    else
+                        release(i);
                 }
                 target->complete(target, c);
                 return;
@@ -416,7 +428,7 @@ private:
     std::vector<Leftover> leftovers_;
     std::uint32_t slot_count_ = 0;       // slots_.size(), without a division on every completion
     std::uint32_t free_head_ = kNoSlot;  // free slots, linked through next_free
-    std::vector<io_uring_sqe> posted_;  // fire-and-forget SQEs waiting for room
+    std::vector<io_uring_sqe> posted_;   // fire-and-forget SQEs waiting for room
     Pending* deferred_head_ = nullptr;
     Pending* deferred_tail_ = nullptr;
     BufferWaiter* buffer_waiters_ = nullptr;

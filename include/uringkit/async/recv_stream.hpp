@@ -127,11 +127,11 @@ private:
     Queued handoff_{0, 0};
     bool handed_ = false;
     std::coroutine_handle<> waiter_;
-    std::uint64_t ud_ = 0;    // the armed SQE's user_data, once placed
+    std::uint64_t ud_ = 0;               // the armed SQE's user_data, once placed
     std::uint64_t returned_at_arm_ = 0;  // Loop::buffers_returned() when armed
     bool armed_ = false;
-    bool ended_ = false;      // EOF or error delivered or queued: no re-arm
-    bool rearm_ = false;      // ended early (ENOBUFS, full CQ): re-arm when asked
+    bool ended_ = false;  // EOF or error delivered or queued: no re-arm
+    bool rearm_ = false;  // ended early (ENOBUFS, full CQ): re-arm when asked
     bool stopping_ = false;
     Task<void> disarm();
     bool paused_ = false;     // pause() waits for the recv's last completion: no re-arm, no end

@@ -24,7 +24,9 @@ struct Result {
     bool timed_out() const noexcept { return res == -ETIME; }
     bool cancelled() const noexcept { return res == -ECANCELED; }
     // The provided buffer the kernel picked, when one was selected.
-    std::optional<std::uint16_t> buffer_id() const noexcept { return Completion{0, res, flags}.buffer_id(); }
+    std::optional<std::uint16_t> buffer_id() const noexcept {
+        return Completion{0, res, flags}.buffer_id();
+    }
     bool more() const noexcept { return Completion{0, res, flags}.more(); }
 };
 

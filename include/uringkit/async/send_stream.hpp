@@ -22,7 +22,8 @@ namespace uringkit::async {
 //     out.buffer() += response;
 //     out.flush();                           // returns at once
 //     ...
-//     co_await out.drained();                // before closing: flushes; every byte sent, or the error
+//     co_await out.drained();                // before closing: flushes; every byte sent, or the
+//     error
 //
 // The bytes are the stream's own (heap memory it allocates once), never the
 // caller's.  Destroyed with a send in flight, it hands those bytes to the
@@ -41,8 +42,10 @@ public:
     // has gathered goes when it completes) or a send failed.
     [[gnu::always_inline]] void flush() noexcept {
         if (busy_) return;
-        if (error_ != 0) gathering_->clear();
-        else if (!gathering_->empty()) start();
+        if (error_ != 0)
+            gathering_->clear();
+        else if (!gathering_->empty())
+            start();
     }
     // Bytes written and not sent yet: gathered, and the rest of the send in flight.
     std::size_t backlog() const noexcept { return gathering_->size() + sending_->size() - offset_; }
@@ -105,8 +108,10 @@ private:
         std::swap(gathering_, sending_);
         offset_ = 0;
         busy_ = true;
-        if (io_uring_sqe* sqe = loop_->next_sqe()) fill_send(*sqe);
-        else (void)loop_->issue(*this);  // one SQE: always fits
+        if (io_uring_sqe* sqe = loop_->next_sqe())
+            fill_send(*sqe);
+        else
+            (void)loop_->issue(*this);  // one SQE: always fits
     }
     void fill_send(io_uring_sqe& sqe) noexcept {
         const std::size_t left = sending_->size() - offset_;
@@ -126,13 +131,13 @@ private:
     std::string* gathering_;
     std::string* sending_;  // the kernel's from start() to the send's final completion
     std::coroutine_handle<> waiter_;
-    std::size_t offset_ = 0;  // how much of *sending_ the kernel has taken
+    std::size_t offset_ = 0;      // how much of *sending_ the kernel has taken
     std::size_t wake_below_ = 0;  // the waiter's backlog limit (below()); 0: drained()
-    std::uint64_t ud_;        // every send's user_data: the stream's own slot
+    std::uint64_t ud_;            // every send's user_data: the stream's own slot
     std::uint64_t sent_ = 0;
     std::int32_t error_ = 0;
     bool busy_ = false;
-    bool placed_ = false;     // the send in flight reached the SQ (not queued in the loop)
+    bool placed_ = false;  // the send in flight reached the SQ (not queued in the loop)
 };
 
 }  // namespace uringkit::async

@@ -49,7 +49,9 @@ struct FinalAwaiter {
 struct PromiseBase {
     // Frames from the per-thread pool (frame_pool.hpp): no malloc per Task.
     static void* operator new(std::size_t bytes) { return frame_allocate(bytes); }
-    static void operator delete(void* frame, std::size_t bytes) noexcept { frame_free(frame, bytes); }
+    static void operator delete(void* frame, std::size_t bytes) noexcept {
+        frame_free(frame, bytes);
+    }
 
     std::coroutine_handle<> continuation;
     std::exception_ptr error;

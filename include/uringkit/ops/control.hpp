@@ -23,8 +23,14 @@ class Timeout {
 public:
     static constexpr std::uint8_t code = IORING_OP_TIMEOUT;
     Timeout(const __kernel_timespec* ts, unsigned count = 0) noexcept : ts_(ts), count_(count) {}
-    Timeout& absolute() noexcept { flags_ |= IORING_TIMEOUT_ABS; return *this; }
-    Timeout& flags(unsigned f) noexcept { flags_ |= f; return *this; }
+    Timeout& absolute() noexcept {
+        flags_ |= IORING_TIMEOUT_ABS;
+        return *this;
+    }
+    Timeout& flags(unsigned f) noexcept {
+        flags_ |= f;
+        return *this;
+    }
     void prepare(io_uring_sqe& s) const noexcept {
         s.opcode = code;
         s.fd = -1;
@@ -66,7 +72,10 @@ class LinkTimeout {
 public:
     static constexpr std::uint8_t code = IORING_OP_LINK_TIMEOUT;
     explicit LinkTimeout(const __kernel_timespec* ts) noexcept : ts_(ts) {}
-    LinkTimeout& absolute() noexcept { flags_ |= IORING_TIMEOUT_ABS; return *this; }
+    LinkTimeout& absolute() noexcept {
+        flags_ |= IORING_TIMEOUT_ABS;
+        return *this;
+    }
     void prepare(io_uring_sqe& s) const noexcept {
         s.opcode = code;
         s.fd = -1;
@@ -98,7 +107,10 @@ public:
         c.flags_ = IORING_ASYNC_CANCEL_ANY;
         return c;
     }
-    AsyncCancel& all() noexcept { flags_ |= IORING_ASYNC_CANCEL_ALL; return *this; }
+    AsyncCancel& all() noexcept {
+        flags_ |= IORING_ASYNC_CANCEL_ALL;
+        return *this;
+    }
     void prepare(io_uring_sqe& s) const noexcept {
         s.opcode = code;
         // A fixed target is named by cancel_flags (FD_FIXED), not by IOSQE_FIXED_FILE.
@@ -118,7 +130,10 @@ class PollAdd {
 public:
     static constexpr std::uint8_t code = IORING_OP_POLL_ADD;
     PollAdd(File f, unsigned events) noexcept : f_(f), events_(events) {}
-    PollAdd& multishot() noexcept { len_ = IORING_POLL_ADD_MULTI; return *this; }
+    PollAdd& multishot() noexcept {
+        len_ = IORING_POLL_ADD_MULTI;
+        return *this;
+    }
     void prepare(io_uring_sqe& s) const noexcept {
         s.opcode = code;
         f_.apply(s);

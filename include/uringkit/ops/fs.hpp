@@ -23,8 +23,14 @@ public:
     static constexpr std::uint8_t code = IORING_OP_OPENAT;
     OpenAt(int dirfd, const char* path, int flags, mode_t mode = 0) noexcept
         : dirfd_(dirfd), path_(path), flags_(flags), mode_(mode) {}
-    OpenAt& into_slot(unsigned index) noexcept { slot_ = index + 1; return *this; }
-    OpenAt& into_any_slot() noexcept { slot_ = IORING_FILE_INDEX_ALLOC; return *this; }
+    OpenAt& into_slot(unsigned index) noexcept {
+        slot_ = index + 1;
+        return *this;
+    }
+    OpenAt& into_any_slot() noexcept {
+        slot_ = IORING_FILE_INDEX_ALLOC;
+        return *this;
+    }
     void prepare(io_uring_sqe& s) const noexcept {
         s.opcode = code;
         s.fd = dirfd_;
@@ -46,7 +52,8 @@ private:
 class OpenAt2 {
 public:
     static constexpr std::uint8_t code = IORING_OP_OPENAT2;
-    OpenAt2(int dirfd, const char* path, const open_how* how) noexcept : dirfd_(dirfd), path_(path), how_(how) {}
+    OpenAt2(int dirfd, const char* path, const open_how* how) noexcept
+        : dirfd_(dirfd), path_(path), how_(how) {}
     void prepare(io_uring_sqe& s) const noexcept {
         s.opcode = code;
         s.fd = dirfd_;
@@ -106,7 +113,10 @@ class Fsync {
 public:
     static constexpr std::uint8_t code = IORING_OP_FSYNC;
     explicit Fsync(File f) noexcept : f_(f) {}
-    Fsync& datasync() noexcept { flags_ = IORING_FSYNC_DATASYNC; return *this; }
+    Fsync& datasync() noexcept {
+        flags_ = IORING_FSYNC_DATASYNC;
+        return *this;
+    }
     void prepare(io_uring_sqe& s) const noexcept {
         s.opcode = code;
         f_.apply(s);
@@ -188,7 +198,8 @@ using Fadvise = BasicRange<IORING_OP_FADVISE, int>;
 class MkdirAt {
 public:
     static constexpr std::uint8_t code = IORING_OP_MKDIRAT;
-    MkdirAt(int dirfd, const char* path, mode_t mode) noexcept : dirfd_(dirfd), path_(path), mode_(mode) {}
+    MkdirAt(int dirfd, const char* path, mode_t mode) noexcept
+        : dirfd_(dirfd), path_(path), mode_(mode) {}
     void prepare(io_uring_sqe& s) const noexcept {
         s.opcode = code;
         s.fd = dirfd_;
@@ -229,8 +240,13 @@ template <std::uint8_t Code, class Flags>
 class BasicPathPair {
 public:
     static constexpr std::uint8_t code = Code;
-    BasicPathPair(int old_dirfd, const char* old_path, int new_dirfd, const char* new_path, Flags flags = 0) noexcept
-        : old_dirfd_(old_dirfd), old_path_(old_path), new_dirfd_(new_dirfd), new_path_(new_path), flags_(flags) {}
+    BasicPathPair(int old_dirfd, const char* old_path, int new_dirfd, const char* new_path,
+                  Flags flags = 0) noexcept
+        : old_dirfd_(old_dirfd),
+          old_path_(old_path),
+          new_dirfd_(new_dirfd),
+          new_path_(new_path),
+          flags_(flags) {}
     void prepare(io_uring_sqe& s) const noexcept {
         s.opcode = code;
         s.fd = old_dirfd_;
@@ -256,7 +272,8 @@ using RenameAt = BasicPathPair<IORING_OP_RENAMEAT, unsigned>;
 class UnlinkAt {
 public:
     static constexpr std::uint8_t code = IORING_OP_UNLINKAT;
-    UnlinkAt(int dirfd, const char* path, int flags = 0) noexcept : dirfd_(dirfd), path_(path), flags_(flags) {}
+    UnlinkAt(int dirfd, const char* path, int flags = 0) noexcept
+        : dirfd_(dirfd), path_(path), flags_(flags) {}
     void prepare(io_uring_sqe& s) const noexcept {
         s.opcode = code;
         s.fd = dirfd_;
@@ -298,7 +315,8 @@ private:
 class FSetXattr {
 public:
     static constexpr std::uint8_t code = IORING_OP_FSETXATTR;
-    FSetXattr(File f, const char* name, const void* value, std::uint32_t size, int flags = 0) noexcept
+    FSetXattr(File f, const char* name, const void* value, std::uint32_t size,
+              int flags = 0) noexcept
         : f_(f), name_(name), value_(value), size_(size), flags_(flags) {}
     void prepare(io_uring_sqe& s) const noexcept {
         s.opcode = code;
@@ -343,7 +361,8 @@ private:
 class SetXattr {
 public:
     static constexpr std::uint8_t code = IORING_OP_SETXATTR;
-    SetXattr(const char* path, const char* name, const void* value, std::uint32_t size, int flags = 0) noexcept
+    SetXattr(const char* path, const char* name, const void* value, std::uint32_t size,
+             int flags = 0) noexcept
         : path_(path), name_(name), value_(value), size_(size), flags_(flags) {}
     void prepare(io_uring_sqe& s) const noexcept {
         s.opcode = code;

@@ -17,7 +17,8 @@ namespace uringkit::op {
 class Socket {
 public:
     static constexpr std::uint8_t code = IORING_OP_SOCKET;
-    Socket(int domain, int type, int protocol = 0) noexcept : domain_(domain), type_(type), protocol_(protocol) {}
+    Socket(int domain, int type, int protocol = 0) noexcept
+        : domain_(domain), type_(type), protocol_(protocol) {}
     void prepare(io_uring_sqe& s) const noexcept {
         s.opcode = code;
         s.fd = domain_;
@@ -35,7 +36,8 @@ template <std::uint8_t Code>
 class BasicAddress {
 public:
     static constexpr std::uint8_t code = Code;
-    BasicAddress(File f, const sockaddr* addr, socklen_t len) noexcept : f_(f), addr_(addr), len_(len) {}
+    BasicAddress(File f, const sockaddr* addr, socklen_t len) noexcept
+        : f_(f), addr_(addr), len_(len) {}
     void prepare(io_uring_sqe& s) const noexcept {
         s.opcode = code;
         f_.apply(s);
@@ -75,10 +77,22 @@ public:
     static constexpr std::uint8_t code = IORING_OP_ACCEPT;
     explicit Accept(File listener, sockaddr* addr = nullptr, socklen_t* addrlen = nullptr) noexcept
         : f_(listener), addr_(addr), addrlen_(addrlen) {}
-    Accept& flags(int f) noexcept { flags_ = f; return *this; }
-    Accept& multishot() noexcept { ioprio_ |= IORING_ACCEPT_MULTISHOT; return *this; }
-    Accept& into_slot(unsigned index) noexcept { slot_ = index + 1; return *this; }
-    Accept& into_any_slot() noexcept { slot_ = IORING_FILE_INDEX_ALLOC; return *this; }
+    Accept& flags(int f) noexcept {
+        flags_ = f;
+        return *this;
+    }
+    Accept& multishot() noexcept {
+        ioprio_ |= IORING_ACCEPT_MULTISHOT;
+        return *this;
+    }
+    Accept& into_slot(unsigned index) noexcept {
+        slot_ = index + 1;
+        return *this;
+    }
+    Accept& into_any_slot() noexcept {
+        slot_ = IORING_FILE_INDEX_ALLOC;
+        return *this;
+    }
     void prepare(io_uring_sqe& s) const noexcept {
         s.opcode = code;
         f_.apply(s);
@@ -115,11 +129,17 @@ public:
         r.select_ = true;
         return r;
     }
-    Recv& multishot() noexcept { ioprio_ |= IORING_RECV_MULTISHOT; return *this; }
+    Recv& multishot() noexcept {
+        ioprio_ |= IORING_RECV_MULTISHOT;
+        return *this;
+    }
     // With provided(): one CQE may fill several buffers, taken from the group
     // in ring order from the one it names (BufferRing::take_bundle); Linux
     // 6.10 (IORING_FEAT_RECVSEND_BUNDLE), older kernels fail it with -EINVAL.
-    Recv& bundle() noexcept { ioprio_ |= IORING_RECVSEND_BUNDLE; return *this; }
+    Recv& bundle() noexcept {
+        ioprio_ |= IORING_RECVSEND_BUNDLE;
+        return *this;
+    }
     void prepare(io_uring_sqe& s) const noexcept {
         detail::rw(s, code, f_, buf_, len_, 0);
         s.msg_flags = static_cast<std::uint32_t>(msg_flags_);

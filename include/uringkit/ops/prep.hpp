@@ -25,13 +25,19 @@ inline void rw(io_uring_sqe& s, std::uint8_t code, File f, const void* addr, std
 // recv, poll, timeout, read): such an SQE belongs in a stream.
 inline bool is_multishot(const io_uring_sqe& s) noexcept {
     switch (s.opcode) {
-        case IORING_OP_ACCEPT: return (s.ioprio & IORING_ACCEPT_MULTISHOT) != 0;
+        case IORING_OP_ACCEPT:
+            return (s.ioprio & IORING_ACCEPT_MULTISHOT) != 0;
         case IORING_OP_RECV:
-        case IORING_OP_RECVMSG: return (s.ioprio & IORING_RECV_MULTISHOT) != 0;
-        case IORING_OP_POLL_ADD: return (s.len & IORING_POLL_ADD_MULTI) != 0;
-        case IORING_OP_TIMEOUT: return (s.timeout_flags & IORING_TIMEOUT_MULTISHOT) != 0;
-        case sys::opcode::read_multishot: return true;
-        default: return false;
+        case IORING_OP_RECVMSG:
+            return (s.ioprio & IORING_RECV_MULTISHOT) != 0;
+        case IORING_OP_POLL_ADD:
+            return (s.len & IORING_POLL_ADD_MULTI) != 0;
+        case IORING_OP_TIMEOUT:
+            return (s.timeout_flags & IORING_TIMEOUT_MULTISHOT) != 0;
+        case sys::opcode::read_multishot:
+            return true;
+        default:
+            return false;
     }
 }
 

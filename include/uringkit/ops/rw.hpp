@@ -18,19 +18,21 @@ namespace uringkit::op {
 // others take .rw_flags() (RWF_NOWAIT, RWF_HIPRI, ...).
 template <std::uint8_t Code, class Buffer>
 class BasicReadWrite {
-    static constexpr bool registered = Code == IORING_OP_READ_FIXED || Code == IORING_OP_WRITE_FIXED;
+    static constexpr bool registered =
+        Code == IORING_OP_READ_FIXED || Code == IORING_OP_WRITE_FIXED;
 
 public:
     static constexpr std::uint8_t code = Code;
     BasicReadWrite(File f, Buffer buf, std::uint32_t len, std::uint64_t offset) noexcept
         requires(!registered)
         : f_(f), buf_(buf), len_(len), off_(offset) {}
-    BasicReadWrite(File f, Buffer buf, std::uint32_t len, std::uint64_t offset, std::uint16_t buf_index) noexcept
-        requires registered
-        : f_(f), buf_(buf), len_(len), off_(offset), index_(buf_index) {}
-    BasicReadWrite& rw_flags(int flags) noexcept
-        requires(!registered)
-    {
+    BasicReadWrite(File f, Buffer buf, std::uint32_t len, std::uint64_t offset,
+                   std::uint16_t buf_index) noexcept requires registered : f_(f),
+                                                                           buf_(buf),
+                                                                           len_(len),
+                                                                           off_(offset),
+                                                                           index_(buf_index) {}
+    BasicReadWrite& rw_flags(int flags) noexcept requires(!registered) {
         rw_flags_ = flags;
         return *this;
     }
@@ -65,7 +67,8 @@ using WriteFixed = BasicReadWrite<IORING_OP_WRITE_FIXED, const void*>;
 class ReadProvided {
 public:
     static constexpr std::uint8_t code = IORING_OP_READ;
-    ReadProvided(File f, std::uint32_t len, std::uint64_t offset) noexcept : f_(f), len_(len), off_(offset) {}
+    ReadProvided(File f, std::uint32_t len, std::uint64_t offset) noexcept
+        : f_(f), len_(len), off_(offset) {}
     void prepare(io_uring_sqe& s) const noexcept { detail::rw(s, code, f_, nullptr, len_, off_); }
 
 private:
@@ -79,7 +82,8 @@ private:
 class Splice {
 public:
     static constexpr std::uint8_t code = IORING_OP_SPLICE;
-    Splice(int in, std::int64_t in_offset, File out, std::int64_t out_offset, std::uint32_t len, unsigned flags = 0) noexcept
+    Splice(int in, std::int64_t in_offset, File out, std::int64_t out_offset, std::uint32_t len,
+           unsigned flags = 0) noexcept
         : in_(in), in_off_(in_offset), out_(out), out_off_(out_offset), len_(len), flags_(flags) {}
     void prepare(io_uring_sqe& s) const noexcept {
         s.opcode = code;

@@ -132,9 +132,9 @@ private:
     std::size_t entries_size_ = 0;
     std::byte* data_ = nullptr;
     std::size_t data_size_ = 0;
-    std::uint16_t tail_ = 0;  // our tail, ahead of the published one while staging
-    std::vector<std::uint64_t> taken_;  // one bit per buffer: take()n and not staged since
-    std::vector<std::uint16_t> slot_;   // per buffer: its entry in the ring when last staged
+    std::uint16_t tail_ = 0;               // our tail, ahead of the published one while staging
+    std::vector<std::uint64_t> taken_;     // one bit per buffer: take()n and not staged since
+    std::vector<std::uint16_t> slot_;      // per buffer: its entry in the ring when last staged
     std::vector<std::uint32_t> consumed_;  // incremental: per buffer, bytes delivered since staged
     bool incremental_ = false;
 };

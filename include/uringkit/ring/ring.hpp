@@ -30,13 +30,13 @@ struct RingOptions {
     int sq_thread_cpu = -1;          // pin the SQPOLL thread; -1: anywhere
     // Poll for completions instead of interrupts (O_DIRECT on devices with poll queues).
     bool iopoll = false;
-    bool single_issuer = false;   // 6.0: only the creating thread submits
-    bool defer_taskrun = false;   // 6.1: run completion work only when we wait (needs single_issuer)
-    bool coop_taskrun = false;    // 5.19: no IPI to interrupt us for completion work
-    bool taskrun_flag = false;    // 5.19: set IORING_SQ_TASKRUN when work is pending
-    bool submit_all = false;      // 5.18: keep submitting past a failed SQE
-    bool clamp = false;           // clamp oversized entries instead of failing
-    int attach_wq = -1;           // share the io-wq of this ring fd
+    bool single_issuer = false;  // 6.0: only the creating thread submits
+    bool defer_taskrun = false;  // 6.1: run completion work only when we wait (needs single_issuer)
+    bool coop_taskrun = false;   // 5.19: no IPI to interrupt us for completion work
+    bool taskrun_flag = false;   // 5.19: set IORING_SQ_TASKRUN when work is pending
+    bool submit_all = false;     // 5.18: keep submitting past a failed SQE
+    bool clamp = false;          // clamp oversized entries instead of failing
+    int attach_wq = -1;          // share the io-wq of this ring fd
     // Register the ring fd itself (5.18) so each io_uring_enter skips the fd
     // table lookup; stays off where the kernel lacks it.  The registration
     // belongs to the creating thread's table: only there does the ring enter
@@ -61,7 +61,9 @@ RingOptions single_thread_options(unsigned cq_entries = 0) noexcept;
 // The opcodes the running kernel reports (IORING_REGISTER_PROBE, 5.6).
 class OpcodeSupport {
 public:
-    bool supported(unsigned op) const noexcept { return op < 256 && (bits_[op / 64] >> (op % 64)) & 1; }
+    bool supported(unsigned op) const noexcept {
+        return op < 256 && (bits_[op / 64] >> (op % 64)) & 1;
+    }
     unsigned last_op() const noexcept { return last_op_; }
 
 private:
@@ -345,12 +347,13 @@ private:
                   std::size_t argsz) noexcept {
         ++enter_calls_;
         if (enter_flags_ && detail::this_thread_token() == owner_)
-            return sys::io_uring_enter(enter_fd_, to_submit, wait_nr, flags | enter_flags_, arg, argsz);
+            return sys::io_uring_enter(enter_fd_, to_submit, wait_nr, flags | enter_flags_, arg,
+                                       argsz);
         return sys::io_uring_enter(fd_, to_submit, wait_nr, flags, arg, argsz);
     }
 
     int fd_ = -1;
-    int enter_fd_ = -1;        // the registered index when the ring fd is registered
+    int enter_fd_ = -1;         // the registered index when the ring fd is registered
     unsigned enter_flags_ = 0;  // IORING_ENTER_REGISTERED_RING when it is
     std::uint64_t owner_ = 0;   // detail::this_thread_token() of the registering thread
     std::uint32_t features_ = 0;

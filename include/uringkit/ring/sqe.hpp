@@ -49,7 +49,9 @@ public:
     explicit constexpr operator bool() const noexcept { return s_ != nullptr; }
     io_uring_sqe* get() const noexcept { return s_; }
 
-    Sqe& user_data(std::uint64_t v) noexcept { return set([&] { s_->user_data = v; }); }
+    Sqe& user_data(std::uint64_t v) noexcept {
+        return set([&] { s_->user_data = v; });
+    }
     template <class T>
     Sqe& user_data(T* p) noexcept {
         return user_data(reinterpret_cast<std::uintptr_t>(p));
@@ -71,7 +73,9 @@ public:
             s_->buf_group = group;
         });
     }
-    Sqe& personality(std::uint16_t id) noexcept { return set([&] { s_->personality = id; }); }
+    Sqe& personality(std::uint16_t id) noexcept {
+        return set([&] { s_->personality = id; });
+    }
 
 private:
     Sqe& flag(unsigned f) noexcept {

@@ -72,35 +72,35 @@ namespace uringkit::sys {
 // are plain numbers in the kernel's enum, so they are spelled out here rather
 // than #defined over the header's enumerators.
 namespace opcode {
-inline constexpr std::uint8_t read_multishot = 49;  // 6.7
-inline constexpr std::uint8_t waitid = 50;          // 6.7
-inline constexpr std::uint8_t futex_wait = 51;      // 6.7
-inline constexpr std::uint8_t futex_wake = 52;      // 6.7
-inline constexpr std::uint8_t futex_waitv = 53;     // 6.7
+inline constexpr std::uint8_t read_multishot = 49;    // 6.7
+inline constexpr std::uint8_t waitid = 50;            // 6.7
+inline constexpr std::uint8_t futex_wait = 51;        // 6.7
+inline constexpr std::uint8_t futex_wake = 52;        // 6.7
+inline constexpr std::uint8_t futex_waitv = 53;       // 6.7
 inline constexpr std::uint8_t fixed_fd_install = 54;  // 6.8
-inline constexpr std::uint8_t ftruncate = 55;       // 6.9
-inline constexpr std::uint8_t bind = 56;            // 6.11
-inline constexpr std::uint8_t listen = 57;          // 6.11
-inline constexpr std::uint8_t recv_zc = 58;         // 6.15
-inline constexpr std::uint8_t epoll_wait = 59;      // 6.15
-inline constexpr std::uint8_t readv_fixed = 60;     // 6.15
-inline constexpr std::uint8_t writev_fixed = 61;    // 6.15
-inline constexpr std::uint8_t pipe = 62;            // 6.16
+inline constexpr std::uint8_t ftruncate = 55;         // 6.9
+inline constexpr std::uint8_t bind = 56;              // 6.11
+inline constexpr std::uint8_t listen = 57;            // 6.11
+inline constexpr std::uint8_t recv_zc = 58;           // 6.15
+inline constexpr std::uint8_t epoll_wait = 59;        // 6.15
+inline constexpr std::uint8_t readv_fixed = 60;       // 6.15
+inline constexpr std::uint8_t writev_fixed = 61;      // 6.15
+inline constexpr std::uint8_t pipe = 62;              // 6.16
 // One past the highest opcode this build knows a name for.
 inline constexpr std::uint8_t known_count = 63;
 }  // namespace opcode
 
 // Register opcodes after IORING_REGISTER_FILE_ALLOC_RANGE (6.1's last).
 namespace register_op {
-inline constexpr unsigned pbuf_status = 26;        // 6.8
-inline constexpr unsigned napi = 27;               // 6.9
-inline constexpr unsigned unregister_napi = 28;    // 6.9
-inline constexpr unsigned clock = 29;              // 6.12
-inline constexpr unsigned clone_buffers = 30;      // 6.12
-inline constexpr unsigned send_msg_ring = 31;      // 6.13
-inline constexpr unsigned zcrx_ifq = 32;           // 6.15
-inline constexpr unsigned resize_rings = 33;       // 6.13
-inline constexpr unsigned mem_region = 34;         // 6.13
+inline constexpr unsigned pbuf_status = 26;      // 6.8
+inline constexpr unsigned napi = 27;             // 6.9
+inline constexpr unsigned unregister_napi = 28;  // 6.9
+inline constexpr unsigned clock = 29;            // 6.12
+inline constexpr unsigned clone_buffers = 30;    // 6.12
+inline constexpr unsigned send_msg_ring = 31;    // 6.13
+inline constexpr unsigned zcrx_ifq = 32;         // 6.15
+inline constexpr unsigned resize_rings = 33;     // 6.13
+inline constexpr unsigned mem_region = 34;       // 6.13
 // Flag OR-ed into the register opcode when the "fd" is a registered ring index.
 inline constexpr unsigned use_registered_ring = 1U << 31;  // 6.3
 }  // namespace register_op
