@@ -5,6 +5,7 @@
 #   make check   build and run the test suite once (the quick loop while developing)
 #   make bench   build, then run `build/uringkit bench` with its defaults
 #   make test-kernels  the suite again on Debian 12's 6.1 and 6.12 kernels under qemu (tests/kernels/run.sh)
+#   make format  clang-format-14 over every C and C++ source (tests/format_check.sh checks it in the suite)
 BUILD   ?= build
 JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
@@ -23,10 +24,12 @@ DEB_PACKAGES := build-essential cmake pkg-config googletest libgtest-dev libgmoc
 	python3-fusepy xfsprogs btrfs-progs sqlite3
 # setfacl/getfacl: cp's tests copy ACLs with -a.
 DEB_PACKAGES += acl
+# clang-format-14: `make format`, and format_check in the suite (.clang-format).
+DEB_PACKAGES += clang-format-14
 # The kernels `make test-kernels` boots (tests/kernels/run.sh: 6.1 and/or 6.12).
 KERNELS ?= 6.1 6.12
 
-.PHONY: build deps test check test-asan test-tsan test-kernels fuzz bench install clean
+.PHONY: build deps test check test-asan test-tsan test-kernels fuzz bench install clean format
 
 build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
@@ -74,6 +77,10 @@ fuzz: deps
 	sh tests/fuzz/run.sh $(BUILD)-fuzz $(FUZZ_SECONDS)
 
 test: check test-asan test-tsan test-kernels fuzz
+
+format:
+	find src include apps tests bench examples -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.c' -o -name '*.h' \) \
+	  | xargs clang-format-14 -i
 
 bench: build
 	$(BUILD)/uringkit bench
