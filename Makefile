@@ -20,12 +20,15 @@ FUZZ_CXX ?= clang++-14
 DEB_PACKAGES := build-essential cmake pkg-config googletest libgtest-dev libgmock-dev \
 	libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev liburing-dev libaio-dev \
 	libxxhash-dev xxhash strace fio wrk nginx-light nodejs curl clang-14 libclang-rt-14-dev \
-	qemu-system-x86 busybox-static cpio e2fsprogs xz-utils zstd python3 help2man \
+	qemu-system-x86 busybox-static cpio e2fsprogs xz-utils zstd python3 \
 	python3-fusepy xfsprogs btrfs-progs sqlite3
 # setfacl/getfacl: cp's tests copy ACLs with -a.
 DEB_PACKAGES += acl
 # clang-format-14: `make format`, and format_check in the suite (.clang-format).
 DEB_PACKAGES += clang-format-14
+# groff-base checks the man pages the build writes; zsh checks the zsh completion
+# (tests/cli/front_door_test.sh).
+DEB_PACKAGES += groff-base zsh
 # The kernels `make test-kernels` boots (tests/kernels/run.sh: 6.1 and/or 6.12).
 KERNELS ?= 6.1 6.12
 

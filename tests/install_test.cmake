@@ -52,18 +52,24 @@ string(REGEX REPLACE "^Version: *" "" pc_version "${pc_version}")
 if(NOT header_version STREQUAL pc_version OR header_version STREQUAL "")
   message(FATAL_ERROR "install_test: version.hpp says '${header_version}', uringkit.pc '${pc_version}'")
 endif()
-# Man pages, where the build made them (help2man installed).
-if(EXISTS ${BUILD_DIR}/man/uringkit.1)
-  foreach(page uringkit uringkit-probe uringkit-bench uringkit-cp uringkit-readfiles uringkit-serve)
-    if(NOT EXISTS ${prefix}/share/man/man1/${page}.1)  # GNUInstallDirs' MANDIR
-      message(FATAL_ERROR "install_test: ${page}.1 was not installed under ${prefix}")
-    endif()
-  endforeach()
-  file(READ ${prefix}/share/man/man1/uringkit-probe.1 probe_page)
-  string(FIND "${probe_page}" "\\-\\-json" json_at)  # roff writes --json as \-\-json
-  if(json_at LESS 0)
-    message(FATAL_ERROR "install_test: uringkit-probe.1 does not document --json")
+# Man pages (written by the binary from its option definitions), the
+# library's uringkit(7), the shell completions and the documentation --help
+# points to.
+foreach(installed
+    share/man/man1/uringkit.1 share/man/man1/uringkit-probe.1 share/man/man1/uringkit-bench.1
+    share/man/man1/uringkit-bench-net.1 share/man/man1/uringkit-cp.1
+    share/man/man1/uringkit-readfiles.1 share/man/man1/uringkit-serve.1
+    share/man/man1/uringkit-load.1 share/man/man7/uringkit.7
+    share/bash-completion/completions/uringkit share/zsh/vendor-completions/_uringkit
+    share/doc/uringkit/README.md share/doc/uringkit/bench.md share/doc/uringkit/library.md)
+  if(NOT EXISTS ${prefix}/${installed})
+    message(FATAL_ERROR "install_test: ${installed} was not installed under ${prefix}")
   endif()
+endforeach()
+file(READ ${prefix}/share/man/man1/uringkit-probe.1 probe_page)
+string(FIND "${probe_page}" "\\-\\-json" json_at)  # roff writes --json as \-\-json
+if(json_at LESS 0)
+  message(FATAL_ERROR "install_test: uringkit-probe.1 does not document --json")
 endif()
 
 # A sanitized build installs a sanitized library: its users must link the runtime.

@@ -6,6 +6,7 @@
 #include "command.hpp"
 #include "console.hpp"
 #include "interrupt.hpp"
+#include "manual.hpp"
 
 #include "cli/duration.hpp"
 #include "cli/output_file.hpp"
@@ -201,8 +202,7 @@ int run(const CLI::App& app, const Options& o) {
     try {
         spec = make_spec(app, o, tspec);
     } catch (const UsageError& e) {
-        emit(stderr, "uringkit bench: {}\n", e.message);
-        return kUsage;
+        return usage_error("bench", e.message);
     }
     std::optional<SavedRun> saved;
     try {
@@ -399,25 +399,121 @@ const Register reg{Command{
                        "Write an SVG chart: IOPS and CPU per I/O against depth; - is standard "
                        "output. A regular file is replaced whole through a temporary beside it; "
                        "a symlink, FIFO or device is written in place");
-        app.footer(
-            "Exit status: 0 at least one engine ran; 1 no engine could run, --compare compared "
-            "nothing (another job, no engine and depth in common: a note says which), or an output "
-            "(standard output included) could not be written: permission refused (EACCES, EPERM, "
-            "EROFS), no space, an I/O error; 2 bad option or value (unknown engine, zero or "
-            "negative size or "
-            "depth, --ios 0, --batch 0, an empty item in a list or an empty list: --engines '', "
-            "depth above 32768, --batch above every depth, --size beyond the --filename file, an "
-            "output that is the --filename file, two outputs on -, a write to your file without "
-            "--allow-write); 4 unusable file "
-            "or output path (missing, unreadable, a directory, smaller than one block, --bs not a "
-            "multiple of the logical block size with --direct, a filesystem refusing O_DIRECT, an "
-            "output whose directory does not exist, a --compare file that is not a --json file of "
-            "bench); 5 no room for the temporary file; 130 "
-            "interrupted by SIGINT/SIGTERM: what was measured is printed, the temporary file "
-            "removed, "
-            "then bench ends by the signal (a shell shows 130 or 143).\n\n" +
-            std::string(kReplayHelp));
+        describe(
+            app,
+            Manual{
+                .description =
+                    "Runs the same blocks of the same file through each engine: pread (one at a "
+                    "time), a thread pool of pread workers, libaio, io_uring plain, with "
+                    "registered "
+                    "files and buffers, with SQPOLL and with IOPOLL, liburing, and auto (pread or "
+                    "the "
+                    "ring, chosen per run).  Without --filename a temporary file of --size is made "
+                    "in "
+                    "$TMPDIR and removed afterwards.\n\n"
+                    "Each round runs every engine at every depth once, engines interleaved and "
+                    "their "
+                    "order rotated, so that a slow moment of the machine lands on every engine "
+                    "alike.  "
+                    "The table gives each row's median over the rounds with its interval; the "
+                    "verdict "
+                    "compares engines by the ratio of their runs in the same round and calls a "
+                    "difference faster or slower only when the interval of those ratios excludes "
+                    "1, "
+                    "else the same.  Run an engine against itself (--engines uring,uring) to see "
+                    "what "
+                    "noise looks like on the machine.\n\n"
+                    "System calls per I/O are counted by the engines and CPU per I/O comes from "
+                    "getrusage of the run; on a terminal a live line shows the engine, depth, "
+                    "round "
+                    "and an estimate of the time left.\n\n"
+                    "Replay (--replay TRACE): record your program with strace -f -ttt -T -y "
+                    "--seccomp-bpf -o trace.txt -e "
+                    "trace=openat,open,creat,close,close_range,dup,dup2,"
+                    "dup3,fcntl,clone,clone3,fork,vfork,read,write,pread64,pwrite64,readv,writev,"
+                    "preadv,pwritev,preadv2,pwritev2,lseek,fsync,fdatasync,sync_file_range,"
+                    "fallocate,"
+                    "ftruncate PROGRAM ARGS, or with fio's write_iolog (versions 2 and 3), then "
+                    "run "
+                    "uringkit bench --replay trace.txt.  Each thread's reads, writes and syncs are "
+                    "replayed on a thread of their own through each engine (default pread,uring): "
+                    "as "
+                    "recorded (one at a time, the program's own shape), batched (up to --iodepth "
+                    "in "
+                    "flight per thread, a step waiting for earlier overlapping writes and syncs of "
+                    "its file: an upper bound), timed (each at its recorded time).  Files are read "
+                    "where the trace names them, read-only; a trace that writes needs "
+                    "--allow-write "
+                    "(those files are written) or --scratch DIR (copies of the recorded sizes are "
+                    "made there and removed).  Time the program spent computing is not replayed; "
+                    "the "
+                    "header states it.",
+                .examples =
+                    {{"uringkit bench",
+                      "A 256 MiB temporary file, 4 KiB random reads from a warm cache, depths 1 "
+                      "and "
+                      "32, every engine but IOPOLL (about 35 s)."},
+                     {"uringkit bench --engines uring,uring",
+                      "A/A: one engine against itself, to see how much this machine's noise moves "
+                      "it."},
+                     {"uringkit bench --filename /data/big --iodepth 1,8,32 --json out.json --plot "
+                      "out.svg",
+                      "Your own file at three depths, every figure saved as JSON and drawn as "
+                      "SVG."},
+                     {"uringkit bench --replay trace.txt",
+                      "Your program's recorded I/O replayed through pread and io_uring."}},
+                .exits = {{0, "at least one engine ran (with --replay: replayed)"},
+                          {1,
+                           "no engine could run, a run failed, --compare compared nothing (a note "
+                           "says why), or an output could not be written"},
+                          {2,
+                           "bad option or value (an unknown engine, a zero size or depth, an empty "
+                           "list, --size beyond the file, a write to your file without "
+                           "--allow-write)"},
+                          {4,
+                           "the file, an output path, the --compare file or the trace (or a file "
+                           "it names) cannot be used; the message says which and why"},
+                          {5, "no room for the temporary file"},
+                          {130,
+                           "interrupted by SIGINT or SIGTERM: what was measured is printed, the "
+                           "temporary file removed, then bench ends by the signal"}},
+                .see_also = "fio(1), strace(1), uringkit-bench-net(1), uringkit-probe(1)",
+                .doc = "bench.md"});
         add_replay_options(app, *replay);
+        group_options(app, "Workload",
+                      {"--filename", "--size", "--rw", "--rwmixread", "--bs", "--iodepth",
+                       "--batch", "--numjobs", "--direct", "--runtime", "--ios", "--ramp",
+                       "--cache", "--seed", "--allow-write", "--verify"});
+        group_options(app, "Engines", {"--engines", "--threads"});
+        group_options(app, "Statistics",
+                      {"--rounds", "--order", "--order-seed", "--confidence", "--compare"});
+        group_options(app, "Output", {"--json", "--csv", "--plot"});
+        group_options(app, "Replay", {"--replay", "--mode", "--scratch", "--loops", "--lenient"});
+        name_values(app, {{"--filename", "FILE"},
+                          {"--size", "SIZE"},
+                          {"--bs", "SIZE"},
+                          {"--iodepth", "LIST"},
+                          {"--runtime", "TIME"},
+                          {"--ramp", "TIME"},
+                          {"--engines", "LIST"},
+                          {"--compare", "FILE"},
+                          {"--json", "FILE"},
+                          {"--csv", "FILE"},
+                          {"--plot", "FILE"},
+                          {"--replay", "TRACE"},
+                          {"--mode", "LIST"},
+                          {"--scratch", "DIR"}});
+        {
+            std::vector<std::string> engine_names;
+            for (const engines::EngineInfo& e : engines::all_engines())
+                engine_names.emplace_back(e.name);
+            complete_with(app.get_option("--engines"), std::move(engine_names));
+            complete_with(app.get_option("--rw"),
+                          {"randread", "read", "randwrite", "write", "randrw"});
+            complete_with(app.get_option("--cache"), {"warm", "cold"});
+            complete_with(app.get_option("--order"), {"rotate", "shuffle", "fixed"});
+            complete_with(app.get_option("--mode"), {"as-recorded", "batched", "timed"});
+        }
         CLI::App* net = app.add_subcommand("net",
                                            "serve's socket engines side by side on loopback "
                                            "(uring, uring-coro, epoll), with a verdict");

@@ -4,6 +4,7 @@
 #include "command.hpp"
 #include "console.hpp"
 #include "interrupt.hpp"
+#include "manual.hpp"
 
 #include "cli/duration.hpp"
 #include "cli/output_file.hpp"
@@ -71,8 +72,7 @@ int run(const Options& o) {
     try {
         config = make_config(o);
     } catch (const UsageError& e) {
-        emit(stderr, "uringkit bench net: {}\n", e.message);
-        return kUsage;
+        return usage_error("bench net", e.message);
     }
     if (!o.json.empty())
         if (const int status = check_output(o.json)) return status;
@@ -148,24 +148,41 @@ std::function<int()> setup_bench_net(CLI::App& app) {
         "this process may use)");
     app.add_option("--json", o->json,
                    "Write every run and comparison as JSON (schema 1); - is standard output");
-    app.footer(
-        "Each run starts a fresh server (one engine thread) in a child process and loads it from "
-        "this one "
-        "(one client thread on io_uring, as `uringkit load`), each on its own CPU, on 127.0.0.1 "
-        "only.  "
-        "Engines are ranked by the server's CPU per request (its getrusage over the load, divided "
-        "by the "
-        "requests it served): on loopback the client pays for much of both sides' TCP work, so "
-        "requests/s "
-        "are reported beside it and flagged client-bound when the client's thread was saturated.  "
-        "A "
-        "difference is named only when its interval, from the per-round ratios, excludes 1.\n\n"
-        "Exit status: 0 every run worked; 1 a run failed (listed under the tables) or none could "
-        "run, or "
-        "the --json path or standard output could not be written; 2 bad option or value; 4 an "
-        "unusable --json path; 130 "
-        "interrupted by SIGINT/SIGTERM: what was measured is printed, then bench ends by the "
-        "signal.");
+    name_values(app, {{"--engines", "LIST"}, {"--workloads", "LIST"}, {"--json", "FILE"}});
+    complete_with(app.get_option("--engines"),
+                  {"uring", "uring-coro", "epoll", "uring-bundle", "uring-inc"});
+    describe(
+        app,
+        Manual{
+            .description =
+                "Each run starts a fresh server (one engine thread) in a child process and loads "
+                "it "
+                "from this one (one client thread on io_uring, as uringkit load), each on its own "
+                "CPU, on 127.0.0.1 only.\n\n"
+                "Engines are ranked by the server's CPU per request (its getrusage over the load, "
+                "divided by the requests it served): on loopback the client pays for much of both "
+                "sides' TCP work, so requests/s are reported beside it and flagged client-bound "
+                "when "
+                "the client's thread was saturated.  A difference is named only when its interval, "
+                "from the per-round ratios, excludes 1.",
+            .examples = {{"uringkit bench net",
+                          "Every engine on every workload shape, 11 rounds (about 160 s)."},
+                         {"uringkit bench net --engines uring,epoll --workloads "
+                          "echo:256:64,http:256:16 -d 1s",
+                          "Two engines on two shapes, one second per run."},
+                         {"uringkit bench net --engines epoll,epoll",
+                          "A/A: what the same looks like on this machine."}},
+            .exits = {{0, "every run worked"},
+                      {1,
+                       "a run failed (listed under the tables) or none could run, or an output "
+                       "could not be written"},
+                      {2, "bad option or value"},
+                      {4, "an unusable --json path"},
+                      {130,
+                       "interrupted by SIGINT or SIGTERM: what was measured is printed, then "
+                       "bench ends by the signal"}},
+            .see_also = "wrk(1), uringkit-serve(1), uringkit-load(1)",
+            .doc = "bench_net.md"});
     return [o] { return run(*o); };
 }
 

@@ -17,38 +17,11 @@
 
 namespace uringkit::cli {
 
-const char* const kReplayHelp =
-    "Replay (--replay TRACE): record your program with\n"
-    "  strace -f -ttt -T -y --seccomp-bpf -o trace.txt -e "
-    "trace=openat,open,creat,close,close_range,dup,dup2,"
-    "dup3,fcntl,clone,clone3,fork,vfork,read,write,pread64,pwrite64,readv,writev,preadv,pwritev,"
-    "preadv2,"
-    "pwritev2,lseek,fsync,fdatasync,sync_file_range,fallocate,ftruncate PROGRAM ARGS\n"
-    "or with fio's write_iolog (versions 2 and 3), then run `uringkit bench --replay trace.txt`.  "
-    "Each "
-    "thread's reads, writes and syncs are replayed on a thread of their own through each engine "
-    "(pread, "
-    "threadpool, libaio, uring, uring-reg, uring-sqpoll, liburing, auto; default pread,uring): as "
-    "recorded (one at a time, the program's own shape), batched (up to --iodepth "
-    "in flight per thread, a step waiting for earlier overlapping writes and syncs of its file: an "
-    "upper "
-    "bound), timed (each at its recorded time).  Files are read where the trace names them, "
-    "read-only; a "
-    "trace that writes needs --allow-write (those files are written) or --scratch DIR (copies of "
-    "the "
-    "recorded sizes are made there and removed).  Time the program spent computing is not "
-    "replayed; the "
-    "header states it.  Exit status: 0 replayed; 1 a run failed or no engine could run; 2 bad "
-    "option, or "
-    "a write not allowed; 4 the trace or a file it names is unusable (the message names the line "
-    "or "
-    "file); 130 interrupted.";
-
 void add_replay_options(CLI::App& app, ReplayOptions& o) {
     app.add_option(
         "--replay", o.trace,
         "Replay a recorded trace (strace -f -ttt -T output, or a fio iolog) through the engines "
-        "instead of the synthetic workload; see the end of this help for the strace command");
+        "instead of the synthetic workload (man uringkit-bench shows the strace command)");
     app.add_option(
            "--mode", o.modes,
            "Replay modes: as-recorded, batched, timed (a list runs each); timed needs timestamps")
@@ -141,8 +114,7 @@ int run_replay(const CLI::App& app, const ReplayOptions& o, const SharedBenchOpt
     try {
         config = make_config(app, o, s);
     } catch (const UsageError& e) {
-        emit(stderr, "uringkit bench: {}\n", e.message);
-        return kUsage;
+        return usage_error("bench", e.message);
     }
     if (!s.json.empty())
         if (const int status = check_output(s.json)) return status;

@@ -24,8 +24,6 @@ struct SharedBenchOptions {
 
 // Adds --replay and its own options to bench's `app`.
 void add_replay_options(CLI::App& app, ReplayOptions& o);
-// The help footer's part about replay.
-extern const char* const kReplayHelp;
 // Runs the replay; `app` tells which of bench's options were given (those
 // that do not apply to a replay are refused).
 int run_replay(const CLI::App& app, const ReplayOptions& o, const SharedBenchOptions& shared);

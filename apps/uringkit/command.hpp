@@ -30,6 +30,10 @@ struct UsageError {
     std::string message;
 };
 
+// A bad option or value: "uringkit CMD: MESSAGE" and "Try 'uringkit CMD
+// --help' ...", the one style of every usage error; returns kUsage.
+int usage_error(const std::string& cmd, std::string message);
+
 // "1,8,32" -> {"1", "8", "32"}; an empty item ("1,,2", "1,") is a usage
 // error naming `opt`, never skipped.
 inline std::vector<std::string> split_option(const char* opt, const std::string& text,

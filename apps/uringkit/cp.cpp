@@ -3,6 +3,7 @@
 #include "console.hpp"
 #include "cp_progress.hpp"
 #include "interrupt.hpp"
+#include "manual.hpp"
 
 #include "cli/size.hpp"
 #include "fs/copy.hpp"
@@ -211,49 +212,73 @@ Register cp_command{Command{
             "--summary", args->summary,
             "Print files, MiB/s, system calls and how many files went by each path on stderr (with "
             "--verify also what the check read again and how long it took)");
-        app.footer(
-            "Like coreutils cp: an existing destination is opened (through a symlink) and written "
-            "in place, "
-            "keeping its inode, links, mode, owner and attributes; a write-protected one is "
-            "refused unless "
-            "you are root.  A new file is written under an unpredictable temporary name beside it "
-            "(.NAME.uringkit-XXXXXXXXXXXX, created O_EXCL|O_NOFOLLOW) and renamed into place when "
-            "complete, so its "
-            "name never shows a half-written file.  Every operand and every file of a tree that "
-            "can be copied "
-            "is; each failure is one line, and the status is that of the first.  A FIFO or "
-            "character device "
-            "operand is read until its end (cp <(cmd) out); inside a tree (-r) FIFOs, devices and "
-            "sockets are "
-            "made again (mknod needs root for devices; otherwise reported).  Sparse files stay "
-            "sparse.  Without "
-            "io_uring the copy runs on read/write and says so once.\n"
-            "Differences from coreutils cp, on purpose: no -i, -f, -l, -s or -u (a copier for "
-            "scripted copies: "
-            "nothing is asked); no SELinux context (--preserve=context; "
-            "with xattr the security.selinux attribute is copied as any other); symlinks are never "
-            "followed "
-            "inside a tree (cp -P); --preserve and --no-preserve apply in a fixed order (-a, -p, "
-            "--preserve, then "
-            "--no-preserve), not in the order given; an I/O error names "
-            "the offset and errno (\"DST: write at offset N: ... (errno 28)\") to say where the "
-            "copy stopped; and "
-            "the exit status says what kind of failure it was (the toolkit's table below; 4 wins "
-            "over 1) where "
-            "cp exits 1 for all of them.\n"
-            "SIGINT/SIGTERM: nothing new is started, what is in flight completes, files being "
-            "created are "
-            "removed (an existing file written in place stays as far as it got, as with cp), what "
-            "was copied "
-            "is reported, and cp ends by the signal (a shell shows 130 or 143).\n"
-            "Exit status: 0 copied; 1 an I/O error, a source that changed while copied, a "
-            "destination that "
-            "may not be created or written (permission, read-only), a copy that --verify found "
-            "different; 2 bad option or arguments; 4 a source is "
-            "missing or unreadable, a destination directory that does not exist, a directory "
-            "without -r, or a "
-            "copy onto itself; 5 no space "
-            "(ENOSPC, EFBIG, EDQUOT); killed by SIGINT or SIGTERM when interrupted.");
+        name_values(app, {{"paths", "SRC... DST"}, {"--bs", "SIZE"}});
+        describe(
+            app,
+            Manual{
+                .description =
+                    "Per file, the cheapest path its file systems allow: a reflink (FICLONE), "
+                    "copy_file_range, or linked read/write chains on io_uring (on a few threads "
+                    "where "
+                    "the source is in the page cache).\n\n"
+                    "Like coreutils cp: an existing destination is opened (through a symlink) and "
+                    "written in place, keeping its inode, links, mode, owner and attributes; a "
+                    "write-protected one is refused unless you are root.  A new file is written "
+                    "under "
+                    "an unpredictable temporary name beside it (.NAME.uringkit-XXXXXXXXXXXX, "
+                    "created "
+                    "O_EXCL|O_NOFOLLOW) and renamed into place when complete, so its name never "
+                    "shows "
+                    "a half-written file.  Every operand and every file of a tree that can be "
+                    "copied "
+                    "is; each failure is one line, and the status is that of the first.  A FIFO or "
+                    "character device operand is read until its end (cp <(cmd) out); inside a tree "
+                    "(-r) FIFOs, devices and sockets are made again (mknod needs root for devices; "
+                    "otherwise reported).  Sparse files stay sparse.  Without io_uring the copy "
+                    "runs "
+                    "on read/write and says so once.\n\n"
+                    "The destination tree is walked by descriptors, so a root cp -a into a "
+                    "directory "
+                    "another user can write cannot be raced into writing, chmodding or chowning "
+                    "anywhere else.\n\n"
+                    "Differences from coreutils cp, on purpose: no -i, -f, -l, -s or -u (a copier "
+                    "for "
+                    "scripted copies: nothing is asked); no SELinux context (--preserve=context; "
+                    "with "
+                    "xattr the security.selinux attribute is copied as any other); symlinks are "
+                    "never "
+                    "followed inside a tree (cp -P); --preserve and --no-preserve apply in a fixed "
+                    "order (-a, -p, --preserve, then --no-preserve), not in the order given; an "
+                    "I/O "
+                    "error names the offset and errno (\"DST: write at offset N: ... (errno 28)\") "
+                    "to "
+                    "say where the copy stopped; and the exit status says what kind of failure it "
+                    "was "
+                    "(4 wins over 1) where cp exits 1 for all of them.",
+                .examples =
+                    {{"uringkit cp big.img /backup/",
+                      "A reflink, copy_file_range or ring pairs, whichever the file systems "
+                      "allow."},
+                     {"uringkit cp -a project/ /backup/project",
+                      "A tree with modes, owners, times, ACLs and hard links kept."},
+                     {"uringkit cp --reflink=never vm.img /xfs/",
+                      "Copy the bytes even where extents could be shared."}},
+                .exits = {{0, "copied"},
+                          {1,
+                           "an I/O error, a source that changed while copied, a destination that "
+                           "may not be created or written (permission, read-only), a copy that "
+                           "--verify found different"},
+                          {2, "bad option or arguments"},
+                          {4,
+                           "a source is missing or unreadable, a destination directory does not "
+                           "exist, a directory without -r, or a copy onto itself"},
+                          {5, "no space (ENOSPC, EFBIG, EDQUOT)"},
+                          {130,
+                           "interrupted by SIGINT or SIGTERM: what is in flight completes, files "
+                           "being created are removed, what was copied is reported, then cp "
+                           "ends by the signal"}},
+                .see_also = "cp(1), rsync(1), copy_file_range(2), ioctl_ficlone(2)",
+                .doc = "files.md"});
         return [args, qd, bs]() -> int {
             const auto block_size = cli::parse_size(args->bs);
             if (!block_size || *block_size < 4096 || *block_size % 4096 ||

@@ -3,6 +3,7 @@
 #include "command.hpp"
 #include "console.hpp"
 #include "interrupt.hpp"
+#include "manual.hpp"
 
 #include "cli/duration.hpp"
 #include "cli/output_file.hpp"
@@ -85,8 +86,7 @@ int run(const Options& o) {
     try {
         config = make_config(o);
     } catch (const UsageError& e) {
-        emit(stderr, "uringkit load: {}\n", e.message);
-        return kUsage;
+        return usage_error("load", e.message);
     } catch (const load::TargetError& e) {
         emit(stderr, "uringkit load: {}\n", e.what());
         return kBadInput;
@@ -176,30 +176,47 @@ const Register reg{Command{
         app.add_option("--json", o->json,
                        "Write every figure as JSON (schema: docs/load.md); - is standard "
                        "output (the table then goes to stderr)");
-        app.footer(
-            "Reports requests/s, latency (mean, p50, p90, p99, p99.9, max; from a log-linear "
-            "histogram, "
-            "within 1%), the client's own CPU per request (the whole process) and the system calls "
-            "it made "
-            "per request (counted, every one), and errors by kind: connect, reset, closed (the "
-            "server "
-            "closed mid-response or with requests outstanding), timeout, bad response (a malformed "
-            "status "
-            "line or head, a wrong length, a response to no request, echoed bytes that differ).  A "
-            "connection that fails is counted once and opened again.  It connects only to the "
-            "target "
-            "given, and first checks it accepts a connection.\n"
-            "Exit status: 0 the run completed without errors; 1 errors were counted (see the "
-            "report), no "
-            "response completed, or the --json file or standard output could not be written; 2 bad "
-            "option or value (another "
-            "URL scheme, port 0, --connections 0, --threads above --connections); 3 io_uring is "
-            "not usable "
-            "here; 4 the target cannot be used (its name does not resolve, nothing accepts "
-            "connections "
-            "there) or an unusable --json path; SIGINT/SIGTERM print what was measured, then end "
-            "by the "
-            "signal (a shell shows 130 or 143).");
+        name_values(app, {{"target", "URL|HOST:PORT"}, {"--json", "FILE"}, {"--duration", "TIME"}});
+        describe(
+            app,
+            Manual{
+                .description =
+                    "Reports requests/s, latency (mean, p50, p90, p99, p99.9, max; from a "
+                    "log-linear "
+                    "histogram, within 1%), the client's own CPU per request (the whole process) "
+                    "and "
+                    "the system calls it made per request (counted, every one), and errors by "
+                    "kind: "
+                    "connect, reset, closed (the server closed mid-response or with requests "
+                    "outstanding), timeout, bad response (a malformed status line or head, a wrong "
+                    "length, a response to no request, echoed bytes that differ).\n\n"
+                    "A connection that fails is counted once and opened again.  It connects only "
+                    "to "
+                    "the target given, and first checks it accepts a connection.  With --rate the "
+                    "load is an open loop (as wrk2): latency counts from each request's intended "
+                    "send time, so a stalled server cannot hide its queue.",
+                .examples = {{"uringkit load http://127.0.0.1:8080/",
+                              "64 connections on one thread for 5 s, closed loop (as wrk)."},
+                             {"uringkit load --rate 20000 http://127.0.0.1:8080/",
+                              "An open loop at 20,000 requests/s (as wrk2)."},
+                             {"uringkit load --mode echo --size 4k 127.0.0.1:7000",
+                              "An echo server, every echoed byte compared with the byte sent."}},
+                .exits = {{0, "the run completed without errors"},
+                          {1,
+                           "errors were counted (see the report), no response completed, or an "
+                           "output could not be written"},
+                          {2,
+                           "bad option or value (another URL scheme, port 0, --connections 0, "
+                           "--threads above --connections)"},
+                          {3, "io_uring is not usable here"},
+                          {4,
+                           "the target cannot be used (its name does not resolve, nothing accepts "
+                           "connections there) or an unusable --json path"},
+                          {130,
+                           "interrupted by SIGINT or SIGTERM: what was measured is printed, then "
+                           "load ends by the signal"}},
+                .see_also = "wrk(1), uringkit-serve(1), uringkit-bench-net(1)",
+                .doc = "load.md"});
         return [o] { return run(*o); };
     }}};
 

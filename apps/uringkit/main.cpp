@@ -1,14 +1,16 @@
 // uringkit: one binary, one file per subcommand (see command.hpp).
 #include "command.hpp"
 #include "console.hpp"
+#include "manual.hpp"
 #include "probe/kernel.hpp"
 #include "uringkit/version.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <exception>
+#include <initializer_list>
 #include <new>
-#include <sstream>
 #include <string_view>
 
 namespace uringkit::cli {
@@ -16,57 +18,186 @@ std::vector<Command>& registry() {
     static std::vector<Command> commands;
     return commands;
 }
+
+// One style for every parse error: "uringkit CMD: what", then where to look.
+int usage_error(const std::string& cmd, std::string message) {
+    if (message.size() > 1 && std::isupper(static_cast<unsigned char>(message[0])) &&
+        std::islower(static_cast<unsigned char>(message[1])))
+        message[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(message[0])));
+    const std::string who = cmd.empty() ? "uringkit" : "uringkit " + cmd;
+    emit(stderr, "{}: {}\nTry '{} --help' for more information.\n", who, message, who);
+    return kUsage;
+}
 }  // namespace uringkit::cli
 
 namespace {
+
+using namespace uringkit::cli;
+
 // The first argument that is not an option: the subcommand, if any (the
 // top level has only --help and --version, which take no value).
 std::string_view named_subcommand(int argc, char** argv) {
-    for (int i = 1; i < argc; ++i)
+    for (int i = 1; i < argc; ++i) {
+        if (std::string_view(argv[i]) == "--") return {};
         if (argv[i][0] != '-') return argv[i];
+    }
     return {};
 }
+
+// "bench net" when bench's own subcommand is named after it.
+std::string command_path(int argc, char** argv, std::string_view chosen) {
+    std::string path(chosen);
+    if (chosen != "bench") return path;
+    for (int i = 1; i < argc && std::string_view(argv[i]) != "--"; ++i)
+        if (std::string_view(argv[i]) == "net") return path + " net";
+    return path;
+}
+
+// --help and --version win wherever they stand before a `--`, even where
+// an option would have taken them as its value (`bench --replay --help`).
+bool asks_for(int argc, char** argv, std::initializer_list<std::string_view> names) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a(argv[i]);
+        if (a == "--") return false;
+        if (std::find(names.begin(), names.end(), a) != names.end()) return true;
+    }
+    return false;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+            // A swap of two neighbours ("bnech") is one slip, not two.
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+                row[j] = std::min(row[j], diagonal);
+            diagonal = up;
+        }
+    }
+    return row[b.size()];
+}
+
+// The command nearest to what was typed, when it is near enough to be a slip.
+std::string_view nearest_command(std::string_view typed) {
+    std::string_view best;
+    std::size_t best_distance = 3;
+    for (const Command& c : registry()) {
+        const std::size_t d = edit_distance(typed, c.name);
+        if (d < best_distance || (d == best_distance && best.empty() && d <= typed.size() / 2)) {
+            best = c.name;
+            best_distance = d;
+        }
+    }
+    return best;
+}
+
+Manual top_manual() {
+    Manual m;
+    m.description =
+        "uringkit drives Linux io_uring directly (io_uring_setup, io_uring_enter, "
+        "io_uring_register; no liburing inside) and measures it against the system calls it "
+        "replaces.\n\n"
+        "io_uring wins when many independent I/Os are in flight: one io_uring_enter carries a "
+        "whole batch.  For one read that waits on its own result a plain pread is as fast or "
+        "faster, and bench says so when it measures that.\n\n"
+        "Each command has its own page: uringkit-probe(1), uringkit-bench(1), "
+        "uringkit-bench-net(1), uringkit-cp(1), uringkit-readfiles(1), uringkit-serve(1), "
+        "uringkit-load(1).  The library is described in uringkit(7).";
+    m.examples = {
+        {"uringkit probe", "What io_uring can do on this machine, each capability tried."},
+        {"uringkit bench", "pread, threads, libaio and the io_uring engines on a temporary file."},
+        {"uringkit bench --replay trace.txt",
+         "Will io_uring help your program? Its own recorded I/O through pread and the ring."},
+    };
+    m.exits = {
+        {0, "done"},
+        {1,
+         "the job ran and something failed (a file, an engine, an output that could not be "
+         "written)"},
+        {2, "bad option or argument: nothing was done"},
+        {3, "io_uring is not usable here"},
+        {4, "a path named on the command line is missing, unreadable or unsuitable"},
+        {5, "no space left while writing"},
+        {130, "interrupted by SIGINT (SIGTERM: 143); what was done was reported"},
+    };
+    m.see_also = "fio(1), wrk(1), cp(1), xxhsum(1), io_uring(7)";
+    m.doc = "README.md";
+    return m;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    using namespace uringkit::cli;
     CLI::App app{
-        "uringkit: Linux io_uring, measured.\n"
-        "Probe what io_uring can do here, benchmark it against pread, threads and libaio\n"
-        "on your own files, and use it for copying, reading trees and serving.",
+        "Linux io_uring, measured: probe it, benchmark it against pread, threads and "
+        "libaio on your own files, and use it for copying, hashing trees and serving.",
         "uringkit"};
-    app.require_subcommand(1);
+    app.formatter(std::make_shared<HelpFormatter>());
+    app.set_help_flag("-h,--help", "Print this help and exit");
     app.set_version_flag("--version", std::string("uringkit ") + uringkit::version_string);
+    describe(app, top_manual());
     auto& commands = registry();
     std::sort(commands.begin(), commands.end(),
               [](const Command& a, const Command& b) { return a.order < b.order; });
+    // `uringkit --generate-docs DIR DATE`: the build writes the man pages and
+    // completions from every subcommand's options; not for people, so not in --help.
+    const bool generating = argc == 4 && std::string_view(argv[1]) == "--generate-docs";
     // Only the subcommand named on the command line gets its options: the
     // others are a name and a summary for `uringkit --help`.  Building every
     // option of every subcommand (CLI11 checks each new name against all the
     // others) was half of the process's own start-up time, and a copy of a
     // small file or a reflink is mostly start-up (cp --version: 1.9 ms
     // against coreutils' 1.2 ms, measured with perf stat -r 200).
-    const std::string_view chosen = named_subcommand(argc, argv);
+    const std::string_view chosen = generating ? std::string_view() : named_subcommand(argc, argv);
     std::vector<std::pair<CLI::App*, std::function<int()>>> actions;
     for (const Command& c : commands) {
         CLI::App* sub = app.add_subcommand(c.name, c.summary);
-        if (chosen == c.name) {
+        if (generating || chosen == c.name) {
             set_tool_name(c.name);
             actions.emplace_back(sub, c.setup(*sub));
         }
     }
+    if (generating) return generate_docs(app, argv[2], argv[3]) ? kOk : kFailure;
     // Every way out goes through finish_output(): --help and --version
     // write to standard output too, and a failed write is not a success.
+    if (asks_for(argc, argv, {"--version"}) && !asks_for(argc, argv, {"-h", "--help"})) {
+        emit(stdout, "uringkit {}\n", uringkit::version_string);
+        return finish_output(kOk);
+    }
+    const std::string path = command_path(argc, argv, chosen);
+    if (!chosen.empty() && actions.empty()) {
+        const std::string_view near = nearest_command(chosen);
+        std::string message = fmt::format("'{}' is not a command", chosen);
+        if (!near.empty()) message += fmt::format("; did you mean '{}'?", near);
+        return finish_output(usage_error("", message));
+    }
+    if (asks_for(argc, argv, {"-h", "--help"})) {
+        const CLI::App* shown = &app;
+        if (!actions.empty()) {
+            shown = actions.front().first;
+            if (path.find(' ') != std::string::npos)
+                shown = actions.front().first->get_subcommand(path.substr(path.find(' ') + 1));
+        }
+        put(stdout, shown->get_formatter()->make_help(shown, shown->get_name(),
+                                                      CLI::AppFormatMode::Normal));
+        return finish_output(kOk);
+    }
+    if (chosen.empty()) {
+        bool option = false;
+        for (int i = 1; i < argc; ++i) option = option || argv[i][0] == '-';
+        return finish_output(usage_error(
+            "", option ? fmt::format("unknown option '{}'; a command comes first", argv[1])
+                       : "a command is required: probe, bench, cp, readfiles, serve or load"));
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        // Gathered and written through the console, so that a failed write
-        // of --help names its errno like any other.
-        std::ostringstream out, err;
-        const int code = app.exit(e, out, err);
-        put(stdout, out.str());
-        put(stderr, err.str());
-        return finish_output(code == 0 ? kOk : kUsage);
+        return finish_output(usage_error(path, e.what()));
     }
     // Below the minimum every tool still runs where its fallbacks reach; say once that it is
     // untested ground.

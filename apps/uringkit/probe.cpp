@@ -2,6 +2,7 @@
 #include "command.hpp"
 #include "console.hpp"
 #include "interrupt.hpp"
+#include "manual.hpp"
 
 #include "probe/probe.hpp"
 
@@ -30,15 +31,31 @@ Register probe_command{Command{
             "--dir", args->dir,
             "Directory for the file trials' temporary files; IOPOLL is tried on its file "
             "system (default: the current directory if writable, else $TMPDIR or /tmp)");
-        app.footer(
-            "Each trial creates its own ring and runs a real request, checking the data: ok, "
-            "unsupported (with the errno that refused it) or failed.\n"
-            "Exit status: 0 io_uring is usable: a ring can be set up and a NOP goes round it (some "
-            "trials may still be unsupported); 3 io_uring cannot be set up here (sysctl, seccomp, "
-            "kernel without io_uring; the reason is printed), or it can and io_uring_enter is "
-            "refused (the nop trial says why); 4 --dir is not a directory a test file can be "
-            "created in (checked before the "
-            "trials); 2 bad option.");
+        name_values(app, {{"--dir", "DIR"}});
+        describe(
+            app,
+            Manual{
+                .description =
+                    "Each trial creates its own ring and runs a real request, checking the data: "
+                    "ok, "
+                    "unsupported (with the errno that refused it) or failed.  A NOP round trip "
+                    "says "
+                    "whether io_uring is usable at all; opcodes, setup flags, registration and the "
+                    "file trials follow.",
+                .examples = {{"uringkit probe", "A table for people."},
+                             {"uringkit probe --json", "The same for scripts."},
+                             {"uringkit probe --dir /mnt/nvme",
+                              "Try IOPOLL and the file trials on that directory's file system."}},
+                .exits = {{0,
+                           "io_uring is usable: a ring can be set up and a NOP goes round it "
+                           "(some trials may still be unsupported)"},
+                          {2, "bad option"},
+                          {3,
+                           "io_uring cannot be set up here (sysctl, seccomp, a kernel without "
+                           "it; the reason is printed), or io_uring_enter is refused"},
+                          {4, "--dir is not a directory a test file can be created in"}},
+                .see_also = "io_uring(7), io_uring_setup(2)",
+                .doc = "probe.md"});
         return [args]() -> int {
             probe::Options options;
             if (!args->dir.empty()) {

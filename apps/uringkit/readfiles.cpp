@@ -3,6 +3,7 @@
 #include "command.hpp"
 #include "console.hpp"
 #include "interrupt.hpp"
+#include "manual.hpp"
 
 #include "cli/size.hpp"
 #include "fs/path_list.hpp"
@@ -109,20 +110,37 @@ Register readfiles_command{Command{
         app.add_option("--bs", args->bs,
                        "Read size per request (e.g. 64k, 1m); the ring keeps 2 blocks per file in "
                        "flight on each thread, which must fit in memory");
-        app.footer(
-            "Output: '<XXH64 hex>  <path>' per file, byte-identical to `xxhsum -H1` for the same "
-            "files in the same order, so `xxhsum -c` checks it.  Files that cannot be opened or "
-            "read "
-            "are reported on stderr with their errno and the rest continue; FIFOs, devices and "
-            "sockets are skipped with a note.  Without io_uring the ring engine falls back to sync "
-            "and says so.\n"
-            "Exit status: 0 every file was read; 1 a file or directory found inside a tree could "
-            "not "
-            "be read, or a read failed, or standard output could not be written (readfiles stops "
-            "there); 2 bad option (buffers of --bs beyond the memory included); 4 a path given (on "
-            "the command line or in the '-' list) is missing or may not be read (the others are "
-            "still read).  SIGINT/SIGTERM: the lines of the files already read are printed, in "
-            "order, then readfiles ends by the signal (a shell shows 130 or 143).");
+        name_values(app, {{"paths", "PATH..."}, {"--bs", "SIZE"}});
+        describe(
+            app,
+            Manual{
+                .description = "Output: '<XXH64 hex>  <path>' per file, byte-identical to xxhsum "
+                               "-H1 for the same "
+                               "files in the same order, so xxhsum -c checks it.\n\n"
+                               "Files that cannot be opened or read are reported on stderr with "
+                               "their errno and "
+                               "the rest continue; FIFOs, devices and sockets are skipped with a "
+                               "note.  Without "
+                               "io_uring the ring engine falls back to sync and says so.",
+                .examples = {{"uringkit readfiles src/ > sums && xxhsum -c sums",
+                              "Hash a tree; xxhsum checks the output as its own."},
+                             {"find /etc -name '*.conf' -print0 | uringkit readfiles -0 -",
+                              "Hash the files a list names, one per NUL."},
+                             {"uringkit readfiles --summary /usr/share/doc > /dev/null",
+                              "How fast a tree is read, and by which path."}},
+                .exits = {{0, "every file was read"},
+                          {1,
+                           "a file or directory inside a tree could not be read, a read failed, or "
+                           "standard output could not be written (readfiles stops there)"},
+                          {2, "bad option (buffers of --bs beyond the memory included)"},
+                          {4,
+                           "a path given (on the command line or in the '-' list) is missing or "
+                           "may not be read; the others are still read"},
+                          {130,
+                           "interrupted by SIGINT or SIGTERM: the lines of the files already "
+                           "read are printed, in order, then readfiles ends by the signal"}},
+                .see_also = "xxhsum(1), sha256sum(1), find(1)",
+                .doc = "files.md"});
         return [args]() -> int {
             fs::ReadFilesOptions o;
             o.engine = args->engine == "ring"         ? fs::ReadEngine::ring

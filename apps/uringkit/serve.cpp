@@ -3,6 +3,7 @@
 // SIGINT/SIGTERM.
 #include "command.hpp"
 #include "console.hpp"
+#include "manual.hpp"
 
 #include "cli/duration.hpp"
 #include "cli/size.hpp"
@@ -270,16 +271,36 @@ Register serve_command{Command{
                      "arrivals until full, so a large message fills one buffer instead of sixteen "
                      "4 KiB ones; exit "
                      "status 3 where the kernel has none");
-        app.footer(
-            "Prints 'listening on ADDR:PORT' once ready.  SIGINT/SIGTERM: stop accepting, finish "
-            "the "
-            "responses being sent (5 s at most), close everything, exit 0.\n"
-            "Exit status: 0 stopped by a signal; 1 the server failed (bind, an engine error), or "
-            "the "
-            "'listening on' line could not be written (it then stops at once); "
-            "2 bad option; 3 --engine uring(-coro) where io_uring is not usable, or --recv-bundle "
-            "or "
-            "--recv-incremental where the kernel lacks them.");
+        describe(
+            app,
+            Manual{
+                .description =
+                    "Answers HTTP/1.1 (keep-alive, pipelining) or echo over TCP on io_uring (a "
+                    "hand-written engine and one on the coroutine layer) or on epoll, its twin for "
+                    "comparison.  Prints 'listening on ADDR:PORT' once ready.\n\n"
+                    "Each connection's unsent output is bounded (--max-pending) and a connection "
+                    "that "
+                    "takes nothing for --send-timeout is closed, so a client that never reads "
+                    "cannot "
+                    "grow the server.  SIGINT and SIGTERM stop accepting, finish the responses "
+                    "being "
+                    "sent (5 s at most), close everything and exit 0.",
+                .examples = {{"uringkit serve --port 0",
+                              "HTTP on a free port of 127.0.0.1; the port is printed."},
+                             {"uringkit serve --mode echo --threads 2 --max-conns 1000",
+                              "An echo server on two threads."},
+                             {"uringkit serve --engine epoll --port 8080",
+                              "The epoll twin, to compare with the ring under the same load."}},
+                .exits = {{0, "stopped by a signal"},
+                          {1,
+                           "the server failed (bind, an engine error), or the 'listening on' line "
+                           "could not be written (it then stops at once)"},
+                          {2, "bad option"},
+                          {3,
+                           "--engine uring or uring-coro where io_uring is not usable, or "
+                           "--recv-bundle or --recv-incremental where the kernel lacks them"}},
+                .see_also = "nginx(8), uringkit-load(1), uringkit-bench-net(1)",
+                .doc = "serve.md"});
         CLI::Option* batch_wait = app.get_option("--batch-wait");
         return [a, batch_wait]() -> int { return serve(*a, batch_wait->count() > 0); };
     }}};

@@ -2,6 +2,7 @@
 // child with a fresh TMPDIR, its output drained, its status decoded.
 #pragma once
 
+#include "diagnostics.hpp"
 #include "tools/forbid_uring.hpp"
 #include "tools/refuse_o_direct.hpp"
 
@@ -111,7 +112,7 @@ protected:
     // One line on stderr, naming the problem.
     static void one_line(const Result& r, const std::string& needle) {
         EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        EXPECT_EQ(diagnostic_lines(r.err), 1u) << r.err;
         EXPECT_EQ(r.out, "") << "nothing printed on stdout for bad input";
     }
 

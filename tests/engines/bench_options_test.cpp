@@ -2,6 +2,7 @@
 // --size beyond the named file are refused with one line naming the option
 // (status 2); a batch above some depths of a sweep is capped and the header
 // and table agree; decimal sizes are read as fio reads them.
+#include "diagnostics.hpp"
 #include "files_test_support.hpp"
 
 #include <nlohmann/json.hpp>
@@ -26,7 +27,7 @@ struct BenchOptions : ::testing::Test {
     void refused(const Child& r, const std::string& needle) {
         EXPECT_EQ(r.status, 2) << r.err;
         EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-        EXPECT_EQ(count(r.err, "\n"), 1u) << r.err;
+        EXPECT_EQ(diagnostic_lines(r.err), 1u) << r.err;
         EXPECT_EQ(r.out, "");
         EXPECT_TRUE(stdfs::is_empty(dir / "tmp"));
     }

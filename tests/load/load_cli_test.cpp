@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "diagnostics.hpp"
 #include "load_test_support.hpp"
 #include "net/server.hpp"
 
@@ -96,7 +97,7 @@ void expect_usage(const std::vector<std::string>& args, const std::string& says)
     const Outcome r = run_cli(args);
     EXPECT_EQ(r.status, 2) << r.err;
     EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+    EXPECT_EQ(diagnostic_lines(r.err), 1u) << "one line: " << r.err;
     EXPECT_EQ(r.out, "");
 }
 
@@ -140,7 +141,7 @@ TEST(LoadCli, JsonWhereNoFileCanBeMadeSaysWhatFailed) {
             "directory"),
         std::string::npos)
         << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(diagnostic_lines(r.err), 1u) << r.err;
 }
 
 TEST(LoadCli, ARunPrintsTheTableAndJson) {

@@ -3,6 +3,7 @@
 // runs whose answer is known), a short real run on loopback measures every
 // engine with counts that add up, and the CLI's bad input is one line with
 // status 2.
+#include "diagnostics.hpp"
 #include "files_test_support.hpp"
 #include "measure/interval.hpp"
 #include "netbench/netbench.hpp"
@@ -226,7 +227,7 @@ void expect_usage(const std::vector<std::string>& args, const std::string& says)
     const auto r = bench_net(args);
     EXPECT_EQ(r.status, 2) << r.err;
     EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+    EXPECT_EQ(diagnostic_lines(r.err), 1u) << "one line: " << r.err;
     EXPECT_EQ(r.out, "");
 }
 

@@ -325,7 +325,7 @@ TEST(ProbeCli, DirWhereNoFileCanBeCreatedIsStatusFour) {
 TEST(ProbeCli, HelpDocumentsTheExitStatuses) {
     const Child r = run({URINGKIT_CLI, "probe", "--help"});
     EXPECT_EQ(r.status, 0);
-    EXPECT_NE(r.out.find("3 io_uring cannot be set up here"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("3     io_uring cannot be set up here"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("--json"), std::string::npos);
     EXPECT_NE(r.out.find("--dir"), std::string::npos);
 }

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "diagnostics.hpp"
 #include "files_test_support.hpp"
 
 #include <algorithm>
@@ -187,7 +188,7 @@ TEST_F(ReplayCli, BadInputGetsOneLineAndItsStatus) {
         const Child r = bench(c.args);
         EXPECT_EQ(r.status, c.status) << c.args[1] << " " << r.err;
         EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
-        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        EXPECT_EQ(diagnostic_lines(r.err), 1u) << r.err;
         EXPECT_TRUE(r.out.empty()) << r.out;
     }
     // --lenient counts the bad line and replays the rest.
@@ -214,7 +215,7 @@ TEST_F(ReplayCli, AFifoInATraceIsRefusedWithoutBlocking) {
         EXPECT_NE(r.err.find(path("fifo") + ": a FIFO, not a regular file or block device"),
                   std::string::npos)
             << r.err;
-        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        EXPECT_EQ(diagnostic_lines(r.err), 1u) << r.err;
     }
     EXPECT_TRUE(fs::is_empty(dir_ / "scratch"));
     fs::create_symlink(make_file("real.bin", 65536), path("link"));

@@ -1,0 +1,117 @@
+#!/bin/bash
+# What a newcomer meets first: unknown commands named with the nearest one,
+# --help and --version winning wherever they stand, one error style, help
+# without CLI11's type syntax, man pages with every section, and the bash
+# completion, all from the one set of option definitions.
+#   front_door_test.sh UNINGKIT_BINARY MAN_DIR
+set -u
+bin=$1 man=$2
+fail=0
+out=$(mktemp) err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+bad() { echo "FAIL: $*"; fail=1; }
+# run EXPECTED_STATUS ARGS...: the command's stdout in $out, stderr in $err.
+run() {
+    local want=$1; shift
+    "$bin" "$@" >"$out" 2>"$err"
+    local rc=$?
+    [ "$rc" = "$want" ] || bad "uringkit $* exited $rc, expected $want: $(head -c 300 "$err")"
+}
+has() { grep -qF -- "$2" "$1" || bad "$3: '$2' missing in: $(head -c 400 "$1")"; }
+
+run 2 bnech
+has "$err" "uringkit: 'bnech' is not a command; did you mean 'bench'?" "misspelt command"
+has "$err" "Try 'uringkit --help' for more information." "misspelt command"
+run 2 frobnicate
+has "$err" "uringkit: 'frobnicate' is not a command" "unknown command"
+grep -q 'did you mean' "$err" && bad "a suggestion for a word near no command"
+run 2
+has "$err" "a command is required" "no command"
+
+for args in "--version" "cp --version" "bench net --version" "cp a b --version"; do
+    # shellcheck disable=SC2086
+    run 0 $args
+    has "$out" "uringkit " "$args"
+done
+run 0 bench --replay --help
+has "$out" "Usage: uringkit bench" "--help taken as --replay's value"
+run 0 bench --filename --help --size 1m
+has "$out" "Usage: uringkit bench" "--help after an option that takes a value"
+run 0 bench net --json x -h
+has "$out" "Usage: uringkit bench net" "bench net -h"
+run 2 cp -- --help
+has "$err" "uringkit cp: " "after --, --help is an operand"
+
+run 2 bench --no-such-option
+has "$err" "uringkit bench: " "parse error prefix"
+has "$err" "Try 'uringkit bench --help' for more information." "parse error hint"
+run 2 bench net --rounds zero
+has "$err" "uringkit bench net: " "nested parse error prefix"
+has "$err" "Try 'uringkit bench net --help'" "nested parse error hint"
+run 2 bench --engines pread,,uring
+has "$err" "uringkit bench: --engines" "value error prefix"
+has "$err" "Try 'uringkit bench --help'" "value error hint"
+run 2 cp
+has "$err" "uringkit cp: " "missing operands"
+
+for sub in "" probe bench "bench net" cp readfiles serve load; do
+    # shellcheck disable=SC2086
+    run 0 $sub --help
+    for want in "Usage: uringkit" "Examples:" "Exit status:" "Full manual: man uringkit"; do
+        has "$out" "$want" "uringkit $sub --help"
+    done
+    # CLI11's own syntax is not for people: type names, validators, defaults braces.
+    for residue in "TEXT" "UINT" "FLOAT" "REQUIRED" "{default}" ":{" " in [" "docs/"; do
+        grep -qF -- "$residue" "$out" && bad "uringkit $sub --help shows '$residue'"
+    done
+    page=uringkit${sub:+-${sub// /-}}
+    f=$man/$page.1
+    [ -s "$f" ] || { bad "no man page $f"; continue; }
+    upper=$(echo "$page" | tr a-z A-Z)
+    has "$f" ".TH \"$upper\" 1" "$page.1 header"
+    for section in NAME SYNOPSIS DESCRIPTION OPTIONS "EXIT STATUS" EXAMPLES "SEE ALSO"; do
+        has "$f" ".SH $section" "$page.1"
+    done
+    # groff's warnings, less a long command line that cannot be broken.
+    warnings=$(groff -man -ww -z "$f" 2>&1 | grep -v "cannot adjust line\|can't break line")
+    [ -z "$warnings" ] || bad "$page.1: $warnings"
+done
+has "$man/uringkit-cp.1" "cp(1)" "cp's peer in SEE ALSO"
+has "$man/uringkit-bench.1" "fio(1)" "bench's peer in SEE ALSO"
+has "$man/uringkit-readfiles.1" "xxhsum(1)" "readfiles' peer in SEE ALSO"
+has "$man/uringkit-load.1" "wrk(1)" "load's peer in SEE ALSO"
+
+# The bash completion, driven as bash drives it.
+complete_words() {
+    bash -c 'source "$1"; shift
+        COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=()
+        _uringkit 2>/dev/null; ((${#COMPREPLY[@]})) && printf "%s\n" "${COMPREPLY[@]}" | sort | tr "\n" " "' \
+        _ "$man/uringkit.bash" "$@"
+}
+expect_completion() {
+    local want=$1; shift
+    local got
+    got=$(complete_words "$@")
+    [ "$got" = "$want" ] || bad "completing '$*': got '$got', expected '$want'"
+}
+expect_completion "bench " uringkit be
+expect_completion "net " uringkit bench ""
+expect_completion "--engines " uringkit bench --eng
+expect_completion "pread,uring pread,uring-iopoll pread,uring-reg pread,uring-sqpoll " \
+    uringkit bench --engines pread,ur
+expect_completion "epoll " uringkit bench net --engines ep
+expect_completion "always auto never " uringkit cp --reflink ""
+expect_completion "always auto never " uringkit cp --reflink = ""
+expect_completion "randread randrw randwrite " uringkit bench --rw rand
+expect_completion "" uringkit bench --bs ""
+dir=$(mktemp -d)
+touch "$dir/trace-one.txt"
+expect_completion "$dir/trace-one.txt " uringkit bench --replay "$dir/trace-o"
+expect_completion "$dir/trace-one.txt " uringkit cp "$dir/trace"
+rm -r "$dir"
+if command -v zsh >/dev/null; then
+    zsh -n "$man/_uringkit" || bad "_uringkit is not valid zsh"
+fi
+
+[ "$fail" = 0 ] && echo "front door: all checks passed"
+exit "$fail"
