@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <optional>
@@ -282,13 +283,24 @@ int run(const CLI::App& app, const Options& o) {
     // table could not be printed either, so the run is not started.
     if (!flush(human) && output_lost()) return kFailure;
 
+    // On a terminal a live line, redrawn in place; elsewhere (a log, CI) a
+    // plain line every 10 s, so a long run shows it is alive without
+    // filling the log.
     const bool live = ::isatty(STDERR_FILENO);
     ProgressFn progress;
-    if (live)
+    if (live) {
         progress = [](const Progress& p) {
             emit(stderr, "\r\033[K{}", progress_line(p));
             flush(stderr);
         };
+    } else {
+        progress = [last = std::chrono::steady_clock::now()](const Progress& p) mutable {
+            const auto now = std::chrono::steady_clock::now();
+            if (now - last < std::chrono::seconds(10)) return;
+            last = now;
+            emit(stderr, "uringkit bench: {}\n", progress_line(p));
+        };
+    }
     const Results results = run_bench(spec, *target, interrupt.flag(), progress);
     if (live) emit(stderr, "\r\033[K");
 

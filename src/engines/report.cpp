@@ -287,8 +287,9 @@ std::string progress_line(const Progress& p) {
     std::string eta = p.eta_s >= 0 ? fmt::format("  ETA {:.0f} s", p.eta_s) : "";
     std::string when = p.run_s > 0 ? fmt::format("{:.1f}/{:.1f} s", p.elapsed_s, p.run_s)
                                    : fmt::format("{:.1f} s", p.elapsed_s);
-    return fmt::format("{:<13} depth {:<5} run {}/{}  {}{}  {} IOPS{}", p.engine, p.iodepth, p.run,
-                       p.runs, when, p.ramp ? " (ramp)" : "", count(p.iops), eta);
+    return fmt::format("{:<13} depth {:<5} round {}/{}  run {}/{}  {}{}  {} IOPS{}", p.engine,
+                       p.iodepth, p.round, p.rounds, p.run, p.runs, when, p.ramp ? " (ramp)" : "",
+                       count(p.iops), eta);
 }
 
 }  // namespace uringkit::engines

@@ -139,6 +139,21 @@ void run_job(const RunContext& rc, const EngineInfo& engine, const JobContext& b
     crew.cv.notify_one();
 }
 
+// The whole benchmark's time left: from the pace of the runs so far
+// (set-up, cache warming and drops included) once one has finished, else
+// from the planned length of the runs.  Negative: unknown (I/O-count runs).
+double eta_s(const RunContext& rc, std::uint64_t now, double elapsed_s, double run_s) {
+    if (run_s <= 0) return -1;
+    const double in_run = std::min(1.0, elapsed_s / run_s);
+    const double done = rc.run - 1 + in_run;
+    const double left = rc.runs - done;
+    if (rc.run > 1 && rc.start_ns) {
+        const double spent = static_cast<double>(now - rc.start_ns) / 1e9;
+        return spent / done * left;
+    }
+    return left * run_s;
+}
+
 // Sampled here until every job has ended, off the jobs' paths: the
 // completed count every window (for the steady-state check) and the
 // progress line every fifth window.
@@ -169,7 +184,10 @@ std::vector<Window> sample_until_done(const RunContext& rc, unsigned depth, Crew
             window_ios = ios;
             window_ns = now;
         }
-        if (!rc.progress || ++tick % 5) continue;
+        // The first sample of every run draws the line, then every fifth:
+        // a default run lasts 0.2 s, so a line drawn only every fifth
+        // window (0.25 s) never showed.
+        if (!rc.progress || (tick++ % 5 != 0)) continue;
         if (ios < last_ios) last_ios = 0;  // the counters restart when measuring starts
         Progress p{};
         p.engine = rc.label;
@@ -180,7 +198,9 @@ std::vector<Window> sample_until_done(const RunContext& rc, unsigned depth, Crew
         p.elapsed_s = static_cast<double>(now - run_start) / 1e9;
         p.run_s = run_s;
         p.iops = static_cast<double>(ios - last_ios) / (static_cast<double>(now - last_ns) / 1e9);
-        p.eta_s = run_s > 0 ? std::max(0.0, run_s - p.elapsed_s) + run_s * (rc.runs - rc.run) : -1;
+        p.round = rc.round;
+        p.rounds = rc.rounds;
+        p.eta_s = eta_s(rc, now, p.elapsed_s, run_s);
         last_ios = ios;
         last_ns = now;
         lk.unlock();

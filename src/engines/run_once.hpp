@@ -42,6 +42,8 @@ struct RunContext {
     const ProgressFn& progress;
     unsigned run = 0, runs = 0;
     std::string_view label;
+    unsigned round = 0, rounds = 0;  // 1-based, for the progress line
+    std::uint64_t start_ns = 0;      // when the benchmark started: its ETA counts set-up too
 };
 
 // Runs `engine` at `depth` once: set-up, ramp, measured phase, on every job

@@ -95,6 +95,8 @@ Results run_bench(const BenchSpec& spec, const Target& target, const std::atomic
     std::vector<std::vector<Outcome>> outcomes(ne * nd);
     RunContext rc{spec, target, stop, progress, 0, 0, {}};
     rc.runs = static_cast<unsigned>(spec.rounds * ne * nd);
+    rc.rounds = spec.rounds;
+    rc.start_ns = start;
     auto stopped = [&] { return stop && stop->load(std::memory_order_relaxed); };
     const auto orders = round_orders(spec);
     for (unsigned round = 0; round < spec.rounds && !stopped(); ++round) {
@@ -105,6 +107,7 @@ Results run_bench(const BenchSpec& spec, const Target& target, const std::atomic
             for (std::size_t pos = 0; pos < ne && !stopped(); ++pos) {
                 const std::size_t e = orders[round][pos];
                 ++rc.run;
+                rc.round = round + 1;
                 auto& mine = outcomes[d * ne + e];
                 // An engine that cannot run here will not run on the next round either.
                 if (!mine.empty() && mine.front().status == Row::unavailable) continue;

@@ -110,11 +110,12 @@ struct Progress {
     std::string_view engine;
     unsigned iodepth;
     unsigned run, runs;  // 1-based index of this run among all runs
-    bool ramp;           // in the warm-up
-    double elapsed_s;    // in this run
-    double run_s;        // planned length of this run (0: unknown, I/O count bound)
-    double iops;         // over the last interval
-    double eta_s;        // for the whole benchmark (negative: unknown)
+    unsigned round, rounds;
+    bool ramp;         // in the warm-up
+    double elapsed_s;  // in this run
+    double run_s;      // planned length of this run (0: unknown, I/O count bound)
+    double iops;       // over the last interval
+    double eta_s;      // for the whole benchmark (negative: unknown)
 };
 
 // What one run (one engine at one depth in one round) measured.

@@ -113,5 +113,15 @@ if command -v zsh >/dev/null; then
     zsh -n "$man/_uringkit" || bad "_uringkit is not valid zsh"
 fi
 
+# The default bench on a terminal shows its live line from the first second:
+# engine, depth, round, run and the whole benchmark's ETA.
+if command -v script >/dev/null; then
+    tmp=$(mktemp -d)
+    TMPDIR=$tmp script -qec "timeout -s INT 1.5 $bin bench --size 8m" /dev/null >"$out" 2>&1
+    grep -aqE 'pread +depth 1 +round 1/11 +run 1/[0-9]+ .*IOPS +ETA [0-9]+ s' "$out" ||
+        bad "no progress line in the first 1.5 s of bench on a terminal: $(head -c 300 "$out")"
+    rm -rf "$tmp"
+fi
+
 [ "$fail" = 0 ] && echo "front door: all checks passed"
 exit "$fail"
