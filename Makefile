@@ -29,6 +29,8 @@ DEB_PACKAGES += clang-format-14
 # groff-base checks the man pages the build writes; zsh checks the zsh completion
 # (tests/cli/front_door_test.sh).
 DEB_PACKAGES += groff-base zsh
+# librsvg2-bin: the bench plot test renders the SVG to PNG with rsvg-convert.
+DEB_PACKAGES += librsvg2-bin
 # The kernels `make test-kernels` boots (tests/kernels/run.sh: 6.1 and/or 6.12).
 KERNELS ?= 6.1 6.12
 

@@ -11,6 +11,7 @@
 #include "cli/duration.hpp"
 #include "cli/output_file.hpp"
 #include "cli/size.hpp"
+#include "cli/terminal.hpp"
 #include "engines/engine.hpp"
 #include "engines/host.hpp"
 #include "engines/report.hpp"
@@ -47,7 +48,7 @@ struct Options {
     double confidence = 0.95;
     long long ios = 0;
     std::uint64_t seed = 1;
-    bool direct = false, allow_write = false, verify = false;
+    bool direct = false, allow_write = false, verify = false, wide = false;
 };
 
 // "2", "2s", "1.5", "500ms", "1m" -> seconds.
@@ -312,7 +313,8 @@ int run(const CLI::App& app, const Options& o) {
                         target->size(),
                         saved ? &*saved : nullptr};
     target.reset();  // the temporary file goes before printing, so nothing is left if stdout blocks
-    emit(human, "\n{}\n", format_table(results, against_saved(report)));
+    const std::size_t width = o.wide ? 0 : cli::terminal_columns(::fileno(human));
+    emit(human, "\n{}\n", format_table(results, against_saved(report), width));
     for (const std::string& line : verdict(report)) emit(human, "{}\n", line);
     emit(human, "\n");
     for (const std::string& line : notes(report)) emit(human, "note: {}\n", line);
@@ -406,6 +408,10 @@ const Register reg{Command{
         app.add_option("--json", o->json,
                        "Write every figure as JSON (schema: docs/bench.md); - is standard output "
                        "(the table then goes to stderr)");
+        app.add_flag("--wide", o->wide,
+                     "Print every column of the table; without it a terminal gets the columns "
+                     "that fit its width (TIOCGWINSZ, else $COLUMNS), the least important left "
+                     "out first, and a pipe or file always gets every column");
         app.add_option("--csv", o->csv, "Write the table as CSV; - is standard output");
         app.add_option("--plot", o->plot,
                        "Write an SVG chart: IOPS and CPU per I/O against depth; - is standard "

@@ -14,7 +14,8 @@ namespace uringkit::engines {
 namespace {
 using namespace detail;
 constexpr EngineInfo kEngines[] = {
-    {"pread", "one blocking pread/pwrite per I/O (fio's psync); depth has no effect", start_pread},
+    {"pread", "one blocking pread/pwrite per I/O (fio's psync); depth has no effect", start_pread,
+     1},
     {"threadpool",
      "worker threads doing blocking pread/pwrite for one submitter (the POSIX AIO model)",
      start_threadpool},

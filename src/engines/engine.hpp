@@ -79,6 +79,11 @@ struct EngineInfo {
     std::string_view summary;
     // Builds the engine for one job; throws EngineUnavailable (or std::exception on failure).
     std::unique_ptr<EngineJob> (*start)(const JobContext& ctx);
+    // The most I/Os it keeps in flight whatever the depth asked: 1 for an
+    // engine that waits for each I/O before issuing the next (pread); 0 when
+    // it keeps the depth in flight.  The table says so rather than show a
+    // depth the engine never had.
+    unsigned most_in_flight = 0;
 };
 
 // Every engine built into this binary, in the order the table lists them.

@@ -2,6 +2,7 @@
 
 #include "cli/size.hpp"
 #include "engines/engine.hpp"
+#include "engines/figures.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -19,21 +20,7 @@
 namespace uringkit::engines {
 namespace {
 
-// Three significant figures: 0.412, 4.12, 41.2, 412, 4120.
-std::string sig3(double v) {
-    if (v == 0) return "0";
-    const double a = std::fabs(v);
-    if (a < 1) return fmt::format("{:.3f}", v);
-    if (a < 10) return fmt::format("{:.2f}", v);
-    if (a < 100) return fmt::format("{:.1f}", v);
-    return fmt::format("{:.0f}", v);
-}
-
-std::string count(double v) {
-    if (v >= 1e6) return fmt::format("{:.2f}M", v / 1e6);
-    if (v >= 1e4) return fmt::format("{:.1f}k", v / 1e3);
-    return fmt::format("{:.0f}", v);
-}
+using detail::count;
 
 // " (at most 0.4% of the file was cached when measuring started)".
 std::string cached_note(const Results& res) {
@@ -46,62 +33,7 @@ std::string cached_note(const Results& res) {
                           most * 100);
 }
 
-// "1.03x same" for a row's IOPS against the saved run; "" when it has none.
-std::string saved_cell(const Row& r, const std::vector<Comparison>& against_saved) {
-    for (const Comparison& c : against_saved)
-        if (c.a == r.engine && c.iodepth == r.iodepth && c.metric == Metric::iops)
-            return fmt::format("{:.2f}x {}", c.ratio,
-                               c.verdict == Judgement::too_few_samples ? std::string_view("too few")
-                                                                       : judgement_name(c.verdict));
-    return "not in saved run";
-}
-
 }  // namespace
-
-std::string format_table(const Results& res, const std::vector<Comparison>& against_saved) {
-    const bool saved = !against_saved.empty();
-    bool ranges = false;
-    for (const Row& r : res.rows) ranges |= r.runs > 1;
-    // The interval of each median: at the run's confidence where the rounds
-    // allow it, else (marked ~) the min-max, which covers it with less.
-    const std::string range_head = fmt::format("({:.4g}% interval)", res.confidence * 100);
-    std::string out = fmt::format(
-        "{:<13} {:>5} {:>5} {:>9}{} {:>8}  {:>7} {:>7} {:>7} {:>7} {:>7}  {:>5} {:>5} {:>7} "
-        "{:>9} {:>7} {:>6}{}\n",
-        "engine", "depth", "batch", "IOPS", ranges ? fmt::format(" {:>16}", range_head) : "",
-        "MiB/s", "mean", "p50", "p99", "p99.9", "max", "usr%", "sys%", "CPU/IO", "ctx/kIO",
-        "sys/IO", "IO/sub", saved ? fmt::format("  {:<16}", "IOPS vs saved") : "");
-    out += fmt::format(
-        "{:<13} {:>5} {:>5} {:>9}{} {:>8}  {:>39}  {:>5} {:>5} {:>7} {:>9} {:>7} {:>6}\n", "", "",
-        "", "", ranges ? std::string(17, ' ') : "", "", "latency, µs (submit to reap)", "", "",
-        "µs", "vol/inv", "", "");
-    for (const Row& r : res.rows) {
-        const std::string name = r.engine + (r.interrupted ? "*" : "");
-        if (r.status != Row::ok) {
-            out += fmt::format("{:<13} {:>5} {:>5}  {}: {}\n", name, r.iodepth, r.batch,
-                               status_name(r.status), r.reason);
-            continue;
-        }
-        const std::string range =
-            ranges ? fmt::format(" {:>16}", r.runs > 1
-                                                ? (r.interval_covered ? "" : "~") +
-                                                      count(r.iops_low) + "-" + count(r.iops_high)
-                                                : "")
-                   : "";
-        out += fmt::format(
-            "{:<13} {:>5} {:>5} {:>9}{} {:>8.1f}  {:>7} {:>7} {:>7} {:>7} {:>7}  {:>5.1f} {:>5.1f} "
-            "{:>7} {:>9} "
-            "{:>7} {:>6}{}\n",
-            name, r.iodepth, r.batch, count(r.iops), range, r.bw_bytes / (1024.0 * 1024.0),
-            sig3(r.lat_ns.mean / 1e3), sig3(r.lat_ns.p50 / 1e3), sig3(r.lat_ns.p99 / 1e3),
-            sig3(r.lat_ns.p99_9 / 1e3), sig3(r.lat_ns.max / 1e3), r.cpu_usr, r.cpu_sys,
-            sig3(r.cpu_us_per_io),
-            fmt::format("{:.0f}/{:.0f}", r.ctx_vol_per_kio, r.ctx_invol_per_kio),
-            sig3(r.syscalls_per_io), sig3(r.ios_per_submit),
-            saved ? "  " + saved_cell(r, against_saved) : std::string());
-    }
-    return out;
-}
 
 std::vector<std::string> saved_job_differences(const Report& rep) {
     std::vector<std::string> out;

@@ -27,8 +27,13 @@ struct Report {
 
 // The table of rows; with `against_saved` (compare_saved's comparisons for
 // --compare) a last column gives each row's IOPS against the saved run: the
-// ratio of the medians and the verdict of the noise rule.
-std::string format_table(const Results& results, const std::vector<Comparison>& against_saved = {});
+// ratio of the medians and the verdict of the noise rule.  `width` > 0: at
+// most that many characters a line, the less important columns left out
+// first (engine, depth, batch and IOPS always stay) and named in a last
+// line; 0: every column.  An engine that keeps fewer I/Os in flight than the
+// row's depth (pread) reads "1 at a time" in its depth and batch cells.
+std::string format_table(const Results& results, const std::vector<Comparison>& against_saved = {},
+                         std::size_t width = 0);
 // Where the job of --compare's saved run differs from this one (--rw, --bs,
 // --size, --direct, --cache, the file system), one item each: "--bs 64 KiB
 // here, 4 KiB in old.json".  A field the file does not record is a difference.
