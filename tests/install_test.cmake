@@ -113,7 +113,12 @@ string(STRIP "${run_out}" pc_flags)
 if(NOT pc_flags MATCHES "-I${prefix}/")
   message(FATAL_ERROR "install_test: pkg-config flags do not point into ${prefix}: ${pc_flags}")
 endif()
+if(pc_flags MATCHES "-std=")
+  message(FATAL_ERROR "install_test: pkg-config forces a language standard over the user's: ${pc_flags}")
+endif()
 separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
+# pkg-config gives paths, not a standard: the user names C++20 (or later).
+list(PREPEND pc_flags -std=c++20)
 
 foreach(program consumer/main cat nop_batch)
   string(REPLACE "/" "_" exe ${program})
@@ -126,6 +131,7 @@ if(NOT pc_async_flags MATCHES "-luringkit_async.*-luringkit")
   message(FATAL_ERROR "install_test: pkg-config uringkit-async gives: ${pc_async_flags}")
 endif()
 separate_arguments(pc_async_flags UNIX_COMMAND "${pc_async_flags}")
+list(PREPEND pc_async_flags -std=c++20)
 foreach(program consumer/async_main read_with_timeouts open_and_stat echo_server append_log)
   string(REPLACE "/" "_" exe ${program})
   run_checked("compiling examples/${program}.cpp with pkg-config uringkit-async flags"
@@ -160,6 +166,15 @@ endforeach()
 file(WRITE ${WORK_DIR}/all_headers.cpp "${all_headers}int main() { return 0; }\n")
 run_checked("compiling every installed header with pkg-config flags"
   ${CXX} ${san_flags} -Wall -Wextra -Werror ${WORK_DIR}/all_headers.cpp ${pc_flags} -o ${WORK_DIR}/all_headers)
+
+# Below C++20 the headers stop at once with one line saying what to do.
+file(WRITE ${WORK_DIR}/cxx17.cpp "#include <uringkit/ring/ring.hpp>\nint main() { return 0; }\n")
+list(REMOVE_ITEM pc_flags -std=c++20)
+execute_process(COMMAND ${CXX} -std=c++17 -fsyntax-only ${WORK_DIR}/cxx17.cpp ${pc_flags}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc EQUAL 0 OR NOT err MATCHES "uringkit needs C\\+\\+20")
+  message(FATAL_ERROR "install_test: a C++17 compile of the headers did not stop with the C++20 message:\n${err}")
+endif()
 
 run_checked("running the pkg-config consumer" ${WORK_DIR}/consumer_main)
 if(NOT run_out STREQUAL expected)

@@ -414,7 +414,8 @@ const Register reg{Command{
                      "out first, and a pipe or file always gets every column");
         app.add_option("--csv", o->csv, "Write the table as CSV; - is standard output");
         app.add_option("--plot", o->plot,
-                       "Write an SVG chart: IOPS and CPU per I/O against depth; - is standard "
+                       "Write an SVG chart: IOPS and CPU per I/O against depth, each with its 95% "
+                       "interval and its verdict marked; - is standard "
                        "output. A regular file is replaced whole through a temporary beside it; "
                        "a symlink, FIFO or device is written in place");
         describe(
@@ -505,7 +506,7 @@ const Register reg{Command{
         group_options(app, "Engines", {"--engines", "--threads"});
         group_options(app, "Statistics",
                       {"--rounds", "--order", "--order-seed", "--confidence", "--compare"});
-        group_options(app, "Output", {"--json", "--csv", "--plot"});
+        group_options(app, "Output", {"--json", "--csv", "--plot", "--wide"});
         group_options(app, "Replay", {"--replay", "--mode", "--scratch", "--loops", "--lenient"});
         name_values(app, {{"--filename", "FILE"},
                           {"--size", "SIZE"},

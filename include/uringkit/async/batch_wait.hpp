@@ -17,6 +17,7 @@
 // thread that was descheduled for a while) is not a crowd.
 #pragma once
 
+#include "uringkit/cxx20.hpp"
 #include "uringkit/ring/ring.hpp"
 
 #include <chrono>

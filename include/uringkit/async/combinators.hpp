@@ -7,6 +7,7 @@
 #pragma once
 
 #include "uringkit/async/loop.hpp"
+#include "uringkit/cxx20.hpp"
 
 #include <optional>
 #include <tuple>

@@ -18,6 +18,7 @@
 #pragma once
 
 #include "uringkit/async/loop.hpp"
+#include "uringkit/cxx20.hpp"
 
 #include <coroutine>
 #include <cstddef>

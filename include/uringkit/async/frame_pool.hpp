@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include "uringkit/cxx20.hpp"
 
 namespace uringkit::async::detail {
 

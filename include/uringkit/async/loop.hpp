@@ -38,6 +38,7 @@
 #include "uringkit/async/batch_wait.hpp"
 #include "uringkit/async/result.hpp"
 #include "uringkit/async/task.hpp"
+#include "uringkit/cxx20.hpp"
 #include "uringkit/ops/ops.hpp"
 #include "uringkit/ring/buffer_ring.hpp"
 #include "uringkit/ring/ring.hpp"

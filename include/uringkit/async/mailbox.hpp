@@ -15,6 +15,7 @@
 #pragma once
 
 #include "uringkit/async/loop.hpp"
+#include "uringkit/cxx20.hpp"
 #include "uringkit/ops/control.hpp"
 
 #include <deque>

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "uringkit/async/loop.hpp"
+#include "uringkit/cxx20.hpp"
 
 #include <cstdint>
 #include <span>

@@ -2,6 +2,7 @@
 // and flags of the operation's completion, with an std::error_code view.
 #pragma once
 
+#include "uringkit/cxx20.hpp"
 #include "uringkit/ring/sqe.hpp"
 
 #include <cerrno>

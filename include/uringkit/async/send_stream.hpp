@@ -3,6 +3,7 @@
 #pragma once
 
 #include "uringkit/async/loop.hpp"
+#include "uringkit/cxx20.hpp"
 
 #include <sys/socket.h>
 

@@ -11,3 +11,4 @@
 #include "uringkit/async/accept_stream.hpp"
 #include "uringkit/async/recv_stream.hpp"
 #include "uringkit/async/send_stream.hpp"
+#include "uringkit/cxx20.hpp"

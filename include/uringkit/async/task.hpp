@@ -22,6 +22,7 @@
 #pragma once
 
 #include "uringkit/async/frame_pool.hpp"
+#include "uringkit/cxx20.hpp"
 
 #include <coroutine>
 #include <cstddef>

@@ -2,6 +2,7 @@
 // timeouts, cancellation, poll, and messages to another ring.
 #pragma once
 
+#include "uringkit/cxx20.hpp"
 #include "uringkit/ops/prep.hpp"
 #include "uringkit/sys/uapi.hpp"
 

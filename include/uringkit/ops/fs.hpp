@@ -4,6 +4,7 @@
 // the release that added it (sys::opcode_since() has them all).
 #pragma once
 
+#include "uringkit/cxx20.hpp"
 #include "uringkit/ops/prep.hpp"
 #include "uringkit/sys/uapi.hpp"
 

@@ -4,6 +4,7 @@
 // must live until the completion.
 #pragma once
 
+#include "uringkit/cxx20.hpp"
 #include "uringkit/ops/prep.hpp"
 #include "uringkit/sys/uapi.hpp"
 

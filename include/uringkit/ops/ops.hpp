@@ -17,6 +17,7 @@
 // msg_ring).  This header includes them all.
 #pragma once
 
+#include "uringkit/cxx20.hpp"
 #include "uringkit/ops/control.hpp"
 #include "uringkit/ops/fs.hpp"
 #include "uringkit/ops/net.hpp"

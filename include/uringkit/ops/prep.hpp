@@ -3,6 +3,7 @@
 // every operation follows is described in ops.hpp.
 #pragma once
 
+#include "uringkit/cxx20.hpp"
 #include "uringkit/ring/sqe.hpp"
 #include "uringkit/sys/uapi.hpp"
 

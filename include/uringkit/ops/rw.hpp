@@ -2,6 +2,7 @@
 // registered buffers, into provided buffers, and splice.
 #pragma once
 
+#include "uringkit/cxx20.hpp"
 #include "uringkit/ops/prep.hpp"
 
 #include <sys/uio.h>

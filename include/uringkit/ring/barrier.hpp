@@ -14,6 +14,7 @@
 #pragma once
 
 #include <atomic>
+#include "uringkit/cxx20.hpp"
 
 namespace uringkit::barrier {
 

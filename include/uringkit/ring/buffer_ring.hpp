@@ -11,6 +11,7 @@
 // buffers then cost no memory for small messages.
 #pragma once
 
+#include "uringkit/cxx20.hpp"
 #include "uringkit/ring/ring.hpp"
 
 #include <cerrno>

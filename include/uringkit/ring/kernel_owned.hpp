@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include "uringkit/cxx20.hpp"
 
 namespace uringkit {
 

@@ -5,6 +5,7 @@
 // The hot path (prepare, submit, reap) allocates nothing and takes no lock.
 #pragma once
 
+#include "uringkit/cxx20.hpp"
 #include "uringkit/ring/barrier.hpp"
 #include "uringkit/ring/sqe.hpp"
 #include "uringkit/sys/syscall.hpp"

@@ -2,6 +2,7 @@
 // that decides IOSQE_FIXED_FILE.
 #pragma once
 
+#include "uringkit/cxx20.hpp"
 #include "uringkit/sys/uapi.hpp"
 
 #include <cstdint>

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <system_error>
+#include "uringkit/cxx20.hpp"
 
 namespace uringkit {
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include "uringkit/cxx20.hpp"
 
 namespace uringkit::sys {
 

@@ -5,6 +5,7 @@
 
 #include <csignal>
 #include <cstddef>
+#include "uringkit/cxx20.hpp"
 
 struct io_uring_params;
 

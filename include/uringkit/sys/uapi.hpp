@@ -6,6 +6,7 @@
 #pragma once
 
 #include <linux/io_uring.h>
+#include "uringkit/cxx20.hpp"
 
 #include <cstdint>
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <unistd.h>
+#include "uringkit/cxx20.hpp"
 
 #include <utility>
 
