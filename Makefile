@@ -26,6 +26,8 @@ DEB_PACKAGES := build-essential cmake pkg-config googletest libgtest-dev libgmoc
 DEB_PACKAGES += acl
 # clang-format-14: `make format`, and format_check in the suite (.clang-format).
 DEB_PACKAGES += clang-format-14
+# python3-jsonschema: tests/cli/json_schema_test validates every --json document against docs/schema/.
+DEB_PACKAGES += python3-jsonschema
 # The kernels `make test-kernels` boots (tests/kernels/run.sh: 6.1 and/or 6.12).
 KERNELS ?= 6.1 6.12
 
