@@ -392,7 +392,7 @@ const Register reg{Command{
         app.add_flag("--verify", o->verify,
                      "Check that every block read carries its own offset (temporary file only)");
         app.add_option("--json", o->json,
-                       "Write every figure as JSON (schema: docs/bench.md); - is standard output "
+                       "Write every figure as JSON (docs/json.md); - is standard output "
                        "(the table then goes to stderr)");
         app.add_option("--csv", o->csv, "Write the table as CSV; - is standard output");
         app.add_option("--plot", o->plot,
