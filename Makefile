@@ -31,6 +31,8 @@ DEB_PACKAGES += clang-format-14
 DEB_PACKAGES += groff-base zsh
 # librsvg2-bin: the bench plot test renders the SVG to PNG with rsvg-convert.
 DEB_PACKAGES += librsvg2-bin
+# python3-jsonschema: tests/cli/json_schema_test validates every --json document against docs/schema/.
+DEB_PACKAGES += python3-jsonschema
 # The kernels `make test-kernels` boots (tests/kernels/run.sh: 6.1 and/or 6.12).
 KERNELS ?= 6.1 6.12
 

@@ -38,7 +38,7 @@ def run_uringkit(exe, args, jsonpath):
     out = {}
     for row in doc["rows"]:
         if row["status"] == "ok":
-            out[(row["engine"], row["iodepth"])] = (row["iops"], row["cpu_us_per_io"], row["syscalls_per_io"])
+            out[(row["engine"], row["iodepth"])] = (row["ios_per_s"], row["cpu_us_per_io"], row["syscalls_per_io"])
         else:
             out[(row["engine"], row["iodepth"])] = None
     return out, cmd, doc

@@ -42,7 +42,7 @@ def replay_iops(exe, trace, jsonpath):
     out = {}
     for r in doc["runs"]:
         depth = 1 if r["engine"] == "pread" or r["mode"] == "as-recorded" else r["depth"]
-        out[(r["engine"], r["mode"], depth)] = r["ios"] / r["seconds"]
+        out[(r["engine"], r["mode"], depth)] = r["ios"] / r["elapsed_s"]
     return out
 
 
@@ -51,7 +51,7 @@ def bench_iops(exe, path, ios, jsonpath):
          "--ios", str(ios), "--ramp", "0", "--rounds", "1", "--json", jsonpath])
     with open(jsonpath) as f:
         doc = json.load(f)
-    return {(row["engine"], row["iodepth"]): row["iops"] for row in doc["rows"] if row["status"] == "ok"}
+    return {(row["engine"], row["iodepth"]): row["ios_per_s"] for row in doc["rows"] if row["status"] == "ok"}
 
 
 def judge(ratios, comparisons, family=0.95):

@@ -406,7 +406,7 @@ const Register reg{Command{
         app.add_flag("--verify", o->verify,
                      "Check that every block read carries its own offset (temporary file only)");
         app.add_option("--json", o->json,
-                       "Write every figure as JSON (schema: docs/bench.md); - is standard output "
+                       "Write every figure as JSON (docs/json.md); - is standard output "
                        "(the table then goes to stderr)");
         app.add_flag("--wide", o->wide,
                      "Print every column of the table; without it a terminal gets the columns "

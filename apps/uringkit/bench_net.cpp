@@ -147,7 +147,7 @@ std::function<int()> setup_bench_net(CLI::App& app) {
         "Do not pin the server and the client to CPUs of their own (by default the first two CPUs "
         "this process may use)");
     app.add_option("--json", o->json,
-                   "Write every run and comparison as JSON (schema 1); - is standard output");
+                   "Write every run and comparison as JSON (docs/json.md); - is standard output");
     name_values(app, {{"--engines", "LIST"}, {"--workloads", "LIST"}, {"--json", "FILE"}});
     complete_with(app.get_option("--engines"),
                   {"uring", "uring-coro", "epoll", "uring-bundle", "uring-inc"});

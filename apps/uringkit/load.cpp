@@ -174,7 +174,7 @@ const Register reg{Command{
                        "timeout and is opened again; also the connect timeout")
             ->capture_default_str();
         app.add_option("--json", o->json,
-                       "Write every figure as JSON (schema: docs/load.md); - is standard "
+                       "Write every figure as JSON (docs/json.md); - is standard "
                        "output (the table then goes to stderr)");
         name_values(app, {{"target", "URL|HOST:PORT"}, {"--json", "FILE"}, {"--duration", "TIME"}});
         describe(

@@ -26,7 +26,7 @@ Register probe_command{Command{
             std::string dir;
         };
         auto args = std::make_shared<Args>();
-        app.add_flag("--json", args->json, "Print the report as JSON (schema: docs/probe.md)");
+        app.add_flag("--json", args->json, "Print the report as JSON (docs/json.md)");
         app.add_option(
             "--dir", args->dir,
             "Directory for the file trials' temporary files; IOPOLL is tried on its file "

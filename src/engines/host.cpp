@@ -2,8 +2,6 @@
 
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/utsname.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
@@ -12,30 +10,7 @@ namespace uringkit::engines {
 
 Host describe_host(const std::string& path) {
     Host h;
-    utsname u{};
-    if (::uname(&u) == 0) h.kernel = u.release;
-    h.cores = static_cast<unsigned>(::sysconf(_SC_NPROCESSORS_ONLN));
-    {
-        std::ifstream in("/proc/cpuinfo");
-        std::string line;
-        while (std::getline(in, line))
-            if (line.rfind("model name", 0) == 0) {
-                const auto colon = line.find(':');
-                if (colon != std::string::npos)
-                    h.cpu_model = line.substr(line.find_first_not_of(' ', colon + 1));
-                break;
-            }
-    }
-    {
-        std::ifstream in("/proc/sys/kernel/io_uring_disabled");
-        int v;
-        if (in >> v) h.io_uring_disabled = v;
-    }
-    {
-        std::ifstream in("/proc/loadavg");
-        std::string a, b, c;
-        if (in >> a >> b >> c) h.loadavg = a + " " + b + " " + c;
-    }
+    static_cast<document::Machine&>(h) = document::describe_machine();
     struct stat st;
     if (!path.empty() && ::stat(path.c_str(), &st) == 0) {
         // A block device is its own device; a file lives on st_dev's mount.

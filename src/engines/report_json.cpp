@@ -1,6 +1,9 @@
-// The JSON output of `uringkit bench` (schema in docs/bench.md) and reading
-// it back for `--compare`.
+// The JSON output of `uringkit bench` (docs/json.md, docs/schema/bench.json)
+// and reading it back for `--compare`, in its current shape (schema 2) and
+// the one before it (`uringkit_bench_version` 1), which saved runs still have.
 #include "engines/report.hpp"
+
+#include "document/header.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -9,6 +12,12 @@
 
 namespace uringkit::engines {
 namespace {
+
+using json = nlohmann::ordered_json;
+
+// Raised when a field changes meaning or goes away (docs/json.md).  1 was
+// the `uringkit_bench_version` document, before the shared header and units.
+constexpr int kSchema = 2;
 
 std::string_view steadiness_name(Steadiness::Kind k) {
     switch (k) {
@@ -22,52 +31,54 @@ std::string_view steadiness_name(Steadiness::Kind k) {
     return "not_assessed";
 }
 
-nlohmann::json run_json(const RunRecord& r) {
-    nlohmann::json j = {
-        {"engine", r.engine},
-        {"iodepth", r.iodepth},
-        {"position", r.position},
-        {"status", status_name(r.status)},
-        {"reason", r.reason},
-        {"ran", r.ran},
-        {"interrupted", r.interrupted},
-        {"ios", r.ios},
-        {"runtime_s", r.seconds},
-        {"iops", r.iops},
-        {"bw_bytes", r.bw_bytes},
-        {"cpu_us_per_io", r.cpu_us_per_io},
-        {"lat_p50_ns", r.lat_p50_ns},
-        {"lat_p99_ns", r.lat_p99_ns},
-        {"syscalls", r.syscalls},
-        {"submits", r.submits},
-        {"steady", steadiness_name(r.steady.kind)},
-        {"steady_slope", r.steady.slope},
-        {"steady_change", r.steady.change},
-        {"steady_why", r.steady.why},
-        {"cached_at_start",
-         r.cached_at_start < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.cached_at_start)}};
+json run_json(const RunRecord& r) {
+    json j = {{"engine", r.engine},
+              {"iodepth", r.iodepth},
+              {"position", r.position},
+              {"status", status_name(r.status)},
+              {"reason", r.reason},
+              {"ran", r.ran},
+              {"interrupted", r.interrupted},
+              {"ios", r.ios},
+              {"runtime_s", r.seconds},
+              {"ios_per_s", r.iops},
+              {"bytes_per_s", r.bw_bytes},
+              {"cpu_us_per_io", r.cpu_us_per_io},
+              {"lat_p50_ns", r.lat_p50_ns},
+              {"lat_p99_ns", r.lat_p99_ns},
+              {"syscalls", r.syscalls},
+              {"submits", r.submits},
+              {"steady", steadiness_name(r.steady.kind)},
+              {"steady_slope", r.steady.slope},
+              {"steady_change", r.steady.change},
+              {"steady_why", r.steady.why},
+              {"cached_at_start", r.cached_at_start < 0 ? json(nullptr) : json(r.cached_at_start)}};
     return j;
+}
+
+// Comparisons name their metric as the rows name the figure.
+std::string_view metric_field(Metric m) {
+    return m == Metric::iops ? "ios_per_s" : metric_name(m);
 }
 
 }  // namespace
 
 std::string to_json(const Report& rep) {
-    using nlohmann::json;
     const BenchSpec& s = rep.spec;
     json job = {
         {"filename", rep.filename},
         {"temporary", rep.temporary},
-        {"size", rep.size},
+        {"size_bytes", rep.size},
         {"rw", rw_name(s.workload.rw)},
         {"rwmixread", s.workload.rwmixread},
-        {"bs", s.workload.bs},
+        {"bs_bytes", s.workload.bs},
         {"iodepth", s.depths},
         {"batch", s.batch},
         {"numjobs", s.numjobs},
         {"direct", s.workload.direct},
-        {"runtime", s.runtime_s},
+        {"runtime_s", s.runtime_s},
         {"ios", s.ios},
-        {"ramp", s.ramp_s},
+        {"ramp_s", s.ramp_s},
         {"engines", s.engines},
         {"cache", s.workload.direct ? "direct" : (s.cache == Cache::warm ? "warm" : "cold")},
         {"rounds", s.rounds},
@@ -78,16 +89,10 @@ std::string to_json(const Report& rep) {
         {"seed", s.workload.seed},
         {"verify", s.workload.verify},
     };
-    json host = {
-        {"kernel", rep.host.kernel},
-        {"cpu_model", rep.host.cpu_model},
-        {"cores", rep.host.cores},
-        {"io_uring_disabled",
-         rep.host.io_uring_disabled < 0 ? json(nullptr) : json(rep.host.io_uring_disabled)},
+    json storage = {
         {"filesystem", rep.host.filesystem},
         {"device", rep.host.device},
         {"mount_point", rep.host.mount_point},
-        {"loadavg", rep.host.loadavg},
     };
     json rows = json::array();
     for (const Row& r : rep.results.rows) {
@@ -103,13 +108,13 @@ std::string to_json(const Report& rep) {
                 {"runs", r.runs},
                 {"ios", r.ios},
                 {"runtime_s", r.seconds},
-                {"iops", r.iops},
-                {"iops_min", r.iops_min},
-                {"iops_max", r.iops_max},
-                {"iops_low", r.iops_low},
-                {"iops_high", r.iops_high},
+                {"ios_per_s", r.iops},
+                {"ios_per_s_min", r.iops_min},
+                {"ios_per_s_max", r.iops_max},
+                {"ios_per_s_low", r.iops_low},
+                {"ios_per_s_high", r.iops_high},
                 {"interval_covered", r.interval_covered},
-                {"bw_bytes", r.bw_bytes},
+                {"bytes_per_s", r.bw_bytes},
                 {"lat_ns",
                  {{"mean", r.lat_ns.mean},
                   {"p50", r.lat_ns.p50},
@@ -117,8 +122,8 @@ std::string to_json(const Report& rep) {
                   {"p99", r.lat_ns.p99},
                   {"p99_9", r.lat_ns.p99_9},
                   {"max", r.lat_ns.max}}},
-                {"cpu_usr", r.cpu_usr},
-                {"cpu_sys", r.cpu_sys},
+                {"cpu_usr_percent", r.cpu_usr},
+                {"cpu_sys_percent", r.cpu_sys},
                 {"cpu_us_per_io", r.cpu_us_per_io},
                 {"cpu_us_per_io_low", r.cpu_us_per_io_low},
                 {"cpu_us_per_io_high", r.cpu_us_per_io_high},
@@ -139,7 +144,7 @@ std::string to_json(const Report& rep) {
         comps.push_back({{"a", c.a},
                          {"b", c.b},
                          {"iodepth", c.iodepth},
-                         {"metric", metric_name(c.metric)},
+                         {"metric", metric_field(c.metric)},
                          {"ratio", c.ratio},
                          {"ratio_low", c.ratio_low},
                          {"ratio_high", c.ratio_high},
@@ -154,19 +159,33 @@ std::string to_json(const Report& rep) {
         runs.push_back(
             {{"round", i + 1}, {"order", rep.results.orders[i]}, {"runs", std::move(figures)}});
     }
-    json doc = {{"uringkit_bench_version", 1},
-                {"job", job},
-                {"host", host},
-                {"rows", rows},
-                {"verdict", verdict(rep)},
-                {"comparisons", comps},
-                {"runs", runs},
-                {"notes", notes(rep)},
-                {"interrupted", rep.results.interrupted},
-                {"peak_rss_kib", rep.results.peak_rss_kib},
-                {"wall_s", rep.results.wall_s}};
+    json doc = document::header("uringkit bench", kSchema, rep.host);
+    doc["job"] = std::move(job);
+    doc["storage"] = std::move(storage);
+    doc["rows"] = std::move(rows);
+    doc["verdict"] = verdict(rep);
+    doc["comparisons"] = std::move(comps);
+    doc["runs"] = std::move(runs);
+    doc["notes"] = notes(rep);
+    doc["interrupted"] = rep.results.interrupted;
+    doc["peak_rss_bytes"] = static_cast<std::uint64_t>(rep.results.peak_rss_kib) * 1024;
+    doc["wall_s"] = rep.results.wall_s;
     return doc.dump(2) + "\n";
 }
+
+namespace {
+
+// The keys that moved between the saved shapes: {current, schema 1}.
+struct SavedKeys {
+    const char* size;
+    const char* bs;
+    const char* filesystem_in;  // the object that holds "filesystem"
+    const char* ios_per_s;
+};
+constexpr SavedKeys kKeysNow{"size_bytes", "bs_bytes", "storage", "ios_per_s"};
+constexpr SavedKeys kKeysV1{"size", "bs", "host", "iops"};
+
+}  // namespace
 
 SavedRun load_saved(const std::string& path) {
     using nlohmann::json;
@@ -176,19 +195,26 @@ SavedRun load_saved(const std::string& path) {
     saved.name = path;
     try {
         const json doc = json::parse(in);
-        if (!doc.contains("uringkit_bench_version") || !doc.contains("runs"))
+        const bool v1 = doc.contains("uringkit_bench_version");
+        const bool now = doc.value("tool", "") == "uringkit bench" && doc.contains("schema");
+        if ((!v1 && !now) || !doc.contains("runs"))
             throw OutputError(fmt::format(
                 "{}: not a `uringkit bench --json` file with per-run figures (\"runs\")", path));
+        if (now && doc.at("schema").get<int>() > kSchema)
+            throw OutputError(fmt::format(
+                "{}: written by a newer uringkit (bench schema {}; this one reads up to {})", path,
+                doc.at("schema").get<int>(), kSchema));
+        const SavedKeys& k = v1 ? kKeysV1 : kKeysNow;
         // Each field only where the file records it: an older one may not.
         const json& job = doc.value("job", json::object());
         if (job.contains("rw")) saved.rw = job.at("rw").get<std::string>();
-        if (job.contains("bs")) saved.bs = job.at("bs").get<std::uint64_t>();
-        if (job.contains("size")) saved.size = job.at("size").get<std::uint64_t>();
+        if (job.contains(k.bs)) saved.bs = job.at(k.bs).get<std::uint64_t>();
+        if (job.contains(k.size)) saved.size = job.at(k.size).get<std::uint64_t>();
         if (job.contains("direct")) saved.direct = job.at("direct").get<bool>();
         if (job.contains("cache")) saved.cache = job.at("cache").get<std::string>();
-        const json& host = doc.value("host", json::object());
-        if (host.contains("filesystem"))
-            saved.filesystem = host.at("filesystem").get<std::string>();
+        const json& storage = doc.value(k.filesystem_in, json::object());
+        if (storage.contains("filesystem"))
+            saved.filesystem = storage.at("filesystem").get<std::string>();
         for (const json& round : doc.at("runs"))
             for (const json& j : round.at("runs")) {
                 RunRecord r;
@@ -202,7 +228,7 @@ SavedRun load_saved(const std::string& path) {
                                : (status == "unavailable" ? Row::unavailable : Row::failed);
                 r.ios = j.at("ios").get<std::uint64_t>();
                 r.seconds = j.at("runtime_s").get<double>();
-                r.iops = j.at("iops").get<double>();
+                r.iops = j.at(k.ios_per_s).get<double>();
                 r.cpu_us_per_io = j.at("cpu_us_per_io").get<double>();
                 saved.runs.push_back(std::move(r));
             }

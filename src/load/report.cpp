@@ -1,6 +1,8 @@
-// What `uringkit load` prints: the table, the JSON document (docs/load.md)
-// and the live progress line.
+// What `uringkit load` prints: the table, the JSON document (docs/json.md,
+// docs/schema/load.json) and the live progress line.
 #include "load/load.hpp"
+
+#include "document/header.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -90,20 +92,20 @@ std::string format_report(const LoadConfig& c, const LoadResult& r) {
 }
 
 std::string to_json(const LoadConfig& c, const LoadResult& r) {
-    using nlohmann::json;
-    json j;
-    j["schema"] = 1;  // raised when a field changes meaning or goes away
-    j["tool"] = "uringkit load";
+    using json = nlohmann::ordered_json;
+    // Raised when a field changes meaning or goes away.  2: the shared
+    // header, latency in ns, every quantity's unit in its name.
+    json j = document::header("uringkit load", 2);
     j["target"] = c.target.name();
     j["mode"] = c.mode == Mode::Http ? "http" : "echo";
     j["connections"] = c.connections;
     j["threads"] = c.threads;
     j["pipeline"] = c.pipeline;
-    if (c.mode == Mode::Echo) j["size"] = c.size;
-    j["rate"] = c.rate > 0 ? json(c.rate) : json(nullptr);
+    if (c.mode == Mode::Echo) j["size_bytes"] = c.size;
+    j["asked_requests_per_s"] = c.rate > 0 ? json(c.rate) : json(nullptr);
     j["duration_s"] = static_cast<double>(c.duration.count()) / 1e9;
     j["timeout_s"] = static_cast<double>(c.timeout.count()) / 1e9;
-    j["seconds"] = r.seconds;
+    j["elapsed_s"] = r.seconds;
     j["requests"] = r.requests;
     j["requests_per_s"] = r.seconds > 0 ? static_cast<double>(r.requests) / r.seconds : 0.0;
     j["sent"] = r.sent;
@@ -120,17 +122,17 @@ std::string to_json(const LoadConfig& c, const LoadResult& r) {
     j["errors"] = e;
     j["first_error"] = r.first_error;
     j["reconnects"] = r.reconnects;
-    j["bytes_in"] = r.bytes_in;
-    j["bytes_out"] = r.bytes_out;
+    j["received_bytes"] = r.bytes_in;
+    j["sent_bytes"] = r.bytes_out;
     json lat;
-    lat["mean"] = r.latency.mean() / 1e3;
+    lat["mean"] = r.latency.mean();
     for (std::size_t i = 0; i < std::size(kQuantiles); ++i) {
         std::string name = kQuantileNames[i];
         if (name == "p99.9") name = "p99_9";
-        lat[name] = r.latency.quantile(kQuantiles[i]) / 1e3;
+        lat[name] = r.latency.quantile(kQuantiles[i]);
     }
-    lat["max"] = static_cast<double>(r.latency.max()) / 1e3;
-    j["latency_us"] = lat;
+    lat["max"] = static_cast<double>(r.latency.max());
+    j["lat_ns"] = lat;
     const double cpu = r.cpu_user_s + r.cpu_system_s;
     j["cpu"] = {{"user_s", r.cpu_user_s},
                 {"system_s", r.cpu_system_s},

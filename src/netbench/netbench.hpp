@@ -80,15 +80,15 @@ struct Run {
     std::string engine;     // the label: "epoll", or "epoll#2" for a second listing
     unsigned workload = 0;  // index into Config::workloads
     unsigned round = 0;
-    double seconds = 0;                 // the client's measured interval
-    std::uint64_t requests = 0;         // responses the client counted in it
-    std::uint64_t server_requests = 0;  // requests the server parsed while loaded
-    double server_cpu_s = 0;            // the server process's user + system CPU meanwhile
-    std::uint64_t server_syscalls = 0;  // its engine's system calls meanwhile
-    double client_cpu_s = 0;            // this process's user + system CPU in the interval
-    std::uint64_t errors = 0;           // connect, reset, timeout, bad response
-    double p50_us = 0, p99_us = 0;
-    std::string error;  // the run failed: why (its figures are not used)
+    double seconds = 0;                     // the client's measured interval
+    std::uint64_t requests = 0;             // responses the client counted in it
+    std::uint64_t server_requests = 0;      // requests the server parsed while loaded
+    double server_cpu_s = 0;                // the server process's user + system CPU meanwhile
+    std::uint64_t server_syscalls = 0;      // its engine's system calls meanwhile
+    double client_cpu_s = 0;                // this process's user + system CPU in the interval
+    std::uint64_t errors = 0;               // connect, reset, timeout, bad response
+    double lat_p50_ns = 0, lat_p99_ns = 0;  // the client's, from send to response
+    std::string error;                      // the run failed: why (its figures are not used)
 
     double requests_per_s() const noexcept {
         return seconds > 0 ? static_cast<double>(requests) / seconds : 0;

@@ -1,6 +1,7 @@
 // bench net's comparisons, its table and its verdict in words, and its JSON.
 #include "netbench/netbench.hpp"
 
+#include "document/header.hpp"
 #include "measure/comparison_json.hpp"
 #include "measure/interval.hpp"
 
@@ -67,8 +68,8 @@ measure::Spread summarize(const Result& res, unsigned w, const std::string& labe
     return measure::spread_of(std::move(v));
 }
 
-double p99_of(const Run& r) {
-    return r.p99_us;
+double p99_us_of(const Run& r) {
+    return r.lat_p99_ns / 1e3;
 }
 
 std::string words(const Comparison& c) {
@@ -148,7 +149,7 @@ std::string format_report(const Result& res, const std::vector<Comparison>& comp
             const measure::Spread cli = summarize(res, w, label, &Run::client_cpu_share);
             std::vector<double> p99;
             for (const Run& r : res.runs)
-                if (r.workload == w && r.engine == label && r.usable()) p99.push_back(p99_of(r));
+                if (r.workload == w && r.engine == label && r.usable()) p99.push_back(p99_us_of(r));
             std::sort(p99.begin(), p99.end());
             out += fmt::format("  {:<12} {:>24} {:>32} {:>13.2f} {:>9.0f} {:>10.0f}%{}\n", label,
                                fmt::format("{:.0f} ({:.0f}-{:.0f})", rps.median, rps.min, rps.max),
@@ -195,10 +196,10 @@ std::string format_report(const Result& res, const std::vector<Comparison>& comp
 }
 
 std::string to_json(const Result& res, const std::vector<Comparison>& comparisons) {
-    using nlohmann::json;
-    json j;
-    j["schema"] = 1;
-    j["tool"] = "uringkit bench net";
+    using json = nlohmann::ordered_json;
+    // Schema 2: the shared header (docs/json.md), latency in ns, each run's
+    // time as elapsed_s.
+    json j = document::header("uringkit bench net", 2);
     j["rounds"] = res.rounds;
     j["duration_s"] = std::chrono::duration<double>(res.config.duration).count();
     j["confidence"] = res.config.confidence;
@@ -216,7 +217,7 @@ std::string to_json(const Result& res, const std::vector<Comparison>& comparison
         json x = {{"engine", r.engine},
                   {"workload", res.config.workloads[r.workload].name()},
                   {"round", r.round + 1},
-                  {"seconds", r.seconds},
+                  {"elapsed_s", r.seconds},
                   {"requests", r.requests},
                   {"requests_per_s", r.requests_per_s()},
                   {"server_requests", r.server_requests},
@@ -224,8 +225,8 @@ std::string to_json(const Result& res, const std::vector<Comparison>& comparison
                   {"server_cpu_us_per_request", r.server_cpu_us_per_request()},
                   {"server_syscalls_per_request", r.server_syscalls_per_request()},
                   {"client_cpu_share", r.client_cpu_share()},
-                  {"p50_us", r.p50_us},
-                  {"p99_us", r.p99_us},
+                  {"lat_p50_ns", r.lat_p50_ns},
+                  {"lat_p99_ns", r.lat_p99_ns},
                   {"errors", r.errors}};
         if (!r.error.empty()) x["error"] = r.error;
         runs.push_back(std::move(x));

@@ -251,8 +251,8 @@ Run one_run(const Workload& w, const std::string& label, net::ServerConfig sc,
         run.requests = r.requests;
         run.client_cpu_s = r.cpu_user_s + r.cpu_system_s;
         run.errors = r.total_errors();
-        run.p50_us = r.latency.quantile(0.50) / 1e3;
-        run.p99_us = r.latency.quantile(0.99) / 1e3;
+        run.lat_p50_ns = r.latency.quantile(0.50);
+        run.lat_p99_ns = r.latency.quantile(0.99);
         // An echo server sees bytes, not messages (a recv may hold part of
         // one, or a bundle several): its messages are the bytes over the size.
         run.server_requests = w.mode == load::Mode::Echo

@@ -1,6 +1,7 @@
-// The probe report for people (an aligned table) and for scripts (JSON, schema
-// in docs/probe.md).  Both render the same Report; neither decides anything.
+// The probe report for people (an aligned table) and for scripts (JSON:
+// docs/json.md, docs/schema/probe.json).  Both render the same Report; neither decides anything.
 #include "cli/size.hpp"
+#include "document/header.hpp"
 #include "probe/kernel.hpp"
 #include "probe/probe.hpp"
 #include "uringkit/sys/uapi.hpp"
@@ -201,16 +202,16 @@ std::string format_table(const Report& r) {
 std::string to_json(const Report& r, int indent) {
     using nlohmann::ordered_json;
     auto opt = [](const auto& v) { return v ? ordered_json(*v) : ordered_json(nullptr); };
-    ordered_json j;
-    j["schema"] = 1;
+    // Schema 2: the shared header (docs/json.md); memlock's limits say their unit.
+    ordered_json j = document::header("uringkit probe", 2);
     j["usable"] = r.usable();
     j["kernel"] = {{"release", r.kernel_release}, {"machine", r.machine}};
     j["min_kernel"] = kMinKernel.str();
     j["min_kernel_ok"] = opt(min_kernel_ok(r));
     j["io_uring_disabled"] = opt(r.io_uring_disabled);
     j["seccomp"] = opt(r.seccomp_mode);
-    j["memlock"] = {{"soft", opt(r.memlock_soft)},
-                    {"hard", opt(r.memlock_hard)},
+    j["memlock"] = {{"soft_bytes", opt(r.memlock_soft)},
+                    {"hard_bytes", opt(r.memlock_hard)},
                     {"cap_ipc_lock", r.cap_ipc_lock}};
     ordered_json setup;
     setup["ok"] = r.setup_ok;

@@ -5,6 +5,7 @@
 // pace (timed).
 #include "replaybench/replaybench.hpp"
 
+#include "document/header.hpp"
 #include "engines/runner.hpp"
 #include "measure/comparison_json.hpp"
 #include "measure/interval.hpp"
@@ -309,12 +310,12 @@ std::string format_report(const Program& p, const Result& res,
 
 std::string to_json(const Program& p, const Result& res,
                     const std::vector<Comparison>& comparisons) {
-    using nlohmann::json;
+    using json = nlohmann::ordered_json;
     const Summary& s = p.summary();
     const TraceShape& sh = p.shape();
-    json j;
-    j["schema"] = 1;
-    j["tool"] = "uringkit bench --replay";
+    // Schema 2: the shared header (docs/json.md), each run's time as
+    // elapsed_s and its bytes as transferred_bytes.
+    json j = document::header("uringkit bench --replay", 2);
     j["trace"] = {{"format", format_name(s.format)},
                   {"lines", s.lines},
                   {"threads", p.threads()},
@@ -346,13 +347,20 @@ std::string to_json(const Program& p, const Result& res,
         un.push_back({{"engine", u.engine}, {"why", u.why}});
     json& runs = j["runs"] = json::array();
     for (const Run& r : res.runs) {
-        json x = {{"engine", r.engine},         {"mode", mode_name(r.mode)},
-                  {"depth", r.depth},           {"round", r.round},
-                  {"seconds", r.seconds},       {"ios", r.ios},
-                  {"bytes", r.bytes},           {"syscalls", r.syscalls},
-                  {"cpu_s", r.cpu_s},           {"lat_p50_ns", r.lat_p50_ns},
-                  {"lat_p99_ns", r.lat_p99_ns}, {"lat_max_ns", r.lat_max_ns},
-                  {"short_ios", r.short_ios},   {"verify_failures", r.verify_failures}};
+        json x = {{"engine", r.engine},
+                  {"mode", mode_name(r.mode)},
+                  {"depth", r.depth},
+                  {"round", r.round},
+                  {"elapsed_s", r.seconds},
+                  {"ios", r.ios},
+                  {"transferred_bytes", r.bytes},
+                  {"syscalls", r.syscalls},
+                  {"cpu_s", r.cpu_s},
+                  {"lat_p50_ns", r.lat_p50_ns},
+                  {"lat_p99_ns", r.lat_p99_ns},
+                  {"lat_max_ns", r.lat_max_ns},
+                  {"short_ios", r.short_ios},
+                  {"verify_failures", r.verify_failures}};
         if (!r.error.empty()) x["error"] = r.error;
         runs.push_back(std::move(x));
     }

@@ -87,7 +87,7 @@ TEST(CliOutput, LostSummaryTurnsSuccessIntoOne) {
                             full(2)();
                         });
     EXPECT_EQ(b.status, 1);
-    EXPECT_NE(b.out.find("\"uringkit_bench_version\""), std::string::npos) << b.out;
+    EXPECT_NE(b.out.find("\"tool\": \"uringkit bench\""), std::string::npos) << b.out;
     EXPECT_EQ(b.out.back(), '\n');
     EXPECT_TRUE(stdfs::is_empty(tmp.dir));
 }

@@ -18,28 +18,31 @@ TEST_F(BenchCli, JsonHasTheSchemaAndTheTemporaryFileIsGone) {
     EXPECT_EQ(r.err, "") << "no progress line when stderr is not a terminal";
     EXPECT_NE(r.out.find("at depth 8"), std::string::npos) << "a verdict per depth:\n" << r.out;
     const auto doc = nlohmann::json::parse(std::ifstream(json));
-    for (const char* k :
-         {"kernel", "cpu_model", "cores", "io_uring_disabled", "filesystem", "device"})
+    EXPECT_EQ(doc["schema"], 2);
+    EXPECT_EQ(doc["tool"], "uringkit bench");
+    for (const char* k : {"kernel", "cpu_model", "cores", "io_uring_disabled"})
         EXPECT_TRUE(doc["host"].contains(k)) << k;
-    EXPECT_EQ(doc["job"]["bs"], 4096);
+    for (const char* k : {"filesystem", "device", "mount_point"})
+        EXPECT_TRUE(doc["storage"].contains(k)) << k;
+    EXPECT_EQ(doc["job"]["bs_bytes"], 4096);
     EXPECT_EQ(doc["job"]["rw"], "randread");
     ASSERT_EQ(doc["rows"].size(), 6u);
     for (const auto& row : doc["rows"]) {
-        for (const char* k :
-             {"engine", "iodepth", "status", "reason", "iops", "bw_bytes", "lat_ns", "cpu_usr",
-              "cpu_sys", "cpu_us_per_io", "ctx_per_kio", "syscalls_per_io", "ios_per_submit"})
+        for (const char* k : {"engine", "iodepth", "status", "reason", "ios_per_s", "bytes_per_s",
+                              "lat_ns", "cpu_usr_percent", "cpu_sys_percent", "cpu_us_per_io",
+                              "ctx_per_kio", "syscalls_per_io", "ios_per_submit"})
             EXPECT_TRUE(row.contains(k)) << k << " in " << row.dump();
         for (const char* k : {"mean", "p50", "p90", "p99", "p99_9", "max"})
             EXPECT_TRUE(row["lat_ns"].contains(k));
         EXPECT_EQ(row["status"], "ok") << row.dump();
         EXPECT_EQ(row["ios"], 2000) << "--ios is exact";
         EXPECT_EQ(row["runs"], 3);
-        EXPECT_LE(row["iops_low"].get<double>(), row["iops"].get<double>());
-        EXPECT_GE(row["iops_high"].get<double>(), row["iops"].get<double>());
+        EXPECT_LE(row["ios_per_s_low"].get<double>(), row["ios_per_s"].get<double>());
+        EXPECT_GE(row["ios_per_s_high"].get<double>(), row["ios_per_s"].get<double>());
         EXPECT_FALSE(row["interval_covered"].get<bool>()) << "3 rounds cannot reach 95%";
         EXPECT_LE(row["cpu_us_per_io_low"].get<double>(), row["cpu_us_per_io"].get<double>());
-        EXPECT_GT(row["iops"].get<double>(), 0);
-        EXPECT_NEAR(row["bw_bytes"].get<double>(), row["iops"].get<double>() * 4096, 1.0);
+        EXPECT_GT(row["ios_per_s"].get<double>(), 0);
+        EXPECT_NEAR(row["bytes_per_s"].get<double>(), row["ios_per_s"].get<double>() * 4096, 1.0);
         EXPECT_LE(row["lat_ns"]["p50"].get<double>(), row["lat_ns"]["p99"].get<double>());
         EXPECT_LE(row["lat_ns"]["p99"].get<double>(), row["lat_ns"]["max"].get<double>() * 1.01);
     }
@@ -55,7 +58,7 @@ TEST_F(BenchCli, JsonHasTheSchemaAndTheTemporaryFileIsGone) {
         EXPECT_EQ(round["runs"][0]["engine"], round["order"][0]) << "runs in the round's order";
         for (const auto& run : round["runs"]) {
             EXPECT_EQ(run["ios"], 2000);
-            EXPECT_GT(run["iops"].get<double>(), 0);
+            EXPECT_GT(run["ios_per_s"].get<double>(), 0);
             EXPECT_EQ(run["steady"], "not_assessed") << "2000 I/Os are too short to judge";
         }
     }
@@ -86,7 +89,7 @@ TEST_F(BenchCli, JsonHasTheSchemaAndTheTemporaryFileIsGone) {
     // Peak memory: under 32 MiB plus the I/O buffers (the bound).
     // Sanitizer builds carry shadow memory, so the bound holds only without them.
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-    EXPECT_LT(doc["peak_rss_kib"].get<long>(), (32 << 10) + 8 * 4 * 1);
+    EXPECT_LT(doc["peak_rss_bytes"].get<long>(), ((32 << 10) + 8 * 4 * 1) * 1024L);
 #endif
     std::ifstream c(csv);
     std::string header;

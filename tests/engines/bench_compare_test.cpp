@@ -84,4 +84,54 @@ TEST_F(BenchCompare, NothingInCommonIsSaidAndIsStatusOne) {
     EXPECT_NE(empty.out.find("nothing compared: it holds no runs"), std::string::npos) << empty.out;
 }
 
+// A file saved before the shared JSON header (`uringkit_bench_version` 1,
+// "iops", "bs", "size") is still read: its runs are compared, and its job is
+// read from the old keys, so a different --bs is still named.
+TEST_F(BenchCompare, AFileOfTheFirstShapeIsStillRead) {
+    // The cache and file system as a run here records them, so the job matches.
+    const std::string now = dir / "now.json";
+    ASSERT_EQ(bench({"--engines", "pread", "--iodepth", "1", "--json", now}).status, 0);
+    const auto here = nlohmann::json::parse(read_file(now));
+    const std::string cache = here["job"]["cache"], filesystem = here["storage"]["filesystem"];
+    const auto v1 = [&](unsigned bs) {
+        return nlohmann::json{
+            {"uringkit_bench_version", 1},
+            {"job",
+             {{"rw", "randread"},
+              {"bs", bs},
+              {"size", 1u << 20},
+              {"direct", false},
+              {"cache", cache}}},
+            {"host", {{"kernel", "6.1.0"}, {"cores", 2}, {"filesystem", filesystem}}},
+            {"runs",
+             {{{"round", 1},
+               {"order", {"pread"}},
+               {"runs",
+                {{{"engine", "pread"},
+                  {"iodepth", 1},
+                  {"position", 0},
+                  {"status", "ok"},
+                  {"ios", 200},
+                  {"runtime_s", 0.001},
+                  {"iops", 200000.0},
+                  {"bw_bytes", 200000.0 * bs},
+                  {"cpu_us_per_io", 1.0}}}}}}}}
+            .dump(2);
+    };
+    write_file(dir / "v1.json", v1(4096));
+    const Child same = bench({"--engines", "pread", "--iodepth", "1", "--rw", "randread", "--bs",
+                              "4k", "--compare", dir / "v1.json"});
+    EXPECT_EQ(same.status, 0) << same.err << same.out;
+    EXPECT_NE(same.out.find("at depth 1 pread against the saved run"), std::string::npos)
+        << same.out;
+
+    write_file(dir / "v1_64k.json", v1(65536));
+    const Child other = bench({"--engines", "pread", "--iodepth", "1", "--rw", "randread", "--bs",
+                               "4k", "--compare", dir / "v1_64k.json"});
+    EXPECT_EQ(other.status, 1) << other.err;
+    EXPECT_NE(other.out.find("--bs 4 KiB here, 64 KiB in " + dir / "v1_64k.json"),
+              std::string::npos)
+        << other.out;
+}
+
 }  // namespace

@@ -78,13 +78,13 @@ TEST_F(BenchOptions, ASizeBeyondTheNamedFileIsRefusedAndTheFileKept) {
     EXPECT_EQ(stdfs::file_size(data), 8u << 20) << "the file was grown";
     const Child ok = bench({"--filename", data, "--size", "4m", "--json", "-"});
     ASSERT_EQ(ok.status, 0) << ok.err;
-    EXPECT_EQ(nlohmann::json::parse(ok.out)["job"]["size"], 4u << 20);
+    EXPECT_EQ(nlohmann::json::parse(ok.out)["job"]["size_bytes"], 4u << 20);
 }
 
 TEST_F(BenchOptions, DecimalSizesAreAcceptedAsFioReadsThem) {
     const Child r = bench({"--size", "1.5m", "--json", "-"});
     ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_EQ(nlohmann::json::parse(r.out)["job"]["size"], 1572864u);
+    EXPECT_EQ(nlohmann::json::parse(r.out)["job"]["size_bytes"], 1572864u);
     refused(bench({"--size", "0.1k"}), "--size 0.1k: not a size");
     refused(bench({"--size", "1.m"}), "--size 1.m: not a size");
 }

@@ -162,15 +162,15 @@ TEST(LoadCli, ARunPrintsTheTableAndJson) {
         << r.err;  // the table, on stderr with --json -
     EXPECT_NE(r.err.find("p99.9"), std::string::npos) << r.err;
     const auto j = nlohmann::json::parse(r.out);
-    EXPECT_EQ(j["schema"], 1);
+    EXPECT_EQ(j["schema"], 2);
     EXPECT_GT(j["requests"].get<std::uint64_t>(), 0u);
     EXPECT_EQ(j["errors"]["total"].get<std::uint64_t>(), 0u);
     EXPECT_EQ(j["connections"].get<unsigned>(), 8u);
     EXPECT_EQ(j["pipeline"].get<unsigned>(), 4u);
     EXPECT_GT(j["syscalls_per_request"].get<double>(), 0.0);
     EXPECT_GT(j["cpu"]["us_per_request"].get<double>(), 0.0);
-    EXPECT_LE(j["latency_us"]["p50"].get<double>(), j["latency_us"]["p99_9"].get<double>());
-    EXPECT_LE(j["latency_us"]["p99_9"].get<double>(), j["latency_us"]["max"].get<double>());
+    EXPECT_LE(j["lat_ns"]["p50"].get<double>(), j["lat_ns"]["p99_9"].get<double>());
+    EXPECT_LE(j["lat_ns"]["p99_9"].get<double>(), j["lat_ns"]["max"].get<double>());
     std::uint64_t by_thread = 0;
     for (const auto& t : j["threads_detail"]) by_thread += t["requests"].get<std::uint64_t>();
     EXPECT_EQ(by_thread, j["requests"].get<std::uint64_t>());

@@ -165,7 +165,7 @@ TEST(BenchNetVerdict, JsonHoldsEveryRunAndComparison) {
     const auto res = made_up({"uring", "epoll"}, 12, [](unsigned) { return 0.8; });
     const auto cs = netbench::compare(res);
     const auto j = nlohmann::json::parse(netbench::to_json(res, cs));
-    EXPECT_EQ(j["schema"], 1);
+    EXPECT_EQ(j["schema"], 2);
     EXPECT_EQ(j["runs"].size(), 24u);
     EXPECT_EQ(j["comparisons"].size(), 2u);
     EXPECT_EQ(j["comparisons"][0]["verdict"], "faster");
@@ -206,7 +206,7 @@ TEST(BenchNetRun, EveryEngineIsMeasuredOnLoopback) {
         EXPECT_LE(r.server_requests, r.requests + 10000);  // and no more than it could have sent
         EXPECT_GT(r.server_cpu_s, 0);
         EXPECT_GT(r.server_syscalls, 0u);
-        EXPECT_GT(r.p99_us, 0);
+        EXPECT_GT(r.lat_p99_ns, 0);
         // Unpipelined, epoll needs a recv and a send per request at least
         // (pipelined, one recv can bring several); io_uring does not.
         if (r.engine == "epoll" && c.workloads[r.workload].mode == load::Mode::Echo) {

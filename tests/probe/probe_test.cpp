@@ -132,7 +132,7 @@ TEST(ProbeCli, JsonAgreesWithTheKernel) {
     ASSERT_EQ(r.status, 0) << r.out << r.err;
     const json j = parse(r);
     ASSERT_TRUE(j.is_object());
-    EXPECT_EQ(j.at("schema"), 1);
+    EXPECT_EQ(j.at("schema"), 2);
     EXPECT_TRUE(j.at("usable").get<bool>());
     EXPECT_TRUE(j.at("setup").at("ok").get<bool>());
     EXPECT_EQ(j.at("dir"), dir.path());
@@ -275,7 +275,7 @@ TEST(ProbeCli, TinyMemlockMakesRegisteredBuffersUnsupported) {
     if (!j.value("usable", false))
         GTEST_SKIP() << "this kernel charges the ring itself over 32 KiB: " << j.at("setup").dump();
     ASSERT_EQ(r.status, 0) << r.out << r.err;
-    EXPECT_EQ(j.at("memlock").at("soft"), 32 * 1024);
+    EXPECT_EQ(j.at("memlock").at("soft_bytes"), 32 * 1024);
     const json* reg = trial(j, "registered_buffers");
     ASSERT_NE(reg, nullptr);
     EXPECT_EQ(reg->at("result"), "unsupported") << reg->dump();

@@ -136,8 +136,9 @@ TEST_F(ReplayCli, AnXxhsumRunRecordedWithStraceReplaysThroughEveryEngine) {
     for (const auto& run : j["runs"]) {
         EXPECT_FALSE(run.contains("error")) << run.dump();
         EXPECT_GT(run["ios"].get<std::uint64_t>(), 0u);
-        if (bytes == 0) bytes = run["bytes"];
-        EXPECT_EQ(run["bytes"], bytes) << "every engine moves the same bytes: " << run.dump();
+        if (bytes == 0) bytes = run["transferred_bytes"];
+        EXPECT_EQ(run["transferred_bytes"], bytes)
+            << "every engine moves the same bytes: " << run.dump();
     }
     // 4 passes over the 24 files' bytes at least.
     std::uint64_t tree = 0;
