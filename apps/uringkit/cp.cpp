@@ -167,10 +167,9 @@ Register cp_command{Command{
                        "With -r elsewhere, when the tree's files are in the page cache: threads "
                        "copying the small "
                        "files of the directories the copy creates with read/write (default 4: the "
-                       "ring hands every create to a kernel worker, "
-                       "and 4 threads copied 10,000 cached files of 4 KiB on ext4 in 0.24 s "
-                       "against the ring's "
-                       "0.39 s on 2 CPUs); a tree not cached goes on the ring; 0: always the ring")
+                       "ring hands every create to a kernel worker, which is slower for a cached "
+                       "tree; docs/files.md has the figures); a tree not cached goes on the ring; "
+                       "0: always the ring")
             ->check(CLI::Range(0u, 64u));
         app.add_option(
                "--engine", args->engine,

@@ -10,9 +10,12 @@
 #include "fs/readfiles.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -26,6 +29,63 @@
 
 namespace uringkit::cli {
 namespace {
+
+// The live line of a read that lasts: files, MiB and files/s, shown from
+// the first second on and redrawn at most four times a second.  Only when
+// stderr is a terminal and stdout is not the same screen (the hash lines
+// would tear it); off a terminal nothing is added to stderr, where scripts
+// that use readfiles as xxhsum expect only problems.  Counted with relaxed
+// atomics (the sink may be called from several readers with --unordered)
+// and the clock read once per 64 files, so the reading loop does not notice.
+class LiveLine {
+public:
+    explicit LiveLine(bool on) : on_(on), start_(now_ns()), next_(start_ + 1'000'000'000) {}
+    void count(std::uint64_t bytes) {
+        if (!on_) return;
+        bytes_.fetch_add(bytes, std::memory_order_relaxed);
+        const std::uint64_t n = files_.fetch_add(1, std::memory_order_relaxed) + 1;
+        if (n % 64) return;
+        const std::int64_t now = now_ns();
+        if (now < next_.load(std::memory_order_relaxed)) return;
+        if (drawing_.exchange(true, std::memory_order_acquire)) return;
+        next_.store(now + 250'000'000, std::memory_order_relaxed);
+        const double s = static_cast<double>(now - start_) / 1e9;
+        emit(stderr, "\r\033[Kreadfiles: {} files, {:.1f} MiB, {:.0f} files/s", n,
+             static_cast<double>(bytes_.load(std::memory_order_relaxed)) / 1048576.0,
+             static_cast<double>(n) / s);
+        flush(stderr);
+        shown_ = true;
+        drawing_.store(false, std::memory_order_release);
+    }
+    // Before any other line on stderr, and at the end.
+    void clear() {
+        if (!on_ || drawing_.exchange(true, std::memory_order_acquire)) return;
+        if (shown_) emit(stderr, "\r\033[K");
+        shown_ = false;
+        drawing_.store(false, std::memory_order_release);
+    }
+
+private:
+    static std::int64_t now_ns() {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+    }
+    bool on_;
+    std::int64_t start_;
+    std::atomic<std::int64_t> next_;
+    std::atomic<std::uint64_t> files_{0}, bytes_{0};
+    std::atomic<bool> drawing_{false};
+    bool shown_ = false;
+};
+
+// Whether stdout and stderr are one terminal (the same device).
+bool same_terminal() {
+    struct stat out {
+    }, err{};
+    return ::isatty(STDOUT_FILENO) && ::fstat(STDOUT_FILENO, &out) == 0 &&
+           ::fstat(STDERR_FILENO, &err) == 0 && out.st_rdev == err.st_rdev;
+}
 
 // An input the user named that is not there or may not be read: status 4,
 // as for every tool (README, "Exit statuses").  A file found inside a tree
@@ -197,9 +257,12 @@ Register readfiles_command{Command{
             const auto stop_if_output_lost = [&] {
                 if (output_lost()) interrupt.stop();
             };
+            LiveLine live(::isatty(STDERR_FILENO) && !same_terminal());
             fs::ReadFilesSink sink;
             sink.file = [&](const fs::FileResult& r) {
+                live.count(r.bytes);
                 if (r.error) {
+                    live.clear();
                     if (std::strcmp(r.stage, "open") == 0) note_named(r.path, r.error);
                     flush(stdout);
                     stop_if_output_lost();
@@ -211,6 +274,7 @@ Register readfiles_command{Command{
                 }
             };
             sink.note = [&](std::string_view path, int error, std::string_view message) {
+                live.clear();
                 flush(stdout);
                 stop_if_output_lost();
                 if (error) note_named(path, error);
@@ -223,6 +287,7 @@ Register readfiles_command{Command{
                     emit(stderr, "uringkit readfiles: {}: {}\n", path, message);
             };
             const fs::ReadFilesStats st = fs::read_files(inputs, o, sink);
+            live.clear();
             if (!o.hash) emit(stdout, "{} files, {} bytes\n", st.files, st.bytes);
             flush(stdout);
             if (interrupt.signal() != 0)

@@ -123,5 +123,18 @@ if command -v script >/dev/null; then
     rm -rf "$tmp"
 fi
 
+# readfiles of more than a second, stdout to a file and stderr on a
+# terminal, shows its count; a read that ended sooner has nothing to show.
+if command -v script >/dev/null; then
+    started=$(date +%s%N)
+    script -qec "timeout -s INT 4 $bin readfiles --engine sync --hash none /usr >/dev/null" \
+        /dev/null >"$out" 2>&1
+    took_ms=$((($(date +%s%N) - started) / 1000000))
+    if [ "$took_ms" -ge 2000 ]; then
+        grep -aqE 'readfiles: [0-9]+ files, [0-9.]+ MiB, [0-9]+ files/s' "$out" ||
+            bad "readfiles ran ${took_ms} ms on a terminal without a live line: $(head -c 300 "$out")"
+    fi
+fi
+
 [ "$fail" = 0 ] && echo "front door: all checks passed"
 exit "$fail"

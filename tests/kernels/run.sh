@@ -177,6 +177,15 @@ EOF
     if [ "$accel" = kvm ]; then accel_args=$kvm_args; else accel_args="-accel tcg -cpu max"; fi
     echo "== $1: $package under qemu ($accel), tests: $selection"
     started=$(date +%s)
+    # A run under TCG takes minutes: say every 30 s how far the VM's ctest
+    # got (its log is written into $out as it goes).
+    (
+        while sleep 30; do
+            done_so_far=$(grep -aoE '^ *[0-9]+/[0-9]+ Test' "$out/ctest.log" 2>/dev/null | tail -n 1 | tr -d ' ')
+            echo "== $1: ${done_so_far:+${done_so_far%Test} tests done, }$(($(date +%s) - started)) s"
+        done
+    ) &
+    progress_pid=$!
     # no_timer_check: under TCG on a busy host the IO-APIC timer check can
     # miss its window and panic the boot ("IO-APIC + timer doesn't work").
     # shellcheck disable=SC2086 # accel_args is two words on purpose
@@ -188,6 +197,8 @@ EOF
         -virtfs "local,path=$out,mount_tag=out,security_model=none" \
         -drive "file=$out/scratch.img,if=virtio,format=raw,cache=unsafe" \
         </dev/null >"$out/console.log" 2>&1 || true
+    kill "$progress_pid" 2>/dev/null
+    wait "$progress_pid" 2>/dev/null
     echo $(($(date +%s) - started)) >"$out/vm_seconds"
     rm -f "$out/scratch.img"
     python3 "$here/summary.py" "$1" "$package" "$accel" "$out" | tee "$out/summary.txt"
