@@ -8,6 +8,9 @@
 #   make format  clang-format-14 over every C and C++ source (tests/format_check.sh checks it in the suite)
 BUILD   ?= build
 JOBS    ?= $(shell nproc)
+# Tests in parallel: one more than the CPUs, since most of them wait on I/O,
+# sockets or child processes rather than compute.
+TEST_JOBS ?= $(shell echo $$(($$(nproc) + 1)))
 CMAKE_FLAGS ?=
 # Seconds each fuzz target runs in `make test` (longer by hand: make fuzz FUZZ_SECONDS=600).
 FUZZ_SECONDS ?= 5
@@ -55,7 +58,7 @@ deps:
 	fi
 
 check: build
-	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	ctest --test-dir $(BUILD) --output-on-failure -j $(TEST_JOBS)
 
 # The sanitizer builds keep line tables only (-g1): their stack traces name
 # file and line, and full debug information only slows the compile.
@@ -64,13 +67,13 @@ SANITIZE_DEBUG := -DCMAKE_C_FLAGS_DEBUG=-g1 -DCMAKE_CXX_FLAGS_DEBUG=-g1
 test-asan: deps
 	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug $(SANITIZE_DEBUG) -DURINGKIT_BENCH=OFF -DURINGKIT_SANITIZE=address,undefined $(CMAKE_FLAGS)
 	cmake --build $(BUILD)-asan -j $(JOBS)
-	ASAN_OPTIONS=detect_leaks=1 ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1 ctest --test-dir $(BUILD)-asan --output-on-failure -j $(TEST_JOBS)
 
 # Thread code only: the tests labelled `threads`.
 test-tsan: deps
 	cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=Debug $(SANITIZE_DEBUG) -DURINGKIT_BENCH=OFF -DURINGKIT_SANITIZE=thread $(CMAKE_FLAGS)
 	cmake --build $(BUILD)-tsan -j $(JOBS) --target thread-tests
-	ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS) -L threads
+	ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(TEST_JOBS) -L threads
 
 # The kernel-labelled tests of build/ on each Debian kernel (images cached in ~/.cache/uringkit/kernels).
 test-kernels: build

@@ -212,6 +212,15 @@ Register cp_command{Command{
             "Print files, MiB/s, system calls and how many files went by each path on stderr (with "
             "--verify also what the check read again and how long it took)");
         name_values(app, {{"paths", "SRC... DST"}, {"--bs", "SIZE"}});
+        group_options(app, "What is copied and kept",
+                      {"-r", "-a", "-P", "-p", "--preserve", "--no-preserve"});
+        group_options(app, "An existing destination", {"-n", "--remove-destination", "--atomic"});
+        group_options(
+            app, "How the bytes move",
+            {"--reflink", "--engine", "--direct", "--source-reads", "--sync", "--qd", "--bs",
+             "--inflight", "--kernel-workers", "--clone-threads", "--copy-threads"});
+        group_options(app, "Checks and reports",
+                      {"--verify", "--progress", "--no-progress", "--summary"});
         describe(
             app,
             Manual{

@@ -177,6 +177,9 @@ const Register reg{Command{
                        "Write every figure as JSON (docs/json.md); - is standard "
                        "output (the table then goes to stderr)");
         name_values(app, {{"target", "URL|HOST:PORT"}, {"--json", "FILE"}, {"--duration", "TIME"}});
+        group_options(app, "Load", {"-c", "-t", "-d", "--pipeline", "--rate", "--timeout"});
+        group_options(app, "Workload", {"--mode", "--size"});
+        group_options(app, "Output", {"--json"});
         describe(
             app,
             Manual{

@@ -171,6 +171,9 @@ Register readfiles_command{Command{
                        "Read size per request (e.g. 64k, 1m); the ring keeps 2 blocks per file in "
                        "flight on each thread, which must fit in memory");
         name_values(app, {{"paths", "PATH..."}, {"--bs", "SIZE"}});
+        group_options(app, "What is read", {"-0", "--hash", "--unordered"});
+        group_options(app, "Engines", {"--engine", "--async", "--inflight", "--threads", "--bs"});
+        group_options(app, "Output", {"--summary"});
         describe(
             app,
             Manual{

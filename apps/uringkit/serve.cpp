@@ -271,6 +271,13 @@ Register serve_command{Command{
                      "arrivals until full, so a large message fills one buffer instead of sixteen "
                      "4 KiB ones; exit "
                      "status 3 where the kernel has none");
+        group_options(app, "What is served",
+                      {"--mode", "--bind", "--port", "--body-size", "--max-body"});
+        group_options(
+            app, "Engines",
+            {"--engine", "--threads", "--batch-wait", "--recv-bundle", "--recv-incremental"});
+        group_options(app, "Limits",
+                      {"--max-conns", "--idle-timeout", "--max-pending", "--send-timeout"});
         describe(
             app,
             Manual{
