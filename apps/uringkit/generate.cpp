@@ -163,6 +163,24 @@ void collect(const CLI::App* app, std::vector<const CLI::App*>& out) {
     for (const CLI::App* s : visible_subcommands(app)) collect(s, out);
 }
 
+// A command as the completions name it: "" for uringkit itself, "bench net".
+std::string command_key(const CLI::App* app) {
+    if (!app->get_parent()) return "";
+    const std::string name = full_name(app);
+    return name.substr(name.find(' ') + 1);
+}
+
+// The shell `case` arms that follow the words typed so far from one command
+// to its subcommand: "$cmd:$word" -> the new command.  Shared by bash and zsh.
+std::string command_cases(const std::vector<const CLI::App*>& apps) {
+    std::string out;
+    for (const CLI::App* a : apps)
+        if (a->get_parent())
+            out += fmt::format("            '{}:{}') cmd='{}' ;;\n", command_key(a->get_parent()),
+                               a->get_name(), command_key(a));
+    return out;
+}
+
 std::string bash_completion(const CLI::App& top) {
     std::vector<const CLI::App*> apps;
     collect(&top, apps);
@@ -178,20 +196,14 @@ std::string bash_completion(const CLI::App& top) {
         "    for ((i = 1; i < COMP_CWORD; i++)); do\n"
         "        w=${COMP_WORDS[i]}\n"
         "        case \"$cmd:$w\" in\n";
-    for (const CLI::App* a : apps) {
-        if (a == &top) continue;
-        const std::string parent =
-            a->get_parent() == &top ? "" : full_name(a->get_parent()).substr(9);
-        const std::string mine = full_name(a).substr(9);
-        out += fmt::format("            '{}:{}') cmd='{}' ;;\n", parent, a->get_name(), mine);
-    }
+    out += command_cases(apps);
     out +=
         "        esac\n"
         "    done\n"
         "    COMPREPLY=()\n"
         "    case \"$cmd\" in\n";
     for (const CLI::App* a : apps) {
-        const std::string key = a == &top ? "" : full_name(a).substr(9);
+        const std::string key = command_key(a);
         out += fmt::format("    '{}')\n        case \"$prev\" in\n", key);
         std::vector<std::string> flags, subs;
         bool positional_files = false;
@@ -268,16 +280,10 @@ std::string zsh_completion(const CLI::App& top) {
         "    local cmd= w\n"
         "    for w in ${words[2,CURRENT-1]}; do\n"
         "        case \"$cmd:$w\" in\n";
-    for (const CLI::App* a : apps) {
-        if (a == &top) continue;
-        const std::string parent =
-            a->get_parent() == &top ? "" : full_name(a->get_parent()).substr(9);
-        out += fmt::format("            '{}:{}') cmd='{}' ;;\n", parent, a->get_name(),
-                           full_name(a).substr(9));
-    }
+    out += command_cases(apps);
     out += "        esac\n    done\n    case \"$cmd\" in\n";
     for (const CLI::App* a : apps) {
-        const std::string key = a == &top ? "" : full_name(a).substr(9);
+        const std::string key = command_key(a);
         out += fmt::format("    '{}')\n        _arguments -s", key);
         bool positional_files = false;
         for (const CLI::Option* opt : a->get_options()) {
