@@ -254,7 +254,8 @@ int run(const CLI::App& app, const Options& o) {
         return interrupt.exit_status(exit_for(e.kind()));
     }
     spec.workload.size = target->size();
-    const Host host = describe_host(target->path());
+    Host host = describe_host(target->path());
+    host.ceiling = measure_ceiling(*target, spec.workload);
 
     const Workload& w = spec.workload;
     std::string depths;
@@ -280,6 +281,12 @@ int run(const CLI::App& app, const Options& o) {
          order_name(spec.order),
          spec.order == Order::shuffle ? fmt::format(" (--order-seed {})", spec.order_seed)
                                       : std::string());
+    if (host.ceiling.measured())
+        emit(human,
+             "ceiling: a system call costs {} and a {} {} here; removing every system call "
+             "would give about {:.2f}x\n",
+             format_ns(host.ceiling.syscall_ns), host.ceiling.unit,
+             format_ns(host.ceiling.pread_ns), host.ceiling.gain());
     // Standard output refused the header (a full disk, a reader gone): the
     // table could not be printed either, so the run is not started.
     if (!flush(human) && output_lost()) return kFailure;

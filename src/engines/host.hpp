@@ -5,6 +5,7 @@
 #pragma once
 
 #include "document/header.hpp"
+#include "engines/ceiling.hpp"
 
 #include <string>
 
@@ -14,6 +15,9 @@ struct Host : document::Machine {
     std::string filesystem;  // of the benchmarked file, from /proc/self/mountinfo
     std::string device;      // the mount's source, e.g. /dev/vda
     std::string mount_point;
+    // What removing system calls could give here (measure_ceiling, at the
+    // start of the run); unmeasured until bench sets it.
+    Ceiling ceiling;
 };
 
 // The machine as the run starts (its load average then), and where `path` lives.

@@ -132,7 +132,11 @@ std::vector<std::string> verdict(const Report& rep) {
     ctx.rw = rep.spec.workload.rw;
     ctx.busy = busy_machine(rep);
     if (rep.saved) ctx.saved_name = rep.saved->name;
-    return verdict_lines(rep.results, comparisons(rep), ctx);
+    const std::vector<Comparison> all = comparisons(rep);
+    std::vector<std::string> lines = verdict_lines(rep.results, all, ctx);
+    for (std::string& line : ceiling_lines(rep.results, all, rep.host.ceiling, ctx.rw))
+        lines.push_back(std::move(line));
+    return lines;
 }
 
 std::vector<std::string> notes(const Report& rep) {

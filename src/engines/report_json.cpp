@@ -162,6 +162,14 @@ std::string to_json(const Report& rep) {
     json doc = document::header("uringkit bench", kSchema, rep.host);
     doc["job"] = std::move(job);
     doc["storage"] = std::move(storage);
+    // The file's unit of work is the storage's as much as the machine's, so
+    // the ceiling is an object of its own rather than part of `host`.
+    const Ceiling& ceiling = rep.host.ceiling;
+    doc["ceiling"] = ceiling.measured() ? json{{"syscall_ns", ceiling.syscall_ns},
+                                               {"pread_ns", ceiling.pread_ns},
+                                               {"unit", ceiling.unit},
+                                               {"estimate", ceiling.gain()}}
+                                        : json(nullptr);
     doc["rows"] = std::move(rows);
     doc["verdict"] = verdict(rep);
     doc["comparisons"] = std::move(comps);
