@@ -18,14 +18,6 @@ namespace {
 
 using namespace files_test;
 
-std::vector<std::string> readfiles(std::initializer_list<std::string> a,
-                                   const std::vector<std::string>& more = {}) {
-    std::vector<std::string> v{URINGKIT_CLI, "readfiles"};
-    v.insert(v.end(), a);
-    v.insert(v.end(), more.begin(), more.end());
-    return v;
-}
-
 // Two directories, files listed interleaved between them, odd names, a
 // symbolic link to a file and one to a directory, ".." in a path.
 struct Tree {
