@@ -110,9 +110,9 @@ CopyPath byte_path(Ctx& c, const FsPair& p, std::uint64_t size) {
     if (!same_type) return CopyPath::ring;  // EXDEV between local file systems since Linux 5.19
     if (kernel_copy_wins(p.src_type)) return CopyPath::kernel;
     if (p.src_reads_on_workers) {
-        // tmpfs: each ring read is handed to an io-wq worker.  A 256 MiB copy
-        // took 0.66 s with copy_file_range against 0.76 s with read/write
-        // (256 KiB) and more on the ring (bench/results/tmpfs_handoff.md).
+        // tmpfs: each ring read is handed to an io-wq worker.  On a 256 MiB
+        // copy the ring took 1.32x the CPU of copy_file_range, and
+        // read/write calls the same as it (bench/results/tmpfs_handoff.md).
         say_path(c, p, "copy_file_range", "reads on the ring would go to io-wq workers");
         return CopyPath::kernel;
     }
