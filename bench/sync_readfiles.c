@@ -5,6 +5,8 @@
  *
  *   cc -O2 -o sync_readfiles bench/sync_readfiles.c -lxxhash
  *   sync_readfiles [--hash] DIR      prints: files bytes seconds files_per_s
+ *   sync_readfiles [--hash] -        the same over the paths listed on stdin,
+ *                                    one per line (as `readfiles -` reads them)
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -48,6 +50,22 @@ static void walk(const char* dir) {
     closedir(d);
 }
 
+static void read_list(void) {
+    char* line = NULL;
+    size_t len = 0;
+    ssize_t n;
+    while ((n = getline(&line, &len, stdin)) > 0) {
+        if (line[n - 1] == '\n') line[--n] = '\0';
+        if (n == 0) continue;
+        if (npaths == cap) {
+            cap = cap ? cap * 2 : 1024;
+            paths = realloc(paths, cap * sizeof *paths);
+        }
+        paths[npaths++] = strdup(line);
+    }
+    free(line);
+}
+
 static int by_name(const void* a, const void* b) {
     return strcmp(*(char* const*)a, *(char* const*)b);
 }
@@ -55,11 +73,15 @@ static int by_name(const void* a, const void* b) {
 int main(int argc, char** argv) {
     int hash = argc > 2 && !strcmp(argv[1], "--hash");
     if (argc < 2 + hash) {
-        fprintf(stderr, "usage: sync_readfiles [--hash] DIR\n");
+        fprintf(stderr, "usage: sync_readfiles [--hash] DIR|-\n");
         return 2;
     }
-    walk(argv[1 + hash]);
-    qsort(paths, npaths, sizeof *paths, by_name);
+    if (!strcmp(argv[1 + hash], "-")) {
+        read_list(); /* in the list's order */
+    } else {
+        walk(argv[1 + hash]);
+        qsort(paths, npaths, sizeof *paths, by_name);
+    }
     static char buf[128 * 1024];
     XXH64_state_t* st = XXH64_createState();
     unsigned long long bytes = 0, sum = 0;

@@ -387,6 +387,7 @@ Register cp_command{Command{
                 emit(stderr,
                      "cp: files by path: {} reflink, {} copy_file_range, {} ring, {} read/write\n",
                      r.reflinked_files, r.kernel_copied_files, r.ring_files, r.read_write_files);
+                if (!r.path_reason.empty()) emit(stderr, "cp: {}\n", r.path_reason);
                 if (o.verify)
                     emit(stderr,
                          "cp: verify: {} files matched, {:.1f} MiB read again (source and copy) in "

@@ -18,8 +18,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <iostream>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
@@ -236,21 +234,34 @@ Register readfiles_command{Command{
             InterruptScope interrupt;
             o.stop = interrupt.flag();
 
-            std::vector<std::string> inputs;
+            fs::PathList inputs;
             for (const std::string& p : args->paths) {
                 if (p != "-") {
-                    inputs.push_back(p);
+                    inputs.push(p);
                     continue;
                 }
-                const std::string list{std::istreambuf_iterator<char>(std::cin),
-                                       std::istreambuf_iterator<char>()};
-                fs::append_path_list(list, args->null ? '\0' : '\n', inputs);
+                if (const int err =
+                        fs::read_path_list(STDIN_FILENO, args->null ? '\0' : '\n', inputs);
+                    err < 0) {
+                    emit(stderr, "uringkit readfiles: -: cannot read the list: {} (errno {})\n",
+                         std::strerror(-err), -err);
+                    return kBadInput;
+                }
             }
 
-            const std::set<std::string_view> named(inputs.begin(), inputs.end());
+            // Whether a path that failed was given (status 4) or found in a
+            // tree (status 1).  Made at the first failure: a list of 10,000
+            // paths that all read costs no set.
+            std::set<std::string_view> named;
+            bool named_made = false;
             bool bad_input = false;
             const auto note_named = [&](std::string_view path, int error) {
-                if (unusable_input(error) && named.count(path)) bad_input = true;
+                if (!unusable_input(error)) return;
+                if (!named_made) {
+                    for (std::size_t i = 0; i < inputs.size(); ++i) named.insert(inputs[i]);
+                    named_made = true;
+                }
+                if (named.count(path)) bad_input = true;
             };
 
             static char outbuf[1 << 16];
@@ -309,6 +320,7 @@ Register readfiles_command{Command{
                      static_cast<double>(st.files) / t,
                      static_cast<double>(st.bytes) / 1048576.0 / t, st.syscalls,
                      files > 0 ? static_cast<double>(st.syscalls) / files : 0.0);
+                if (!st.path_reason.empty()) emit(stderr, "readfiles: {}\n", st.path_reason);
             }
             return interrupt.exit_status(bad_input ? kBadInput : st.failed ? kFailure : kOk);
         };

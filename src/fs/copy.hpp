@@ -213,6 +213,10 @@ struct CopyResult {
     // device on either side).
     std::uint64_t reflinked_files = 0, kernel_copied_files = 0, ring_files = 0,
                   read_write_files = 0;
+    // Where a file system's nature chose the path, what and why, e.g.
+    // "tmpfs to tmpfs: copy_file_range (reads on the ring would go to io-wq
+    // workers)"; empty where the usual rule applied.
+    std::string path_reason;
     // --verify: files whose copy was read back and matched; bytes read
     // again (source and copy together); of them, copies read with O_DIRECT;
     // seconds spent (part of `seconds`).

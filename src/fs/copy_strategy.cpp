@@ -5,8 +5,9 @@
 //      moves and no new blocks are used.  --reflink=always fails a file that
 //      cannot be cloned.
 //   2. copy_file_range within one file system where it wins (see
-//      kernel_copy_wins) or copies on the server (NFS, SMB), and for a lone
-//      small file anywhere it works, which then needs no ring at all.
+//      kernel_copy_wins) or copies on the server (NFS, SMB), within one file
+//      system whose reads the ring would hand to io-wq workers (tmpfs), and
+//      for a lone small file anywhere it works, which then needs no ring.
 //   3. The ring (copy_range.cpp) otherwise: between file systems, where
 //      read -> write pairs were measured faster, with --direct or
 //      --source-reads direct, and for the small files of a tree (the chains).
@@ -15,6 +16,8 @@
 // system pair: a refused FICLONE or copy_file_range (EOPNOTSUPP, EXDEV, ...)
 // is tried once per pair, not once per file.
 #include "copy_internal.hpp"
+
+#include "uringkit/sys/page_cache.hpp"
 
 #include <sys/statfs.h>
 
@@ -36,8 +39,8 @@ constexpr unsigned long kExt4 = 0xEF53, kXfs = 0x58465342, kBtrfs = 0x9123683E, 
 // - XFS, btrfs (when not cloned: --reflink=auto on a file system made
 //   without reflink); f2fs likewise splice page to page;
 // - NFS, SMB: the server copies, nothing crosses the network.
-// tmpfs is not on the list: copy_file_range against the ring there is not
-// measured yet, so a large file keeps the ring path it had.
+// tmpfs is not on the list by name: it is found by what its files do
+// (sys::reads_go_to_workers, in pair_of), which covers any file system like it.
 bool kernel_copy_wins(unsigned long type) noexcept {
     switch (type) {
         case kExt4:
@@ -77,7 +80,16 @@ FsPair& pair_of(Ctx& c, int sfd, dev_t sdev, int dfd) {
     c.syscalls() += 2;
     if (::fstatfs(sfd, &sf) == 0) p.src_type = static_cast<unsigned long>(sf.f_type);
     if (::fstatfs(dfd, &sf) == 0) p.dst_type = static_cast<unsigned long>(sf.f_type);
+    ++c.syscalls();
+    p.src_reads_on_workers = sys::reads_go_to_workers(sfd);
     return c.strategy.add(p);
+}
+
+// Said once per copy (CopyResult::path_reason), for --summary.
+void say_path(Ctx& c, const FsPair& p, const char* path, const char* why) {
+    if (!c.result.path_reason.empty()) return;
+    c.result.path_reason =
+        fs_label(p.src_type) + " to " + fs_label(p.dst_type) + ": " + path + " (" + why + ")";
 }
 
 bool may_clone(const Ctx& c, const FsPair& p) {
@@ -97,6 +109,13 @@ CopyPath byte_path(Ctx& c, const FsPair& p, std::uint64_t size) {
     if (c.o.engine == ByteEngine::kernel) return CopyPath::kernel;
     if (!same_type) return CopyPath::ring;  // EXDEV between local file systems since Linux 5.19
     if (kernel_copy_wins(p.src_type)) return CopyPath::kernel;
+    if (p.src_reads_on_workers) {
+        // tmpfs: each ring read is handed to an io-wq worker.  On a 256 MiB
+        // copy the ring took 1.32x the CPU of copy_file_range, and
+        // read/write calls the same as it (bench/results/tmpfs_handoff.md).
+        say_path(c, p, "copy_file_range", "reads on the ring would go to io-wq workers");
+        return CopyPath::kernel;
+    }
     // A small file, or no io_uring here: one in-kernel copy beats setting up
     // a ring, and read/write's two copies.
     if (size <= kLoneFileMax && !c.ring) return CopyPath::kernel;

@@ -25,7 +25,10 @@ struct FsPair {
     unsigned long src_type = 0, dst_type = 0;  // statfs f_type
     Known reflink = Known::unknown;  // FICLONE worked / was refused (EOPNOTSUPP, EXDEV, ...)
     Known kernel = Known::unknown;  // copy_file_range worked / was refused (EXDEV, EOPNOTSUPP, ...)
-    bool said_no_kernel = false;    // --engine kernel refused here: said once
+    // The source file system's reads would each go to an io-wq worker on the
+    // ring (sys::reads_go_to_workers: tmpfs); asked once per pair.
+    bool src_reads_on_workers = false;
+    bool said_no_kernel = false;  // --engine kernel refused here: said once
 };
 
 class StrategyCache {

@@ -4,6 +4,9 @@
 // once the list is built).
 #pragma once
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -44,14 +47,35 @@ private:
 // ('\n' as `find -print` writes, '\0' as `find -print0` and `xargs -0`
 // read), the last may lack it, and empty entries are skipped.  A newline
 // list cannot name a file whose name holds a newline; a NUL list can name
-// every file.
-inline void append_path_list(std::string_view text, char separator, std::vector<std::string>& out) {
+// every file.  Each entry is copied into the arena: no allocation per entry.
+inline void append_path_list(std::string_view text, char separator, PathList& out) {
     while (!text.empty()) {
         const std::size_t end = text.find(separator);
         const std::string_view entry = text.substr(0, end);
-        if (!entry.empty()) out.emplace_back(entry);
+        if (!entry.empty()) out.push(entry);
         if (end == std::string_view::npos) break;
         text.remove_prefix(end + 1);
+    }
+}
+
+// Reads all of `fd` (standard input: a pipe from `find`, a file) with large
+// read(2) calls and appends its path list to `out` as append_path_list does.
+// `find ... | readfiles -` over 10,000 paths spent more time in a character-
+// at-a-time stream read and a string per line than in reading the files.
+// Returns 0, or -errno of the read that failed (what came before it is kept).
+inline int read_path_list(int fd, char separator, PathList& out) {
+    std::vector<char> text(1 << 20);
+    std::size_t have = 0;
+    for (;;) {
+        if (have == text.size()) text.resize(text.size() * 2);
+        const ssize_t n = ::read(fd, text.data() + have, text.size() - have);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            const int err = n < 0 ? -errno : 0;
+            append_path_list({text.data(), have}, separator, out);
+            return err;
+        }
+        have += static_cast<std::size_t>(n);
     }
 }
 

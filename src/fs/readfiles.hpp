@@ -79,6 +79,10 @@ struct ReadFilesStats {
     double seconds = 0;  // reading, after the walk
     double walk_seconds = 0;
     ReadEngine engine = ReadEngine::ring;  // the engine that ran (after any fallback)
+    // Where the file system of the first file hands every ring read to an
+    // io-wq worker (tmpfs: sys::reads_go_to_workers), what the ring engine
+    // does about it and why, for --summary; empty elsewhere.
+    std::string path_reason;
 };
 
 // The memory the read buffers take at most: `threads` readers of
@@ -96,8 +100,14 @@ BufferNeed read_buffers_needed(const ReadFilesOptions& options) noexcept;
 // buffers cannot be allocated even for reading one file at a time
 // (std::runtime_error naming how much); per-file problems go to the sink and
 // the counts.
-ReadFilesStats read_files(std::span<const std::string> inputs, const ReadFilesOptions& options,
+ReadFilesStats read_files(const PathList& inputs, const ReadFilesOptions& options,
                           const ReadFilesSink& sink);
+inline ReadFilesStats read_files(std::span<const std::string> inputs,
+                                 const ReadFilesOptions& options, const ReadFilesSink& sink) {
+    PathList list;
+    for (const std::string& in : inputs) list.push(in);
+    return read_files(list, options, sink);
+}
 
 // Writes "<16 hex digits>  <path>\n" to `out`, exactly as xxhsum 0.8.1 -H1
 // prints it (the name as given, without escaping).  Allocates nothing.

@@ -48,9 +48,10 @@ struct FileList {
     std::vector<bool> short_read_is_eof;
 };
 
-// The inputs expanded: directories walked, explicit files stat'ed in one
-// batch on `ring` (null: plain calls); skipped and failed inputs go to the sink.
-FileList collect_files(std::span<const std::string> inputs, Ring* ring, const ReadFilesSink& sink,
+// The inputs expanded: directories walked, explicit files stat'ed
+// (ListedStat), symbolic links found in the walk stat'ed in one batch on
+// `ring` (null: plain calls); skipped and failed inputs go to the sink.
+FileList collect_files(const PathList& inputs, Ring* ring, const ReadFilesSink& sink,
                        ReadFilesStats& stats);
 
 // The read buffers could not be allocated: what() says how much, for what.

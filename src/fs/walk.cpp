@@ -90,6 +90,85 @@ namespace {
 int list_open_directory(int fd, std::vector<DirEntry>& out, std::uint64_t& syscalls);
 }
 
+ListedStat::~ListedStat() {
+    if (dirfd_ >= 0) ::close(dirfd_);
+}
+
+void ListedStat::enter(std::string_view prefix, std::uint64_t& syscalls) {
+    if (dirfd_ >= 0) {
+        ++syscalls;
+        ::close(dirfd_);
+    }
+    prefix_.assign(prefix);
+    have_prefix_ = true;
+    hits_ = 0;
+    listed_ = false;
+    const char* dir = prefix_.empty() ? "." : prefix_.c_str();
+    // Readable, to be listed; else (search permission only) O_PATH, which
+    // still looks names up.
+    ++syscalls;
+    dirfd_ = ::open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    readable_ = dirfd_ >= 0;
+    if (dirfd_ < 0) {
+        ++syscalls;
+        dirfd_ = ::open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    }
+    struct stat st {};
+    struct statfs sf {};
+    syscalls += 2;
+    if (dirfd_ >= 0 && ::fstat(dirfd_, &st) == 0 && ::fstatfs(dirfd_, &sf) == 0) {
+        dev_ = st.st_dev;
+        eof_ = disk_like(sf.f_type);
+    } else {
+        dev_ = 0;
+        eof_ = false;
+    }
+}
+
+int ListedStat::stat_at(const char* path, const char* name, Answer& out, std::uint64_t& syscalls) {
+    struct stat st {};
+    ++syscalls;
+    const int r = dirfd_ >= 0 ? ::fstatat(dirfd_, name, &st, 0) : ::stat(path, &st);
+    if (r != 0) return -errno;
+    out.type = st.st_mode & S_IFMT;
+    // A symbolic link or a mount may lead off the directory's file system.
+    out.short_read_is_eof = dirfd_ >= 0 && eof_ && st.st_dev == dev_;
+    return 0;
+}
+
+int ListedStat::lookup(const char* path, Answer& out, std::uint64_t& syscalls) {
+    out = {};
+    const std::string_view p(path);
+    const std::size_t slash = p.rfind('/');
+    const std::string_view prefix = slash == std::string_view::npos ? "" : p.substr(0, slash + 1);
+    const char* name = path + prefix.size();
+    // A path ending in '/' names a directory by its whole path: nothing to share.
+    if (*name == '\0') {
+        struct stat st {};
+        ++syscalls;
+        if (::stat(path, &st) != 0) return -errno;
+        out.type = st.st_mode & S_IFMT;
+        return 0;
+    }
+    if (!have_prefix_ || prefix != prefix_) enter(prefix, syscalls);
+    if (++hits_ == 2 && readable_) {
+        // A second path in this directory: list it once, as the walk does.
+        listed_ = read_directory_at(dirfd_, entries_, syscalls) == 0;
+    }
+    if (listed_) {
+        const auto it = std::lower_bound(
+            entries_.begin(), entries_.end(), std::string_view(name),
+            [](const DirEntry& e, std::string_view n) { return std::string_view(e.name) < n; });
+        if (it != entries_.end() && it->name == name &&
+            (it->type == EntryType::regular || it->type == EntryType::directory)) {
+            out.type = it->type == EntryType::regular ? S_IFREG : S_IFDIR;
+            out.short_read_is_eof = it->type == EntryType::regular && eof_;
+            return 0;
+        }
+    }
+    return stat_at(path, name, out, syscalls);
+}
+
 int read_directory(const char* path, std::vector<DirEntry>& out, std::uint64_t& syscalls,
                    bool* short_read_is_eof) {
     out.clear();

@@ -41,6 +41,54 @@ int read_directory(const char* path, std::vector<DirEntry>& out, std::uint64_t& 
 // descriptor stays open.
 int read_directory_at(int fd, std::vector<DirEntry>& out, std::uint64_t& syscalls);
 
+// What each of a list of paths is (a `readfiles -` list, the command
+// line's paths), answered as cheaply as the walk answers it for a tree:
+// each path is looked up by its last component in its directory, which is
+// held open while the next paths share it (`find` lists a directory's files
+// together), and from the second path of one directory on, the directory is
+// listed once (getdents64, as the walk does) and a name it lists as a
+// regular file or a directory is taken as that without a system call, the
+// walk's own rule (d_type).  Anything else (a symbolic link, a special
+// file, a name the listing lacks, ".", "..") is stat'd from the directory,
+// following links as stat(2) of the whole path does.
+//
+// The answer is the whole path's: the directory is opened by the same path
+// (its symbolic links followed as the whole path's would be); when it
+// cannot be opened the whole path is stat'd for the exact errno; a
+// directory swapped for a symbolic link after it was opened is the race a
+// walk has too (it opens by path what it listed earlier), no wider.  One per
+// list; not thread-safe.
+class ListedStat {
+public:
+    ListedStat() = default;
+    ~ListedStat();
+    ListedStat(const ListedStat&) = delete;
+    ListedStat& operator=(const ListedStat&) = delete;
+
+    struct Answer {
+        mode_t type = 0;  // S_IFREG, S_IFDIR, or another S_IFMT value (skipped)
+        // A regular file on its directory's file system, and that disk-like
+        // (see read_directory): a short read is the end of the file.
+        bool short_read_is_eof = false;
+    };
+    // 0 or -errno; adds the system calls made to `syscalls`.
+    int lookup(const char* path, Answer& out, std::uint64_t& syscalls);
+
+private:
+    void enter(std::string_view prefix, std::uint64_t& syscalls);
+    int stat_at(const char* path, const char* name, Answer& out, std::uint64_t& syscalls);
+
+    int dirfd_ = -1;         // the open directory of prefix_, or -1 (failed: whole paths)
+    bool readable_ = false;  // dirfd_ can be listed (not O_PATH)
+    std::string prefix_;     // its path up to and including the last '/'
+    bool have_prefix_ = false;
+    unsigned hits_ = 0;              // paths looked up in it so far
+    bool listed_ = false;            // entries_ holds its listing
+    std::vector<DirEntry> entries_;  // sorted by name
+    dev_t dev_ = 0;                  // the directory's device
+    bool eof_ = false;               // short_read_is_eof for its files
+};
+
 EntryType type_of(mode_t mode) noexcept;
 const char* type_name(EntryType t) noexcept;
 // "fifo", "socket", "character device", ... for a note about a skipped file.

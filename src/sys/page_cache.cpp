@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -84,6 +85,15 @@ int page_cache_stat(int fd, std::uint64_t offset, std::uint64_t length, PageCach
     if (rc != 0) rc = by_mincore(fd, offset, length, out);
     errno = saved;
     return rc;
+}
+
+bool reads_go_to_workers(int fd) noexcept {
+    const int saved = errno;
+    char byte;
+    iovec iov{&byte, 1};
+    const bool refused = ::preadv2(fd, &iov, 1, 0, RWF_NOWAIT) < 0 && errno == EOPNOTSUPP;
+    errno = saved;
+    return refused;
 }
 
 }  // namespace uringkit::sys

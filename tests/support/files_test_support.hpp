@@ -223,6 +223,14 @@ inline std::vector<std::string> cp(std::initializer_list<std::string> a) {
     v.insert(v.end(), a);
     return v;
 }
+// uringkit readfiles ARGS... MORE...
+inline std::vector<std::string> readfiles(std::initializer_list<std::string> a,
+                                          const std::vector<std::string>& more = {}) {
+    std::vector<std::string> v{URINGKIT_CLI, "readfiles"};
+    v.insert(v.end(), a);
+    v.insert(v.end(), more.begin(), more.end());
+    return v;
+}
 #endif
 
 inline bool have_program(const char* name) {

@@ -24,4 +24,16 @@ struct PageCacheStat {
 int page_cache_stat(int fd, std::uint64_t offset, std::uint64_t length, PageCacheStat& out,
                     bool force_mincore = false) noexcept;
 
+// Whether every io_uring read of `fd` goes to an io-wq kernel worker: true
+// when the file's file system lacks FMODE_NOWAIT (tmpfs up to at least Linux
+// 6.18), so io_uring never tries a read inline, even a page-cache hit, and
+// pread(2) beats the ring (a worker hand-off per read).  Asked with a 1-byte
+// preadv2(RWF_NOWAIT) at offset 0: EOPNOTSUPP is the file system's answer,
+// the same for every file on it.  EAGAIN (a cache miss on ext4, XFS, btrfs,
+// served inline or by a task-work retry, not a worker) and anything else
+// (EBADF, EINVAL for O_DIRECT, end of file) read as false.  A length of 0
+// would not do: the kernel answers it before looking at the flags.  Costs one
+// system call and reads at most one cached byte; errno is left as it was.
+bool reads_go_to_workers(int fd) noexcept;
+
 }  // namespace uringkit::sys

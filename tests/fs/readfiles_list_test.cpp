@@ -1,0 +1,176 @@
+// `readfiles -`: a path list read with large reads and each path stat'd
+// from its directory, held open while the next paths share it
+// (fs::ListedStat).  Whatever the list, the answer is the one the whole
+// path gives: the same lines as naming the paths on the command line, the
+// same errno for a path that fails, newline and NUL lists alike.
+#include "fs/walk.hpp"
+
+#include "files_test_support.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace {
+
+using namespace files_test;
+
+// Two directories, files listed interleaved between them, odd names, a
+// symbolic link to a file and one to a directory, ".." in a path.
+struct Tree {
+    Scratch s;
+    std::vector<std::string> listed;
+    Tree() {
+        stdfs::create_directories(s.dir / "a" / "sub");
+        stdfs::create_directories(s.dir / "b");
+        write_file(s / "a/1", random_bytes(4096, 1));
+        write_file(s / "a/2 two", random_bytes(100, 2));
+        write_file(s / "b/3", random_bytes(70000, 3));
+        write_file(s / "a/sub/4", random_bytes(0, 4));
+        write_file(s / "b/back\\slash", random_bytes(9, 5));
+        stdfs::create_symlink(s / "b/3", s / "a/link-to-3");
+        stdfs::create_directory_symlink(s / "b", s / "a/link-to-b");
+        listed = {s / "a/1",         s / "b/3",           s / "a/2 two",
+                  s / "a/sub/4",     s / "a/sub/../1",    s / "b/back\\slash",
+                  s / "a/link-to-3", s / "a/link-to-b/3", s / "a/1"};
+    }
+};
+
+std::string join(const std::vector<std::string>& v, char sep) {
+    std::string out;
+    for (const std::string& p : v) out += p + sep;
+    return out;
+}
+
+TEST(ReadFilesList, SameLinesAsTheCommandLineNewlineAndNul) {
+    Tree t;
+    const Child direct = run(readfiles({}, t.listed));
+    ASSERT_EQ(direct.status, 0) << direct.err;
+    ASSERT_EQ(count(direct.out, "\n"), t.listed.size()) << direct.out;
+    for (const char* engine : {"ring", "sync"}) {
+        const Child nl = run(readfiles({"--engine", engine, "-"}), join(t.listed, '\n'));
+        EXPECT_EQ(nl.status, 0) << nl.err;
+        EXPECT_EQ(nl.out, direct.out) << engine;
+        const Child nul = run(readfiles({"--engine", engine, "-0", "-"}), join(t.listed, '\0'));
+        EXPECT_EQ(nul.status, 0) << nul.err;
+        EXPECT_EQ(nul.out, direct.out) << engine;
+    }
+}
+
+// A directory in the list is walked, a list without a final newline keeps
+// its last path, relative paths resolve from the working directory.
+TEST(ReadFilesList, DirectoriesRelativePathsAndNoFinalNewline) {
+    Tree t;
+    const Child direct = run(readfiles({t.s / "a/sub", t.s / "b/3"}));
+    ASSERT_EQ(direct.status, 0) << direct.err;
+    const Child listed = run(readfiles({"-"}), t.s / "a/sub/\n" + t.s / "b/3");
+    EXPECT_EQ(listed.status, 0) << listed.err;
+    EXPECT_EQ(listed.out, direct.out);
+    const Child rel =
+        run({"sh", "-c", "cd '" + t.s.dir.string() + "' && exec \"$0\" readfiles -", URINGKIT_CLI},
+            "a/1\nb/3\n");
+    const Child rel_direct =
+        run({"sh", "-c", "cd '" + t.s.dir.string() + "' && exec \"$0\" readfiles a/1 b/3",
+             URINGKIT_CLI});
+    EXPECT_EQ(rel.status, 0) << rel.err;
+    EXPECT_EQ(rel.out, rel_direct.out);
+    EXPECT_EQ(count(rel.out, "\n"), 2u) << rel.out;
+}
+
+// Paths that fail say the errno the whole path gives, and are status 4;
+// the rest of the list is read.
+TEST(ReadFilesList, FailuresGiveTheWholePathsErrno) {
+    Tree t;
+    const std::vector<std::string> bad = {t.s / "a/missing", t.s / "nodir/x",
+                                          t.s / "a/1/under-a-file"};
+    std::vector<std::string> list = {t.s / "a/1"};
+    list.insert(list.end(), bad.begin(), bad.end());
+    list.push_back(t.s / "b/3");
+    const Child r = run(readfiles({"-"}), join(list, '\n'));
+    EXPECT_EQ(r.status, 4) << r.err;
+    EXPECT_EQ(count(r.out, "\n"), 2u) << r.out;
+    for (const std::string& p : bad) {
+        struct stat st {};
+        ASSERT_NE(::stat(p.c_str(), &st), 0);
+        const int e = errno;
+        EXPECT_NE(r.err.find(p + ": " + std::strerror(e) + " (errno " + std::to_string(e) + ")"),
+                  std::string::npos)
+            << p << "\n"
+            << r.err;
+    }
+}
+
+// ListedStat against stat(2) of the whole path, path by path (each
+// directory's first path is stat'd, the next ones come from its listing),
+// with the directory changing under it: a directory replaced by a symbolic
+// link before its first path is followed as the whole path follows it; one
+// replaced after it was opened answers as the whole path did then (the
+// walk's own race: it opens what it listed earlier), never from anywhere
+// the whole path never led.
+TEST(ReadFilesList, ListedStatAnswersAsTheWholePath) {
+    Tree t;
+    uringkit::fs::ListedStat lister;
+    std::uint64_t calls = 0;
+    const auto same = [&](const std::string& p) {
+        uringkit::fs::ListedStat::Answer a;
+        struct stat whole {};
+        const int r = lister.lookup(p.c_str(), a, calls);
+        const int w = ::stat(p.c_str(), &whole) == 0 ? 0 : -errno;
+        EXPECT_EQ(r, w) << p;
+        if (r == 0 && w == 0) {
+            EXPECT_EQ(a.type, whole.st_mode & S_IFMT) << p;
+        }
+    };
+    for (const std::string& p : t.listed) same(p);
+    for (const char* p : {"a/missing", "nodir/x", "a/1/under-a-file", "a/", "a/sub/..", "a/.",
+                          "a/sub", "a/link-to-b", "a/2 two", "a/link-to-3"})
+        same(t.s / p);
+    same("/");
+    same("/dev/null");
+    // Swapped before its first path: followed like the whole path.
+    stdfs::rename(t.s / "a/sub", t.s / "a/sub-old");
+    stdfs::create_directory_symlink(t.s / "b", t.s / "a/sub");
+    same(t.s / "a/sub/3");
+    same(t.s / "a/sub/4");  // ENOENT: b has no 4
+    same(t.s / "a/sub/back\\slash");
+    // Swapped after: the directory opened by the first path is where the
+    // next ones are found, as the whole path found them then.
+    uringkit::fs::ListedStat::Answer a;
+    ASSERT_EQ(lister.lookup((t.s / "b/3").c_str(), a, calls), 0);
+    stdfs::rename(t.s / "b", t.s / "b-old");
+    stdfs::create_directory_symlink(t.s / "a", t.s / "b");
+    ASSERT_EQ(lister.lookup((t.s / "b/back\\slash").c_str(), a, calls), 0);
+    EXPECT_EQ(a.type, S_IFREG);
+    struct stat st {};
+    EXPECT_EQ(::stat((t.s / "b-old/back\\slash").c_str(), &st), 0) << "where it was found";
+    EXPECT_NE(::stat((t.s / "b/back\\slash").c_str(), &st), 0) << "the swap took";
+    EXPECT_GT(calls, 0u);
+}
+
+// A list from a file (not a pipe) and one larger than a single read.
+TEST(ReadFilesList, LongListFromAFile) {
+    Scratch s;
+    const std::string dir = s / std::string(200, 'd');  // ~430-byte paths: 1.3 MB of list
+    stdfs::create_directories(dir);
+    std::vector<std::string> files;
+    for (int i = 0; i < 3000; ++i) {
+        const std::string p = dir + "/" + std::string(200, 'n') + std::to_string(i);
+        write_file(p, std::to_string(i));
+        files.push_back(p);
+    }
+    std::sort(files.begin(), files.end());      // the walk's order: names in byte order
+    write_file(s / "list", join(files, '\n'));  // more than one 1 MiB read
+    ASSERT_GT(stdfs::file_size(s / "list"), 1u << 20);
+    const Child listed =
+        run({"sh", "-c", "exec \"$0\" readfiles - < \"$1\"", URINGKIT_CLI, s / "list"});
+    ASSERT_EQ(listed.status, 0) << listed.err;
+    const Child direct = run(readfiles({dir}));
+    ASSERT_EQ(direct.status, 0) << direct.err;
+    EXPECT_EQ(count(listed.out, "\n"), files.size());
+    EXPECT_EQ(listed.out, direct.out);
+}
+
+}  // namespace
