@@ -89,6 +89,7 @@ Loop::~Loop() {
 }
 
 void Loop::spawn(Task<void> task) {
+    if (draining_) return;  // `task` goes unstarted: its frame holds nothing the kernel names
     Root r = run_root(this, std::move(task));
     r.handle.promise().link();
     r.handle.resume();
