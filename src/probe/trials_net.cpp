@@ -125,9 +125,7 @@ void buffer_ring_and_recv(std::vector<Trial>& out, const std::string& dir) {
                 return set_failed(
                     t, err, fmt::format("cannot create a file in {}: {}", dir, err_text(err)));
             constexpr std::uint64_t offset = 1000;
-            ring->prepare(op::ReadProvided(Fd{file.fd()}, kSize, offset))
-                .buffer_select(kGroup)
-                .user_data(1);
+            ring->prepare(op::ReadProvided(Fd{file.fd()}, kGroup, kSize, offset)).user_data(1);
             Completion c[1];
             if (const int r = collect(*ring, c); r < 0)
                 return set_from_result(t, r, "waiting for the read");
