@@ -278,7 +278,10 @@ private:
                 bufs_.stage(d.id);
             });
             bufs_.publish();  // one release store for the whole bundle
-            if (err != 0) sqes_.fail(err, "a recv bundle's buffers do not add up");
+            if (err != 0) {   // the engine stops after this batch (run())
+                sqes_.fail(err, "a recv bundle's buffers do not add up");
+                return;
+            }
         } else if (cqe.res > 0) {
             wait_.request(c->window);
             // take() checks the completion against the group (a forged or
