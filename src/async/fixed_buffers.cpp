@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <stdexcept>
+#include <system_error>
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -38,7 +39,9 @@ FixedBufferPool::FixedBufferPool(Loop& loop, unsigned count, std::size_t size)
     size_ = (size + page - 1) / page * page;  // page-aligned buffers: O_DIRECT can use them
     void* mem =
         ::mmap(nullptr, size_ * count_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mem == MAP_FAILED) throw RingError("mmap", errno);
+    // Not an io_uring call: a plain system_error (RingError's advice would mislead).
+    if (mem == MAP_FAILED)
+        throw std::system_error(errno, std::system_category(), "mmap of registered buffers");
     base_ = static_cast<std::byte*>(mem);
     std::vector<iovec> regs(count_);
     for (std::size_t i = 0; i < count_; ++i)

@@ -3,6 +3,7 @@
 // (sleep).  Slots, the submission queue and the buffer waiters have files of
 // their own (loop_slots.cpp, loop_queue.cpp, loop_buffer_waiters.cpp).
 #include "uringkit/async/loop.hpp"
+#include "uringkit/ring/hand_loop.hpp"
 #include "uringkit/sys/error.hpp"
 
 #include <cerrno>
@@ -89,6 +90,7 @@ Loop::~Loop() {
 }
 
 void Loop::spawn(Task<void> task) {
+    if (draining_) return;  // `task` goes unstarted: its frame holds nothing the kernel names
     Root r = run_root(this, std::move(task));
     r.handle.promise().link();
     r.handle.resume();
@@ -98,9 +100,7 @@ void Loop::spawn(Task<void> task) {
 
 void Loop::turn() {
     flush_deferred();
-    const int r = wait_ ? wait_->submit_and_wait(*ring_) : ring_->submit_and_wait(1);
-    if (r < 0 && r != -EBUSY && r != -EAGAIN && r != -EINTR && r != -ETIME)
-        throw std::system_error(-r, std::system_category(), "io_uring_enter");
+    check_enter(wait_ ? wait_->submit_and_wait(*ring_) : ring_->submit_and_wait(1));
     ring_->for_each_completion([this](const Completion& c) { dispatch(c); });
 }
 

@@ -2,6 +2,7 @@
 // queued in order (whole chains, fire-and-forget SQEs) until the next turn;
 // and the NOP that stands in for a refused SQE.
 #include "uringkit/async/loop.hpp"
+#include "uringkit/sys/error.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -86,7 +87,7 @@ void Loop::flush_deferred() {
             if (r < 0) {
                 posted_.erase(posted_.begin(),
                               posted_.begin() + static_cast<std::ptrdiff_t>(posted));
-                throw std::system_error(-r, std::system_category(), "io_uring_enter");
+                throw RingError("io_uring_enter", -r);
             }
             continue;
         }

@@ -12,6 +12,7 @@
 
 #include "queue_job.hpp"
 #include "uringkit/ops/ops.hpp"
+#include "uringkit/ring/hand_loop.hpp"
 #include "uringkit/ring/ring.hpp"
 #include "uringkit/sys/error.hpp"
 
@@ -58,7 +59,7 @@ protected:
             if (st.inflight == 0) break;
             const int ret = ring.submit_and_wait(want(st));
             ++st.r.submits;
-            if (ret < 0 && ret != -EBUSY && ret != -EAGAIN && ret != -EINTR) {
+            if (!enter_continues(ret)) {
                 // The ring itself failed: nothing more can be trusted to complete.
                 if (st.r.error == 0) st.r.error = ret;
                 break;

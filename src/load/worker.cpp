@@ -105,6 +105,7 @@ void Worker::setup() {
     const unsigned n = static_cast<unsigned>(conns_.size());
     const unsigned entries = std::clamp(next_pow2(2 * n + 16), 64u, 4096u);
     ring_ = std::make_unique<Ring>(Ring::create(entries, single_thread_options(entries * 8)));
+    sqes_ = SqeSupply(*ring_);
     bufs_ = std::make_unique<BufferRing>(*ring_, kGroup, std::clamp(next_pow2(2 * n), 256u, 4096u),
                                          kBufferSize);
     now_ = now_ns();
@@ -173,10 +174,10 @@ void Worker::wait_once(std::int64_t deadline) {
         r = ring_->submit();
     else
         r = ring_->submit_and_wait_for(1, std::chrono::nanoseconds(wait));
-    if (r < 0 && r != -ETIME && r != -EINTR && r != -EBUSY && r != -EAGAIN)
-        throw std::system_error(-r, std::system_category(), "io_uring_enter");
+    check_enter(r);
     now_ = now_ns();
     ring_->for_each_completion([this](const Completion& c) { dispatch(c); });
+    sqes_.check();  // a handler's failure ends the run here, outside the handlers
 }
 
 void Worker::dispatch(const Completion& cqe) {
@@ -184,8 +185,8 @@ void Worker::dispatch(const Completion& cqe) {
         --aux_inflight_;
         return;
     }
-    Conn& c = *reinterpret_cast<Conn*>(static_cast<std::uintptr_t>(cqe.user_data & ~kTagMask));
-    switch (cqe.user_data & kTagMask) {
+    Conn& c = *ConnUd::object(cqe.user_data);
+    switch (ConnUd::tag(cqe.user_data)) {
         case kConnect:
             on_connect(c, cqe);
             break;
@@ -212,6 +213,12 @@ void Worker::connect(Conn& c) {
         c.retry_at = now_ + kConnectRetryNs;
         return;
     }
+    // The connect and its timeout are one chain: both must fit in this
+    // submit.  No room: the run ends with the kernel's error after this batch.
+    if (!sqes_.reserve(2)) {
+        ::close(fd);
+        return;
+    }
     // As wrk: small requests leave at once instead of waiting for Nagle.
     const int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -219,9 +226,6 @@ void Worker::connect(Conn& c) {
     c.fd = fd;
     c.state = Conn::State::Connecting;
     c.connect_inflight = true;
-    // The connect and its timeout are one chain: both must fit in this submit.
-    if (const int r = ring_->reserve(2); r < 0)
-        throw std::system_error(-r, std::system_category(), "io_uring submission queue");
     ring_
         ->prepare(op::Connect(Fd{fd}, reinterpret_cast<const sockaddr*>(&t.address), t.address_len))
         .user_data(ud(&c, kConnect))

@@ -7,6 +7,7 @@
 #include "net/http_response.hpp"
 #include "net/stats.hpp"
 #include "uringkit/ring/buffer_ring.hpp"
+#include "uringkit/ring/hand_loop.hpp"
 #include "uringkit/ring/ring.hpp"
 #include "uringkit/sys/error.hpp"
 
@@ -111,10 +112,9 @@ public:
     WorkerResult& result() noexcept { return result_; }
 
 private:
-    enum : std::uint64_t { kConnect = 1, kRecv = 2, kSend = 3, kClose = 4, kTagMask = 7 };
-    static std::uint64_t ud(Conn* c, std::uint64_t tag) noexcept {
-        return reinterpret_cast<std::uintptr_t>(c) | tag;
-    }
+    enum : std::uint64_t { kConnect = 1, kRecv = 2, kSend = 3, kClose = 4 };
+    using ConnUd = TaggedUserData<Conn>;  // a Conn and the operation; 0: nobody waits
+    static std::uint64_t ud(Conn* c, std::uint64_t tag) noexcept { return ConnUd::make(c, tag); }
 
     void setup();
     void loop();
@@ -174,16 +174,16 @@ private:
     std::size_t aux_inflight_ = 0;      // cancels and link timeouts not completed yet
     std::uint64_t extra_syscalls_ = 0;  // socket(), setsockopt(): not through the ring
     std::uint64_t syscalls_at_start_ = 0;
+    SqeSupply sqes_;  // bound to ring_ in setup()
 };
 
-// A free SQE; when the SQ is full the prepared ones go to the kernel first
-// (reserve(1)), and a kernel that takes none of them ends the run with its
-// error, as serve's engine does, instead of retrying blindly.
+// A free SQE; when the SQ is full the prepared ones go to the kernel first,
+// and a kernel that takes none of them ends the run with its error after
+// the batch (wait_once), as serve's engine does, instead of retrying
+// blindly or throwing from a completion handler (ring/hand_loop.hpp).
 template <class Op>
 Sqe Worker::sqe(const Op& op) {
-    if (const int r = ring_->reserve(1); r < 0)
-        throw RingError("io_uring_enter (making room in the submission queue)", -r);
-    return ring_->prepare(op);
+    return sqes_.prepare(op);
 }
 
 }  // namespace uringkit::load::detail

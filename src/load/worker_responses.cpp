@@ -50,9 +50,10 @@ void Worker::arm_recv(Conn& c) {
 void Worker::on_recv(Conn& c, const Completion& cqe) {
     if (cqe.res > 0) {
         const BufferRing::Delivery d = bufs_->take(cqe);
-        if (d.error)
-            throw std::system_error(-d.error, std::system_category(),
-                                    "multishot recv named no valid buffer");
+        if (d.error) {  // the run ends after this batch (Worker::wait_once)
+            sqes_.fail(d.error, "multishot recv named no valid buffer");
+            return;
+        }
         if (c.state == Conn::State::Open)
             on_bytes(c, {reinterpret_cast<const char*>(d.bytes.data()), d.bytes.size()});
         bufs_->recycle(d.id);

@@ -8,6 +8,7 @@
 #include "uringkit/async/batch_wait.hpp"
 #include "uringkit/ops/ops.hpp"
 #include "uringkit/ring/buffer_ring.hpp"
+#include "uringkit/ring/hand_loop.hpp"
 #include "uringkit/ring/ring.hpp"
 #include "uringkit/sys/error.hpp"
 
@@ -40,7 +41,7 @@ enum : std::uint64_t {
     kBackoff = 4,
     kRejected = 5
 };
-enum : std::uint64_t { kRecv = 1, kSend = 2, kClose = 3, kTagMask = 7 };
+enum : std::uint64_t { kRecv = 1, kSend = 2, kClose = 3 };
 
 struct Conn {
     explicit Conn(const Responder& r) : session(r) {}
@@ -73,6 +74,7 @@ public:
           ring_(Ring::create(cfg_.ring_entries, ring_options(cfg_))),
           bufs_(ring_, kGroup, cfg_.buffer_count, cfg_.buffer_size, cfg_.recv_incremental),
           wait_(ring_, batch_wait_options(cfg_)),
+          sqes_(ring_),
           cap_{cfg_.max_pending},
           send_timeout_(static_cast<std::uint64_t>(cfg_.send_timeout.count())) {
         tick_.tv_sec = static_cast<long long>(tick_ms(cfg_) / 1000);
@@ -88,11 +90,10 @@ public:
         std::uint64_t counted = 0;
         for (;;) {
             if (wait_.batching()) stats_.batch_waits.add();
-            const int r = wait_.submit_and_wait(ring_);
-            if (r < 0 && r != -EBUSY && r != -EAGAIN && r != -EINTR && r != -ETIME)
-                throw std::system_error(-r, std::system_category(), "io_uring_enter");
+            check_enter(wait_.submit_and_wait(ring_));
             now_ = now_ms();
             ring_.for_each_completion([this](const Completion& c) { dispatch(c); });
+            sqes_.check();  // a handler's failure ends the engine here, outside the handlers
             wait_.tick(now_);
             const std::uint64_t calls = ring_.enter_calls();
             stats_.syscalls.add(calls - counted);
@@ -125,24 +126,22 @@ private:
     }
 
     // A free SQE; when the SQ is full, the prepared ones go to the kernel
-    // first (reserve(1)).  It fails when the kernel takes none of them
-    // (-EBUSY/-EAGAIN: it wants completions reaped, which cannot nest in the
-    // dispatch that calls this) or the ring itself fails: the engine stops
-    // with the kernel's error, explained, instead of retrying blindly.
+    // first.  When the kernel takes none of them (-EBUSY/-EAGAIN: it wants
+    // completions reaped, which cannot nest in the dispatch that calls this)
+    // or the ring itself fails, the engine stops with the kernel's error,
+    // explained, after the batch (run()), instead of retrying blindly or
+    // throwing from a completion handler (ring/hand_loop.hpp).
     template <class Op>
-    Sqe sqe(const Op& op) {
-        if (const int r = ring_.reserve(1); r < 0)
-            throw RingError("io_uring_enter (making room in the submission queue)", -r);
-        return ring_.prepare(op);
+    Sqe sqe(const Op& op) noexcept {
+        return sqes_.prepare(op);
     }
 
-    static std::uint64_t ud(Conn* c, std::uint64_t tag) noexcept {
-        return reinterpret_cast<std::uintptr_t>(c) | tag;
-    }
+    using ConnUd = TaggedUserData<Conn>;  // a Conn and the operation, or a constant below 8
+    static std::uint64_t ud(Conn* c, std::uint64_t tag) noexcept { return ConnUd::make(c, tag); }
 
     void dispatch(const Completion& c) {
-        const std::uint64_t tag = c.user_data & kTagMask;
-        Conn* conn = reinterpret_cast<Conn*>(static_cast<std::uintptr_t>(c.user_data & ~kTagMask));
+        const std::uint64_t tag = ConnUd::tag(c.user_data);
+        Conn* conn = ConnUd::object(c.user_data);
         if (conn == nullptr) {
             switch (c.user_data) {
                 case kAccept:
@@ -279,15 +278,20 @@ private:
                 bufs_.stage(d.id);
             });
             bufs_.publish();  // one release store for the whole bundle
-            if (err != 0) throw RingError("a recv bundle's buffers do not add up", -err);
+            if (err != 0) {   // the engine stops after this batch (run())
+                sqes_.fail(err, "a recv bundle's buffers do not add up");
+                return;
+            }
         } else if (cqe.res > 0) {
             wait_.request(c->window);
             // take() checks the completion against the group (a forged or
             // stale buffer id is an error, never a read outside it) and, on
             // an incremental ring, points at this piece of the buffer.
             const BufferRing::Delivery d = bufs_.take(cqe);
-            if (d.error != 0)
-                throw RingError("a recv completion that does not fit its buffer group", -d.error);
+            if (d.error != 0) {  // the engine stops after this batch (run())
+                sqes_.fail(d.error, "a recv completion that does not fit its buffer group");
+                return;
+            }
             if (!c->closing) {
                 stats_.bytes_in.add(static_cast<std::uint64_t>(cqe.res));
                 feed(c, d.bytes);
@@ -495,6 +499,7 @@ private:
     Ring ring_;
     BufferRing bufs_;
     BatchWait wait_;
+    SqeSupply sqes_;  // get an SQE or fail after the batch (ring/hand_loop.hpp)
     const OutputCap cap_;
     const std::uint64_t send_timeout_;
     std::uint64_t now_ = 0;

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <system_error>
 #include <utility>
 
 namespace uringkit::probe::detail {
@@ -139,6 +140,9 @@ Trial attempt(const char* name, const char* summary, const std::function<void(Tr
         } else {
             set_failed(t, err, e.what());
         }
+    } catch (const std::system_error& e) {
+        // Not io_uring's (a socket, a file): the call's own failure, no advice.
+        set_failed(t, e.code().value(), e.what());
     } catch (const std::exception& e) {
         set_failed(t, 0, e.what());
     }

@@ -18,6 +18,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 namespace uringkit::probe::detail {
 
@@ -32,7 +33,8 @@ class Pages {
 public:
     explicit Pages(std::size_t size) : size_(size) {
         void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED) throw RingError("mmap of a probe buffer", errno);
+        if (p == MAP_FAILED)
+            throw std::system_error(errno, std::system_category(), "mmap of a probe buffer");
         data_ = static_cast<unsigned char*>(p);
     }
     Pages(const Pages&) = delete;

@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstring>
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -35,22 +36,22 @@ sockaddr_in loopback_any_port() noexcept {
 // A listening TCP socket on 127.0.0.1 and an ephemeral port; throws on failure.
 UniqueFd listen_loopback(sockaddr_in& addr) {
     UniqueFd l(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (!l) throw RingError("socket", errno);
+    if (!l) throw std::system_error(errno, std::system_category(), "socket");
     addr = loopback_any_port();
     socklen_t len = sizeof addr;
     if (::bind(l.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
         ::listen(l.get(), 16) != 0 ||
         ::getsockname(l.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0)
-        throw RingError("bind/listen on 127.0.0.1", errno);
+        throw std::system_error(errno, std::system_category(), "bind/listen on 127.0.0.1");
     return l;
 }
 
 UniqueFd connect_to(const sockaddr_in& addr) {
     UniqueFd c(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (!c) throw RingError("socket", errno);
+    if (!c) throw std::system_error(errno, std::system_category(), "socket");
     // A loopback connect completes from the listen backlog, before any accept.
     if (::connect(c.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0)
-        throw RingError("connect to 127.0.0.1", errno);
+        throw std::system_error(errno, std::system_category(), "connect to 127.0.0.1");
     return c;
 }
 
@@ -125,9 +126,7 @@ void buffer_ring_and_recv(std::vector<Trial>& out, const std::string& dir) {
                 return set_failed(
                     t, err, fmt::format("cannot create a file in {}: {}", dir, err_text(err)));
             constexpr std::uint64_t offset = 1000;
-            ring->prepare(op::ReadProvided(Fd{file.fd()}, kSize, offset))
-                .buffer_select(kGroup)
-                .user_data(1);
+            ring->prepare(op::ReadProvided(Fd{file.fd()}, kGroup, kSize, offset)).user_data(1);
             Completion c[1];
             if (const int r = collect(*ring, c); r < 0)
                 return set_from_result(t, r, "waiting for the read");
@@ -155,7 +154,7 @@ void buffer_ring_and_recv(std::vector<Trial>& out, const std::string& dir) {
             UniqueFd listener = listen_loopback(addr);
             UniqueFd client = connect_to(addr);
             UniqueFd server(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
-            if (!server) throw RingError("accept", errno);
+            if (!server) throw std::system_error(errno, std::system_category(), "accept");
             ring->prepare(op::Recv::provided(Fd{server.get()}, kGroup).multishot()).user_data(3);
             if (const int r = ring->submit(); r < 0) return set_from_result(t, r, "submit");
             // Two separate arrivals, each waited for, so each must come back as its
@@ -166,7 +165,7 @@ void buffer_ring_and_recv(std::vector<Trial>& out, const std::string& dir) {
             for (std::string_view m : messages) {
                 if (::send(client.get(), m.data(), m.size(), MSG_NOSIGNAL) !=
                     static_cast<ssize_t>(m.size()))
-                    throw RingError("send on loopback", errno);
+                    throw std::system_error(errno, std::system_category(), "send on loopback");
                 Completion c[1];
                 if (const int r = collect(*ring, c); r < 0)
                     return set_from_result(t, r, "waiting for data");

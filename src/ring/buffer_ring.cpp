@@ -9,13 +9,16 @@
 #include <sys/mman.h>
 
 #include <cerrno>
+#include <stdexcept>
+#include <system_error>
 #include <utility>
 
 namespace uringkit {
 namespace {
 void* map_anonymous(std::size_t size, const char* what) {
     void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw RingError(what, errno);
+    // Not an io_uring call: a plain system_error (RingError is for those).
+    if (p == MAP_FAILED) throw std::system_error(errno, std::system_category(), what);
     return p;
 }
 }  // namespace
@@ -38,9 +41,12 @@ BufferRing::BufferRing(Ring& ring, std::uint16_t group, unsigned count, std::uin
                        bool incremental)
     : group_(group), count_(count), buffer_size_(buffer_size), incremental_(incremental) {
     if (count == 0 || count > 32768 || (count & (count - 1)) != 0 || buffer_size == 0)
-        throw RingError("BufferRing (count must be a power of two up to 32768)", EINVAL);
+        throw std::invalid_argument(
+            "BufferRing: count must be a power of two up to 32768, buffer_size above 0");
     ring_fd_ = ::fcntl(ring.fd(), F_DUPFD_CLOEXEC, 0);
-    if (ring_fd_ < 0) throw RingError("fcntl(F_DUPFD_CLOEXEC) of the ring fd", errno);
+    if (ring_fd_ < 0)
+        throw std::system_error(errno, std::system_category(),
+                                "fcntl(F_DUPFD_CLOEXEC) of the ring fd");
     // The entry array must be page-aligned: mmap gives that.
     entries_size_ = count * sizeof(io_uring_buf);
     try {

@@ -2,6 +2,7 @@
 // awaited operation resumes exactly once with the kernel's result; data read
 // and received through it is the data written; timeouts cancel; a multishot
 // RecvStream delivers every byte in order through ENOBUFS re-arms.
+#include "uring_test_support.hpp"
 #include "uringkit/async/loop.hpp"
 #include "uringkit/async/streams.hpp"
 
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -30,6 +32,27 @@ async::Task<int> add3(int a, int b, int c) {
 async::Task<int> thrower() {
     throw std::runtime_error("boom");
     co_return 0;
+}
+
+// task.hpp's example, word for word: its first version took a Result as an
+// int and did not compile.
+async::Task<int> read_twice(async::Loop& loop, int fd, char* buf) {
+    async::Result a = co_await loop.read(Fd{fd}, buf, 512, 0);
+    if (!a.ok()) co_return a.res;
+    async::Result b = co_await loop.read(Fd{fd}, buf + 512, 512, 512);
+    co_return b.ok() ? a.res + b.res : b.res;
+}
+
+TEST(AsyncTask, TheHeadersExampleCompilesAndReadsTheFile) {
+    Ring ring(8);
+    async::Loop loop(ring);
+    uringkit::testing::TempFile file(700, 3);
+    std::vector<char> buf(1024, '\0');
+    EXPECT_EQ(loop.block_on(read_twice(loop, file.fd(), buf.data())), 700);
+    const auto want = file.contents();
+    ASSERT_EQ(want.size(), 700u);
+    EXPECT_EQ(std::memcmp(buf.data(), want.data(), want.size()), 0);
+    EXPECT_EQ(loop.block_on(read_twice(loop, -1, buf.data())), -EBADF);
 }
 
 TEST(AsyncTask, ValuesComposeWithoutTheRing) {

@@ -71,8 +71,8 @@ TEST(Flags, BufferSelectReadFromAFile) {
         GTEST_SKIP() << "no provided buffer rings (5.19): " << e.what();
     }
     TempFile file(5000, 6);
-    ring.prepare(op::ReadProvided(Fd{file.fd()}, 1024, 2000)).user_data(1).buffer_select(3);
-    ring.prepare(op::ReadProvided(Fd{file.fd()}, 1024, 4500)).user_data(2).buffer_select(3);
+    ring.prepare(op::ReadProvided(Fd{file.fd()}, 3, 1024, 2000)).user_data(1);
+    ring.prepare(op::ReadProvided(Fd{file.fd()}, 3, 1024, 4500)).user_data(2);
     const auto cs = reap(ring, 2);
     const auto a = find(cs, 1), b = find(cs, 2);
     ASSERT_EQ(a.res, 1024);
@@ -84,11 +84,11 @@ TEST(Flags, BufferSelectReadFromAFile) {
               0);
     EXPECT_EQ(std::memcmp(buffers->data(*b.buffer_id(), 500).data(), expect.data() + 4500, 500), 0);
     // Both buffers are out: a third read finds none.
-    ring.prepare(op::ReadProvided(Fd{file.fd()}, 1024, 0)).user_data(3).buffer_select(3);
+    ring.prepare(op::ReadProvided(Fd{file.fd()}, 3, 1024, 0)).user_data(3);
     EXPECT_EQ(reap_one(ring).res, -ENOBUFS);
     // Give one back and it is used again.
     buffers->recycle(*a.buffer_id());
-    ring.prepare(op::ReadProvided(Fd{file.fd()}, 10, 0)).user_data(4).buffer_select(3);
+    ring.prepare(op::ReadProvided(Fd{file.fd()}, 3, 10, 0)).user_data(4);
     const auto c = reap_one(ring);
     ASSERT_EQ(c.res, 10);
     EXPECT_EQ(c.buffer_id(), a.buffer_id());

@@ -16,7 +16,7 @@ TEST(SqeFull, SettersOnAnEmptySqeDoNothing) {
     ASSERT_TRUE(ring.prepare(op::Nop{}).user_data(2));
     Sqe full = ring.prepare(op::Nop{});
     EXPECT_FALSE(full);
-    full.user_data(42).link().drain().async().buffer_select(3).personality(1);  // no crash
+    full.user_data(42).link().drain().async().personality(1);  // no crash
     EXPECT_EQ(full.get(), nullptr);
     ASSERT_EQ(ring.submit_and_wait(2), 2);
     std::vector<std::uint64_t> seen;

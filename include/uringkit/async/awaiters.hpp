@@ -37,7 +37,9 @@ struct OpAwaiter : Pending {
     bool await_ready() const noexcept { return false; }
     bool await_suspend(std::coroutine_handle<> h) noexcept {
         handle = h;
-        return loop->issue(*this);
+        if (loop->issue(*this)) return true;
+        result = {loop->issue_refusal(*this), 0};  // never reached the kernel
+        return false;
     }
     Result await_resume() const noexcept { return result; }
 
@@ -49,6 +51,7 @@ struct OpAwaiter : Pending {
     static void on_fill(Pending* self, io_uring_sqe* const* sqes) noexcept {
         auto* a = static_cast<OpAwaiter*>(self);
         a->op.prepare(*sqes[0]);
+        confine(*sqes[0]);
         a->ud = a->loop->track(a);
         a->refused = a->loop->refusal(*sqes[0]);
         sqes[0]->user_data = a->ud;
@@ -97,7 +100,9 @@ struct SendAllAwaiter : Pending {
     bool await_ready() const noexcept { return left == 0; }
     bool await_suspend(std::coroutine_handle<> h) noexcept {
         handle = h;
-        return loop->issue(*this);
+        if (loop->issue(*this)) return true;
+        result = {loop->issue_refusal(*this), 0};  // never reached the kernel
+        return false;
     }
     Result await_resume() const noexcept {
         return left == 0 ? Result{static_cast<std::int32_t>(total), 0} : result;
@@ -117,10 +122,9 @@ struct SendAllAwaiter : Pending {
         if (c.res > 0) {
             a->p += c.res;
             a->left -= static_cast<std::size_t>(c.res);
-            if (a->left > 0) {
-                a->loop->issue(*a);  // the rest; resumed when it is all out
-                return;
-            }
+            // The rest; resumed when it is all out.
+            if (a->left > 0 && a->loop->issue(*a)) return;
+            if (a->left > 0) a->result = {a->loop->issue_refusal(*a), 0};
         } else {
             a->result = {c.res == 0 ? -EPIPE : c.res, 0};
         }
@@ -168,7 +172,7 @@ struct ChainAwaiter {
     bool await_suspend(std::coroutine_handle<> h) noexcept {
         handle = h;
         if (loop->issue(links[0])) return true;
-        results.fill(Result{-EINVAL, 0});  // longer than the SQ: it could never be one submission
+        results.fill(Result{loop->issue_refusal(links[0]), 0});  // never reached the kernel
         return false;
     }
     std::array<Result, N> await_resume() const noexcept { return results; }
@@ -187,6 +191,11 @@ struct ChainAwaiter {
     template <class Op>
     void fill_one(const Op& op, io_uring_sqe& s, std::size_t& i) noexcept {
         op.prepare(s);
+        // A link the op set itself stays inside the chain; the last SQE
+        // links to nothing, and a batch links nothing at all.
+        const auto hard = static_cast<std::uint8_t>(s.flags & IOSQE_IO_HARDLINK);
+        confine(s);
+        if (Linked && i + 1 < N) s.flags |= hard;
         Link& k = links[i];
         k.ud = loop->track(&k);
         k.refused = loop->refusal(s);

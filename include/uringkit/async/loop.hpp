@@ -44,6 +44,7 @@
 #include "uringkit/ring/ring.hpp"
 
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <coroutine>
 #include <cstddef>
@@ -93,6 +94,14 @@ namespace detail {
 
 // Turns a refused SQE into a NOP that keeps its user_data.
 void make_nop(io_uring_sqe& s) noexcept;
+// Clears the SQE flags that reach past the SQE itself: a link
+// (IOSQE_IO_LINK, IOSQE_IO_HARDLINK) would hold another task's next SQE
+// behind this one, and IOSQE_CQE_SKIP_SUCCESS would leave its awaiter
+// without a completion.  Links exist only inside Loop::chain().
+inline void confine(io_uring_sqe& s) noexcept {
+    s.flags &=
+        static_cast<std::uint8_t>(~(IOSQE_IO_LINK | IOSQE_IO_HARDLINK | IOSQE_CQE_SKIP_SUCCESS));
+}
 // The most SQEs one chain may hold.
 inline constexpr std::size_t kMaxChain = 16;
 
@@ -126,7 +135,9 @@ public:
     void set_wait(BatchWait* wait) noexcept { wait_ = wait; }
 
     // Starts `task` at once (up to its first suspension) and keeps it until
-    // it finishes.  An exception it lets escape ends the loop: run() and
+    // it finishes.  While the loop drains (a destructor in a frame it
+    // destroys), the task is destroyed unstarted: nothing it issued could
+    // reach the kernel.  An exception it lets escape ends the loop: run() and
     // block_on() cancel and drain everything in flight, destroy every
     // unfinished task, and rethrow it.
     void spawn(Task<void> task);
@@ -156,8 +167,11 @@ public:
 
     // ---- awaitables -------------------------------------------------------
     // Any typed operation from ops/: co_await loop.submit(op) -> Result, at its
-    // final completion.  No SQE flags: a link would chain another task's SQE;
-    // use chain().  A multishot SQE is refused with -EINVAL (use a stream).
+    // final completion.  A link the op sets itself (IOSQE_IO_LINK, HARDLINK)
+    // and IOSQE_CQE_SKIP_SUCCESS are cleared: a link would chain another
+    // task's SQE; use chain().  A multishot SQE is refused with -EINVAL (use
+    // a stream).  While the loop drains (an exception ends run(), ~Loop()),
+    // every awaitable resumes at once with -ECANCELED.
     template <class Op>
     detail::OpAwaiter<Op> submit(const Op& op) noexcept {
         return {this, op};
@@ -199,6 +213,7 @@ public:
     void post(const Op& op) noexcept {
         io_uring_sqe s{};
         op.prepare(s);
+        detail::confine(s);
         s.user_data = track(nullptr);
         post_sqe(s);
     }
@@ -262,6 +277,12 @@ public:
     // An SQE to fill now, in order behind anything queued: nullptr when
     // something waits in the loop's queue, the SQ is full (then issue()), or
     // the loop drains (issue() then refuses too).
+    // What an awaiter that issue() refused resumes with: -ECANCELED while the
+    // loop drains, -EINVAL for a chain longer than the SQ (it could never be
+    // one submission).
+    std::int32_t issue_refusal(const Pending& p) const noexcept {
+        return draining_ || p.sqes <= ring_->sq_entries() ? -ECANCELED : -EINVAL;
+    }
     io_uring_sqe* next_sqe() noexcept {
         return !deferred_head_ && posted_.empty() && !draining_ ? ring_->get_sqe() : nullptr;
     }

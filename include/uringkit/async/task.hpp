@@ -7,9 +7,10 @@
 // optimizing, so a deep recursion can still use stack in a debug build).
 //
 //     async::Task<int> read_twice(async::Loop& loop, int fd, char* buf) {
-//         int a = co_await loop.read(Fd{fd}, buf, 512, 0);
-//         int b = co_await loop.read(Fd{fd}, buf + 512, 512, 512);
-//         co_return a + b;
+//         async::Result a = co_await loop.read(Fd{fd}, buf, 512, 0);
+//         if (!a.ok()) co_return a.res;
+//         async::Result b = co_await loop.read(Fd{fd}, buf + 512, 512, 512);
+//         co_return b.ok() ? a.res + b.res : b.res;
 //     }
 //
 // A Task owns its coroutine frame and destroys it when the Task goes away.

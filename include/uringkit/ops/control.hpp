@@ -8,6 +8,7 @@
 
 #include <linux/time_types.h>
 
+#include <bit>
 #include <cstdint>
 
 namespace uringkit::op {
@@ -23,7 +24,9 @@ struct Nop {
 class Timeout {
 public:
     static constexpr std::uint8_t code = IORING_OP_TIMEOUT;
-    Timeout(const __kernel_timespec* ts, unsigned count = 0) noexcept : ts_(ts), count_(count) {}
+    // Explicit: a pointer is not a timeout (submit(&ts) must not compile).
+    explicit Timeout(const __kernel_timespec* ts, unsigned count = 0) noexcept
+        : ts_(ts), count_(count) {}
     Timeout& absolute() noexcept {
         flags_ |= IORING_TIMEOUT_ABS;
         return *this;
@@ -126,6 +129,14 @@ private:
     std::uint32_t flags_ = 0;
 };
 
+// The SQE's poll32_events as the kernel reads it: io_uring_sqe's layout
+// puts the two 16-bit halves of the mask in little-endian order, so a
+// big-endian host swaps them (liburing's __swahw32 in io_uring_prep_poll_add).
+constexpr std::uint32_t poll32_events(std::uint32_t events,
+                                      std::endian order = std::endian::native) noexcept {
+    return order == std::endian::big ? (events << 16) | (events >> 16) : events;
+}
+
 // poll(2) for `events` (POLLIN...); .multishot() (5.13) re-arms itself.
 class PollAdd {
 public:
@@ -138,7 +149,7 @@ public:
     void prepare(io_uring_sqe& s) const noexcept {
         s.opcode = code;
         f_.apply(s);
-        s.poll32_events = events_;  // little-endian hosts; the kernel reads 32 bits
+        s.poll32_events = poll32_events(events_);
         s.len = len_;
     }
 

@@ -72,7 +72,8 @@ private:
 
 // accept4(2).  .multishot() (5.19) keeps posting a CQE per connection while
 // the CQE has IORING_CQE_F_MORE; .into_any_slot() puts each socket straight
-// into the registered file table (needs a sparse table).
+// into the registered file table (needs a sparse table).  The flags default
+// to SOCK_CLOEXEC, as Loop::accept's do (.flags(0) for accept4's own).
 class Accept {
 public:
     static constexpr std::uint8_t code = IORING_OP_ACCEPT;
@@ -108,7 +109,7 @@ private:
     File f_;
     sockaddr* addr_;
     socklen_t* addrlen_;
-    int flags_ = 0;
+    int flags_ = SOCK_CLOEXEC;
     std::uint16_t ioprio_ = 0;
     std::uint32_t slot_ = 0;
 };
@@ -161,12 +162,15 @@ private:
     bool select_ = false;
 };
 
-// send(2); SendZc below is the same shape with IORING_OP_SEND_ZC.
+// send(2); SendZc below is the same shape with IORING_OP_SEND_ZC.  The
+// flags default to MSG_NOSIGNAL, as Loop::send's do: a peer that reset the
+// connection gives -EPIPE, not a SIGPIPE that ends the process (pass 0 for
+// send(2)'s own default).
 template <std::uint8_t Code>
 class BasicSend {
 public:
     static constexpr std::uint8_t code = Code;
-    BasicSend(File f, const void* buf, std::uint32_t len, int flags = 0) noexcept
+    BasicSend(File f, const void* buf, std::uint32_t len, int flags = MSG_NOSIGNAL) noexcept
         : f_(f), buf_(buf), len_(len), msg_flags_(flags) {}
     void prepare(io_uring_sqe& s) const noexcept {
         detail::rw(s, code, f_, buf_, len_, 0);
@@ -187,12 +191,14 @@ using Send = BasicSend<IORING_OP_SEND>;
 // completion; Loop::submit() resumes only then.
 using SendZc = BasicSend<IORING_OP_SEND_ZC>;
 
-// sendmsg(2) and recvmsg(2) (5.3): one msghdr, which a recv fills.
+// sendmsg(2) and recvmsg(2) (5.3): one msghdr, which a recv fills.  A
+// sendmsg's flags default to MSG_NOSIGNAL, as a send's do.
 template <std::uint8_t Code, class Msg>
 class BasicMsg {
 public:
     static constexpr std::uint8_t code = Code;
-    BasicMsg(File f, Msg* msg, int flags = 0) noexcept : f_(f), msg_(msg), flags_(flags) {}
+    BasicMsg(File f, Msg* msg, int flags = Code == IORING_OP_SENDMSG ? MSG_NOSIGNAL : 0) noexcept
+        : f_(f), msg_(msg), flags_(flags) {}
     void prepare(io_uring_sqe& s) const noexcept {
         s.opcode = code;
         f_.apply(s);

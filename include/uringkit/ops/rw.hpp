@@ -63,19 +63,25 @@ using Writev = BasicReadWrite<IORING_OP_WRITEV, const iovec*>;
 using ReadFixed = BasicReadWrite<IORING_OP_READ_FIXED, void*>;
 using WriteFixed = BasicReadWrite<IORING_OP_WRITE_FIXED, const void*>;
 
-// A read into a buffer the kernel picks from a provided-buffer group: pair with
-// Sqe::buffer_select(group); the completion names the buffer.
+// A read into a buffer the kernel picks from provided-buffer group `group`
+// (a BufferRing); the completion names the buffer.  Sets IOSQE_BUFFER_SELECT
+// itself, as Recv::provided() does: the group is part of the operation.
 class ReadProvided {
 public:
     static constexpr std::uint8_t code = IORING_OP_READ;
-    ReadProvided(File f, std::uint32_t len, std::uint64_t offset) noexcept
-        : f_(f), len_(len), off_(offset) {}
-    void prepare(io_uring_sqe& s) const noexcept { detail::rw(s, code, f_, nullptr, len_, off_); }
+    ReadProvided(File f, std::uint16_t group, std::uint32_t len, std::uint64_t offset) noexcept
+        : f_(f), len_(len), off_(offset), group_(group) {}
+    void prepare(io_uring_sqe& s) const noexcept {
+        detail::rw(s, code, f_, nullptr, len_, off_);
+        s.flags |= IOSQE_BUFFER_SELECT;
+        s.buf_group = group_;
+    }
 
 private:
     File f_;
     std::uint32_t len_;
     std::uint64_t off_;
+    std::uint16_t group_;
 };
 
 // splice(2) (5.7): `len` bytes from `in` to `out`; one side must be a pipe.

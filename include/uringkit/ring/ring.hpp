@@ -270,7 +270,10 @@ public:
     // none came; -EOPNOTSUPP without IORING_FEAT_EXT_ARG, 5.11).
     int wait_for_completion(std::chrono::nanoseconds timeout) noexcept;
 
-    // ---- registration (each throws RingError on failure) --------------------
+    // ---- registration ----------------------------------------------------------
+    // Each throws RingError naming the call on failure, except update_files()
+    // and register_raw(), which return the kernel's -errno: they run between
+    // operations in a loop, where the caller acts on the result.
 
     void register_files(std::span<const int> fds);
     // A table of `count` empty slots, for direct opens and accepts (5.19).

@@ -67,13 +67,6 @@ public:
     Sqe& async() noexcept { return flag(IOSQE_ASYNC); }
     // Post no CQE when it succeeds (IORING_FEAT_CQE_SKIP).
     Sqe& skip_success() noexcept { return flag(IOSQE_CQE_SKIP_SUCCESS); }
-    // Pick a buffer from provided-buffer group `group` when the data arrives.
-    Sqe& buffer_select(std::uint16_t group) noexcept {
-        return set([&] {
-            s_->flags |= IOSQE_BUFFER_SELECT;
-            s_->buf_group = group;
-        });
-    }
     Sqe& personality(std::uint16_t id) noexcept {
         return set([&] { s_->personality = id; });
     }

@@ -9,8 +9,13 @@
 
 namespace uringkit {
 
-// Thrown by constructors and registration calls (never by the hot path, which
-// returns the kernel's own negative result).
+// The error rule (docs/library.md, "Errors"): RingError is thrown only for a
+// failed io_uring call (io_uring_setup, io_uring_register, io_uring_enter,
+// the mmap of the rings), by constructors, registration and a loop's
+// run(); never by the hot path, which returns the kernel's own negative
+// result, and never for other failures (a bad argument is
+// std::invalid_argument, another system call a plain std::system_error),
+// whose errno would get io_uring advice that misleads.
 class RingError : public std::system_error {
 public:
     RingError(const char* call, int err);

@@ -1,0 +1,124 @@
+// How operations are spelled and encoded, where the first versions let a
+// mistake through:
+//  - op::Timeout converted implicitly from a pointer, so a stray
+//    `__kernel_timespec*` became a timeout wherever an op was expected;
+//  - PollAdd wrote poll32_events as it was, where the kernel reads the two
+//    16-bit halves in little-endian order (liburing swaps them with
+//    __swahw32 on a big-endian host).
+#include "uring_test_support.hpp"
+#include "uringkit/ops/ops.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <type_traits>
+
+using namespace uringkit;
+using namespace uringkit::testing;
+
+namespace {
+
+static_assert(!std::is_convertible_v<const __kernel_timespec*, op::Timeout>,
+              "a pointer is not a timeout");
+static_assert(std::is_constructible_v<op::Timeout, const __kernel_timespec*>);
+static_assert(!std::is_convertible_v<const __kernel_timespec*, op::LinkTimeout>);
+
+TEST(OpEncoding, Poll32EventsSwapsHalfwordsOnlyOnBigEndian) {
+    constexpr std::uint32_t mask = POLLIN | EPOLLEXCLUSIVE;  // one bit in each half
+    EXPECT_EQ(op::poll32_events(mask, std::endian::little), mask);
+    EXPECT_EQ(op::poll32_events(mask, std::endian::big), (POLLIN << 16) | (EPOLLEXCLUSIVE >> 16));
+    EXPECT_EQ(op::poll32_events(op::poll32_events(mask, std::endian::big), std::endian::big), mask);
+}
+
+TEST(OpEncoding, PollAddWritesTheMaskTheKernelReads) {
+    io_uring_sqe s{};
+    op::PollAdd(Fd{3}, POLLIN | POLLOUT).prepare(s);
+    EXPECT_EQ(s.poll32_events, op::poll32_events(POLLIN | POLLOUT));
+    // The kernel's answer: a pipe with data is readable, not writable-only.
+    Ring ring(4);
+    Pipe pipe;
+    ASSERT_EQ(::write(pipe.write_end.get(), "a", 1), 1);
+    ring.prepare(op::PollAdd(Fd{pipe.read_end.get()}, POLLIN | POLLRDHUP)).user_data(7);
+    const auto c = reap_one(ring);
+    EXPECT_EQ(c.user_data, 7u);
+    EXPECT_EQ(c.res, POLLIN) << "the kernel read a different mask than was asked";
+}
+
+// One way to select a provided buffer: the op sets the flag and the group.
+TEST(OpEncoding, ReadProvidedSelectsItsGroupItself) {
+    io_uring_sqe s{};
+    op::ReadProvided(Fd{5}, 7, 4096, 100).prepare(s);
+    EXPECT_TRUE(s.flags & IOSQE_BUFFER_SELECT);
+    EXPECT_EQ(s.buf_group, 7u);
+    EXPECT_EQ(s.addr, 0u);
+    EXPECT_EQ(s.len, 4096u);
+    EXPECT_EQ(s.off, 100u);
+    io_uring_sqe r{};
+    op::Recv::provided(Fd{5}, 7).prepare(r);
+    EXPECT_EQ(r.flags & IOSQE_BUFFER_SELECT, s.flags & IOSQE_BUFFER_SELECT);
+    EXPECT_EQ(r.buf_group, s.buf_group);
+}
+
+// The same defaults as Loop::send and Loop::accept.  A send to a peer that
+// is gone: -EPIPE and no SIGPIPE (blocked here, so a wrong default shows as
+// a pending signal instead of ending the test program).
+TEST(OpEncoding, SendDefaultsToNoSignal) {
+    sigset_t pipe_only, old;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    ASSERT_EQ(pthread_sigmask(SIG_BLOCK, &pipe_only, &old), 0);
+    Ring ring(4);
+    int sv[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    ::close(sv[1]);
+    ring.prepare(op::Send(Fd{sv[0]}, "x", 1)).user_data(1);
+    const int res = reap_one(ring).res;
+    msghdr msg{};
+    iovec iov{const_cast<char*>("y"), 1};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    ring.prepare(op::SendMsg(Fd{sv[0]}, &msg)).user_data(2);
+    const int msg_res = reap_one(ring).res;
+    sigset_t pending;
+    sigpending(&pending);
+    const bool raised = sigismember(&pending, SIGPIPE) == 1;
+    if (raised) {
+        const timespec zero{0, 0};
+        while (sigtimedwait(&pipe_only, nullptr, &zero) == SIGPIPE) {
+        }
+    }
+    ::close(sv[0]);
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    EXPECT_EQ(res, -EPIPE);
+    EXPECT_EQ(msg_res, -EPIPE);
+    EXPECT_FALSE(raised) << "op::Send raised SIGPIPE: its flags were not MSG_NOSIGNAL";
+    io_uring_sqe s{};
+    op::SendZc(Fd{3}, "x", 1).prepare(s);
+    EXPECT_EQ(s.msg_flags, static_cast<std::uint32_t>(MSG_NOSIGNAL));
+    op::Send(Fd{3}, "x", 1, 0).prepare(s);
+    EXPECT_EQ(s.msg_flags, 0u) << "0 is still send(2)'s own default";
+}
+
+TEST(OpEncoding, AcceptDefaultsToCloseOnExec) {
+    Ring ring(4);
+    Listener listener;
+    const UniqueFd client = listener.connect_client();
+    ring.prepare(op::Accept(Fd{listener.fd.get()})).user_data(1);
+    const int fd = reap_one(ring).res;
+    ASSERT_GE(fd, 0);
+    const int fdflags = ::fcntl(fd, F_GETFD);
+    ::close(fd);
+    EXPECT_TRUE(fdflags & FD_CLOEXEC) << "op::Accept's socket would leak into an exec'd child";
+    io_uring_sqe s{};
+    op::Accept(Fd{3}).flags(0).prepare(s);
+    EXPECT_EQ(s.accept_flags, 0u);
+}
+
+}  // namespace
