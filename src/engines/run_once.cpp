@@ -77,9 +77,13 @@ struct Phases {
             kernel_threads.end();
         tracking = start;
     }
-    void sample_kernel_threads() {
-        std::lock_guard lk(kernel_threads_lock);
-        if (tracking) kernel_threads.sample();
+    void sample_kernel_threads() noexcept {
+        try {
+            std::lock_guard lk(kernel_threads_lock);
+            if (tracking) kernel_threads.sample();
+        } catch (const std::exception&) {
+            // A sample missed: the next one, or the end, reads them again.
+        }
     }
 
     void step(const RunContext& rc, JobState* state, unsigned jobs) noexcept {
@@ -105,8 +109,13 @@ struct Phases {
                 }
                 for (unsigned i = 0; i < jobs; ++i)
                     state[i].progress.store(0, std::memory_order_relaxed);
-                start_counting(state, jobs);
-                track_kernel_threads(true);
+                try {
+                    start_counting(state, jobs);
+                    track_kernel_threads(true);
+                } catch (const std::exception& e) {
+                    // Out of memory for a /proc read: the run goes on unattributed.
+                    offload_why = e.what();
+                }
                 ::getrusage(RUSAGE_SELF, &r0);
                 t0 = now_ns();
                 if (spec.runtime_s > 0)
@@ -118,7 +127,11 @@ struct Phases {
                 ::getrusage(RUSAGE_SELF, &r1);
                 if (offload_counter.counting()) offloads_at_end = offload_counter.read();
                 offload_counter.close();
-                track_kernel_threads(false);
+                try {
+                    track_kernel_threads(false);
+                } catch (const std::exception&) {
+                    // The workers keep their figures of the last sample.
+                }
                 stage.store(done, std::memory_order_relaxed);
                 break;
         }
