@@ -44,6 +44,7 @@ struct Options {
                                 cache = "warm";
     std::string runtime, ramp, json, csv, plot, compare, order = "rotate";
     unsigned rwmixread = 50, batch = 0, numjobs = 1, rounds = kDefaultRounds, threads = 64;
+    unsigned ring_entries = 0, sq_thread_idle = 0;
     std::optional<std::uint64_t> order_seed;
     double confidence = 0.95;
     long long ios = 0;
@@ -135,6 +136,15 @@ BenchSpec make_spec(const CLI::App& app, const Options& o, TargetSpec& target) {
     if (o.threads < 1 || o.threads > 4096)
         throw UsageError{fmt::format("--threads {}: give 1 to 4096", o.threads)};
     w.threadpool_workers = o.threads;
+    if (app.count("--ring-entries") && (o.ring_entries == 0 || o.ring_entries > kMaxDepth ||
+                                        (o.ring_entries & (o.ring_entries - 1)) != 0))
+        throw UsageError{fmt::format("--ring-entries {}: give a power of two from 1 to {}, like 8",
+                                     o.ring_entries, kMaxDepth)};
+    spec.ring_entries = o.ring_entries;
+    if (app.count("--sq-thread-idle") && (o.sq_thread_idle == 0 || o.sq_thread_idle > 60000))
+        throw UsageError{
+            fmt::format("--sq-thread-idle {}: give 1 to 60000 milliseconds", o.sq_thread_idle)};
+    spec.sq_thread_idle_ms = o.sq_thread_idle;
     spec.batch = o.batch;
     if (o.ios < 0 || (o.ios == 0 && app.count("--ios")))
         throw UsageError{fmt::format("--ios {}: give a count above 0", o.ios)};
@@ -408,6 +418,12 @@ const Register reg{Command{
         app.add_option("--threads", o->threads,
                        "Most workers of the threadpool engine (it uses min(depth, this))")
             ->capture_default_str();
+        app.add_option("--ring-entries", o->ring_entries,
+                       "SQ and CQ entries of the uring, uring-async and uring-sqpoll rings "
+                       "(default: the depth, CQ twice that); below the depth the CQ overflows");
+        app.add_option("--sq-thread-idle", o->sq_thread_idle,
+                       "Milliseconds the uring-sqpoll thread polls without work before it "
+                       "sleeps (default 50)");
         app.add_flag("--allow-write", o->allow_write,
                      "Allow a write workload on the file given with --filename");
         app.add_flag("--verify", o->verify,

@@ -2,8 +2,55 @@
 #include "engines/run_once.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace uringkit::engines::detail {
+
+Attribution attribution_of(const Outcome& o) {
+    Attribution a;
+    if (o.ios == 0) return a;
+    const double ios = static_cast<double>(o.ios);
+    if (o.offloads >= 0) a.offload_per_io = static_cast<double>(o.offloads) / ios;
+    a.offload_cpu_us_per_io = 1e6 * o.workers.cpu_s / ios;
+    a.offload_ctx_per_kio = 1e3 * static_cast<double>(o.workers.vcsw + o.workers.ivcsw) / ios;
+    a.io_workers = o.workers.threads;
+    a.io_workers_started = o.workers.started;
+    a.io_workers_exited = o.workers.exited;
+    a.sqpoll_cpu_us_per_io = 1e6 * o.sq_poll.cpu_s / ios;
+    a.sq_wakeups_per_kio = 1e3 * static_cast<double>(o.sq_wakeups) / ios;
+    a.cq_overflows = o.cq_overflows;
+    a.enter_retries = o.enter_retries;
+    return a;
+}
+
+namespace {
+
+// The medians of the runs' attributions, field by field (the counts of
+// workers and events as whole numbers).
+Attribution median_attribution(const std::vector<const Outcome*>& good) {
+    std::vector<Attribution> each;
+    for (const Outcome* o : good) each.push_back(attribution_of(*o));
+    auto med = [&](auto field) {
+        std::vector<double> v;
+        for (const Attribution& a : each) v.push_back(static_cast<double>(a.*field));
+        return measure::median_of(v);
+    };
+    Attribution m;
+    m.offload_per_io = med(&Attribution::offload_per_io);
+    m.offload_cpu_us_per_io = med(&Attribution::offload_cpu_us_per_io);
+    m.offload_ctx_per_kio = med(&Attribution::offload_ctx_per_kio);
+    m.io_workers = static_cast<unsigned>(std::lround(med(&Attribution::io_workers)));
+    m.io_workers_started =
+        static_cast<unsigned>(std::lround(med(&Attribution::io_workers_started)));
+    m.io_workers_exited = static_cast<unsigned>(std::lround(med(&Attribution::io_workers_exited)));
+    m.sqpoll_cpu_us_per_io = med(&Attribution::sqpoll_cpu_us_per_io);
+    m.sq_wakeups_per_kio = med(&Attribution::sq_wakeups_per_kio);
+    m.cq_overflows = static_cast<std::uint64_t>(std::llround(med(&Attribution::cq_overflows)));
+    m.enter_retries = static_cast<std::uint64_t>(std::llround(med(&Attribution::enter_retries)));
+    return m;
+}
+
+}  // namespace
 
 Row aggregate(const std::string& label, unsigned depth, unsigned batch,
               const std::vector<Outcome>& runs, double confidence) {
@@ -80,6 +127,7 @@ Row aggregate(const std::string& label, unsigned depth, unsigned batch,
     row.ios_per_submit = med([](const Outcome& o) {
         return o.submits ? static_cast<double>(o.ios) / static_cast<double>(o.submits) : 0.0;
     });
+    row.attribution = median_attribution(good);
     return row;
 }
 
@@ -107,6 +155,7 @@ RunRecord record(const Outcome& o, const std::string& label, unsigned depth, uns
     r.syscalls = o.syscalls;
     r.submits = o.submits;
     r.cached_at_start = o.cached_at_start;
+    if (o.status == Row::ok) r.attribution = attribution_of(o);
     return r;
 }
 

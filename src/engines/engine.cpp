@@ -24,6 +24,8 @@ constexpr EngineInfo kEngines[] = {
      start_libaio},
     {"uring", "io_uring reads/writes, a batch per io_uring_enter (submit and wait in one call)",
      start_uring},
+    {"uring-async", "uring with IOSQE_ASYNC on every I/O: each one goes to an io-wq worker thread",
+     start_uring_async},
     {"uring-reg", "io_uring with registered file and buffers (read_fixed/write_fixed)",
      start_uring_reg},
     {"uring-sqpoll", "io_uring with a kernel SQ polling thread (its CPU is counted)",

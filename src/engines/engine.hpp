@@ -27,6 +27,10 @@ struct JobContext {
     unsigned jobs = 1;
     std::uint32_t buffer_align =
         4096;  // alignment of the I/O buffers (O_DIRECT needs the logical block size)
+    // uring, uring-async, uring-sqpoll: SQ and CQ entries of the ring; 0: the
+    // depth (CQ twice that).  Below the depth the CQ can overflow (a test knob).
+    unsigned ring_entries = 0;
+    unsigned sq_thread_idle_ms = 0;  // uring-sqpoll: 0 for its own default (50 ms)
 };
 
 // One phase of a run: the engine issues I/Os until the deadline, the I/O
@@ -48,6 +52,12 @@ struct PhaseResult {
     std::uint64_t bytes = 0;
     std::uint64_t syscalls = 0;  // system calls the engine made for them
     std::uint64_t submits = 0;   // calls that handed I/O to the kernel or the pool
+    // Where the kernel pushed back (the uring engines): enters that had to
+    // wake the sleeping SQPOLL thread, reaps that found completions parked
+    // in the CQ overflow list, enters answered -EAGAIN/-EBUSY/-EINTR and retried.
+    std::uint64_t sq_wakeups = 0;
+    std::uint64_t cq_overflows = 0;
+    std::uint64_t enter_retries = 0;
     // The first failed I/O: -errno, or 1 for a short transfer, 2 for a verify mismatch.
     int error = 0;
     std::uint64_t error_offset = 0;

@@ -11,6 +11,7 @@ std::unique_ptr<EngineJob> start_pread(const JobContext& ctx);
 std::unique_ptr<EngineJob> start_threadpool(const JobContext& ctx);
 std::unique_ptr<EngineJob> start_libaio(const JobContext& ctx);
 std::unique_ptr<EngineJob> start_uring(const JobContext& ctx);
+std::unique_ptr<EngineJob> start_uring_async(const JobContext& ctx);
 std::unique_ptr<EngineJob> start_uring_reg(const JobContext& ctx);
 std::unique_ptr<EngineJob> start_uring_sqpoll(const JobContext& ctx);
 std::unique_ptr<EngineJob> start_uring_iopoll(const JobContext& ctx);

@@ -132,6 +132,9 @@ std::vector<std::string> verdict(const Report& rep) {
     ctx.rw = rep.spec.workload.rw;
     ctx.busy = busy_machine(rep);
     if (rep.saved) ctx.saved_name = rep.saved->name;
+    ctx.filesystem = rep.host.filesystem;
+    ctx.ring_entries = rep.spec.ring_entries;
+    ctx.sq_thread_idle_ms = rep.spec.sq_thread_idle_ms;
     const std::vector<Comparison> all = comparisons(rep);
     std::vector<std::string> lines = verdict_lines(rep.results, all, ctx);
     for (std::string& line : ceiling_lines(rep.results, all, rep.host.ceiling, ctx.rw))
@@ -150,6 +153,17 @@ std::vector<std::string> notes(const Report& rep) {
         "(SQPOLL, io-wq) count too");
     if (has("uring-sqpoll"))
         n.push_back("uring-sqpoll: its kernel SQ polling thread's CPU is included");
+    if (!rep.results.offload_not_counted.empty())
+        n.push_back("io-wq hand-offs: not counted: " + rep.results.offload_not_counted +
+                    " (offl/IO reads -; the workers' CPU and context switches come from /proc "
+                    "all the same)");
+    unsigned exited = 0;
+    for (const RunRecord& r : rep.results.runs) exited += r.attribution.io_workers_exited;
+    if (exited)
+        n.push_back(fmt::format(
+            "io-wq workers: {} exited during a measured run; each counts up to the last "
+            "sample that saw it (every {:g} s), what it did after that is not in kthr%",
+            exited, measure::kSteadyWindowS));
     if (has("libaio") && !rep.spec.workload.direct)
         n.push_back(
             "libaio: on buffered files io_submit does the I/O itself before returning; its depth "

@@ -31,6 +31,20 @@ std::string_view steadiness_name(Steadiness::Kind k) {
     return "not_assessed";
 }
 
+// Where the time went (runner.hpp: Attribution), as rows and runs both carry it.
+json attribution_json(const Attribution& a) {
+    return {{"offload_per_io", a.offload_per_io < 0 ? json(nullptr) : json(a.offload_per_io)},
+            {"offload_cpu_us_per_io", a.offload_cpu_us_per_io},
+            {"offload_ctx_per_kio", a.offload_ctx_per_kio},
+            {"io_workers", a.io_workers},
+            {"io_workers_started", a.io_workers_started},
+            {"io_workers_exited", a.io_workers_exited},
+            {"sqpoll_cpu_us_per_io", a.sqpoll_cpu_us_per_io},
+            {"sq_wakeups_per_kio", a.sq_wakeups_per_kio},
+            {"cq_overflows", a.cq_overflows},
+            {"enter_retries", a.enter_retries}};
+}
+
 json run_json(const RunRecord& r) {
     json j = {{"engine", r.engine},
               {"iodepth", r.iodepth},
@@ -53,6 +67,7 @@ json run_json(const RunRecord& r) {
               {"steady_change", r.steady.change},
               {"steady_why", r.steady.why},
               {"cached_at_start", r.cached_at_start < 0 ? json(nullptr) : json(r.cached_at_start)}};
+    if (r.status == Row::ok) j.update(attribution_json(r.attribution));
     return j;
 }
 
@@ -136,6 +151,7 @@ std::string to_json(const Report& rep) {
                 {"syscalls", r.syscalls},
                 {"submits", r.submits},
             });
+            row.update(attribution_json(r.attribution));
         }
         rows.push_back(std::move(row));
     }
@@ -175,6 +191,8 @@ std::string to_json(const Report& rep) {
     doc["comparisons"] = std::move(comps);
     doc["runs"] = std::move(runs);
     doc["notes"] = notes(rep);
+    doc["offload_counter"] = {{"counted", rep.results.offload_not_counted.empty()},
+                              {"why", rep.results.offload_not_counted}};
     doc["interrupted"] = rep.results.interrupted;
     doc["peak_rss_bytes"] = static_cast<std::uint64_t>(rep.results.peak_rss_kib) * 1024;
     doc["wall_s"] = rep.results.wall_s;

@@ -3,6 +3,7 @@
 // this thread samples their progress; then the jobs' figures merged.
 #include "engines/run_once.hpp"
 
+#include "measure/offload_counter.hpp"
 #include "uringkit/sys/page_cache.hpp"
 
 #include <sys/resource.h>
@@ -25,6 +26,7 @@ struct alignas(64) JobState {
     PhaseResult ramp, result;
     LatencyHistogram latency;
     int fd = -1;
+    int tid = 0;  // the job's thread: the io-wq hand-off counter watches it
     std::atomic<std::uint64_t> progress{0};
 };
 
@@ -44,6 +46,45 @@ struct Phases {
     rusage r0{}, r1{};
     double cached_at_start = -1;
     int meetings = 0;
+    // The kernel threads' cost over the measured phase (io_workers.hpp); the
+    // sampler thread also samples it, hence the lock (never on a job's path:
+    // only at the meeting points and in the sampler).
+    std::mutex kernel_threads_lock;
+    measure::KernelThreadTracker kernel_threads;
+    bool tracking = false;
+    measure::TracepointCounter offload_counter;
+    std::uint64_t offloads_at_start = 0, offloads_at_end = 0;
+    std::string offload_why;
+
+    // Opens the hand-off counter on the submitting threads: the jobs' and
+    // any SQPOLL thread's (which submits for its ring).
+    void start_counting(JobState* state, unsigned jobs) {
+        const std::uint64_t id = measure::async_work_tracepoint_id(offload_why);
+        if (id == 0) return;
+        std::vector<int> tids;
+        for (unsigned i = 0; i < jobs; ++i) tids.push_back(state[i].tid);
+        for (const measure::KernelThreadFigures& k : measure::kernel_threads_now())
+            if (k.kind == measure::KernelThreadKind::sq_poll) tids.push_back(k.tid);
+        if (!offload_counter.open(id, tids, offload_why)) return;
+        offload_why.clear();
+        offloads_at_start = offload_counter.read();
+    }
+    void track_kernel_threads(bool start) {
+        std::lock_guard lk(kernel_threads_lock);
+        if (start)
+            kernel_threads.begin();
+        else
+            kernel_threads.end();
+        tracking = start;
+    }
+    void sample_kernel_threads() noexcept {
+        try {
+            std::lock_guard lk(kernel_threads_lock);
+            if (tracking) kernel_threads.sample();
+        } catch (const std::exception&) {
+            // A sample missed: the next one, or the end, reads them again.
+        }
+    }
 
     void step(const RunContext& rc, JobState* state, unsigned jobs) noexcept {
         const BenchSpec& spec = rc.spec;
@@ -68,6 +109,13 @@ struct Phases {
                 }
                 for (unsigned i = 0; i < jobs; ++i)
                     state[i].progress.store(0, std::memory_order_relaxed);
+                try {
+                    start_counting(state, jobs);
+                    track_kernel_threads(true);
+                } catch (const std::exception& e) {
+                    // Out of memory for a /proc read: the run goes on unattributed.
+                    offload_why = e.what();
+                }
                 ::getrusage(RUSAGE_SELF, &r0);
                 t0 = now_ns();
                 if (spec.runtime_s > 0)
@@ -77,6 +125,13 @@ struct Phases {
             default:
                 t1 = now_ns();
                 ::getrusage(RUSAGE_SELF, &r1);
+                if (offload_counter.counting()) offloads_at_end = offload_counter.read();
+                offload_counter.close();
+                try {
+                    track_kernel_threads(false);
+                } catch (const std::exception&) {
+                    // The workers keep their figures of the last sample.
+                }
                 stage.store(done, std::memory_order_relaxed);
                 break;
         }
@@ -102,6 +157,7 @@ void run_job(const RunContext& rc, const EngineInfo& engine, const JobContext& b
     JobContext ctx = base;
     ctx.fd = st.fd;
     ctx.job = i;
+    st.tid = static_cast<int>(::gettid());
     try {
         st.job = engine.start(ctx);
     } catch (const EngineUnavailable& e) {
@@ -158,7 +214,7 @@ double eta_s(const RunContext& rc, std::uint64_t now, double elapsed_s, double r
 // completed count every window (for the steady-state check) and the
 // progress line every fifth window.
 std::vector<Window> sample_until_done(const RunContext& rc, unsigned depth, Crew& crew,
-                                      const Phases& ph) {
+                                      Phases& ph) {
     std::vector<Window> windows;
     const BenchSpec& spec = rc.spec;
     const double run_s = spec.runtime_s > 0 ? spec.ramp_s + spec.runtime_s : 0;
@@ -183,6 +239,10 @@ std::vector<Window> sample_until_done(const RunContext& rc, unsigned depth, Crew
             measuring = true;
             window_ios = ios;
             window_ns = now;
+            // Keeps the figures of an io-wq worker that may exit before the end.
+            lk.unlock();
+            ph.sample_kernel_threads();
+            lk.lock();
         }
         // The first sample of every run draws the line, then every fifth:
         // a default run lasts 0.2 s, so a line drawn only every fifth
@@ -212,6 +272,7 @@ std::vector<Window> sample_until_done(const RunContext& rc, unsigned depth, Crew
 
 // The jobs' figures as one: the first failure wins; counts and latencies add up.
 void merge_jobs(const RunContext& rc, const Crew& crew, const Phases& ph, Outcome& out) {
+    out.offload_why = ph.offload_why;
     LatencyHistogram merged;
     for (unsigned i = 0; i < crew.jobs; ++i) {
         const JobState& st = crew.state[i];
@@ -233,6 +294,9 @@ void merge_jobs(const RunContext& rc, const Crew& crew, const Phases& ph, Outcom
         out.bytes += st.result.bytes;
         out.syscalls += st.result.syscalls;
         out.submits += st.result.submits;
+        out.sq_wakeups += st.result.sq_wakeups;
+        out.cq_overflows += st.result.cq_overflows;
+        out.enter_retries += st.result.enter_retries;
         merged.merge(st.latency);
     }
     if (ph.skip || out.status != Row::ok) return;
@@ -242,6 +306,10 @@ void merge_jobs(const RunContext& rc, const Crew& crew, const Phases& ph, Outcom
     out.stime_s = seconds_of(ph.r1.ru_stime) - seconds_of(ph.r0.ru_stime);
     out.nvcsw = ph.r1.ru_nvcsw - ph.r0.ru_nvcsw;
     out.nivcsw = ph.r1.ru_nivcsw - ph.r0.ru_nivcsw;
+    if (ph.offload_why.empty())
+        out.offloads = static_cast<std::int64_t>(ph.offloads_at_end - ph.offloads_at_start);
+    out.workers = ph.kernel_threads.cost(measure::KernelThreadKind::io_worker);
+    out.sq_poll = ph.kernel_threads.cost(measure::KernelThreadKind::sq_poll);
     out.lat = {merged.mean(),         merged.quantile(0.50),  merged.quantile(0.90),
                merged.quantile(0.99), merged.quantile(0.999), static_cast<double>(merged.max())};
 }
@@ -280,6 +348,8 @@ Outcome run_once(RunContext& rc, const EngineInfo& engine, unsigned depth) {
     base.batch = spec.batch_for(depth);
     base.jobs = jobs;
     base.buffer_align = std::max<std::uint32_t>(rc.target.direct_align(), 4096);
+    base.ring_entries = spec.ring_entries;
+    base.sq_thread_idle_ms = spec.sq_thread_idle_ms;
 
     std::vector<std::thread> threads;
     threads.reserve(jobs);

@@ -5,6 +5,7 @@
 
 #include "engines/engine.hpp"
 #include "engines/runner.hpp"
+#include "measure/io_workers.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -26,6 +27,14 @@ struct Outcome {
     double utime_s = 0, stime_s = 0;
     long nvcsw = 0, nivcsw = 0;
     Row::Latency lat;
+    // Where the time went (docs/bench.md, "Attribution"): hand-offs to io-wq
+    // counted by the tracepoint (-1: not counted, `offload_why` says why),
+    // what the io-wq workers and the SQPOLL thread cost, and the engine's own
+    // counts of where the kernel pushed back.
+    std::int64_t offloads = -1;
+    std::string offload_why;
+    measure::KernelThreadCost workers, sq_poll;
+    std::uint64_t sq_wakeups = 0, cq_overflows = 0, enter_retries = 0;
 };
 
 inline double iops_of(const Outcome& o) {
@@ -34,6 +43,9 @@ inline double iops_of(const Outcome& o) {
 inline double cpu_us_per_io_of(const Outcome& o) {
     return 1e6 * (o.utime_s + o.stime_s) / static_cast<double>(o.ios);
 }
+
+// A run's attribution (runner.hpp) from what it measured.
+Attribution attribution_of(const Outcome& o);
 
 struct RunContext {
     const BenchSpec& spec;

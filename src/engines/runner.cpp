@@ -122,6 +122,8 @@ Results run_bench(const BenchSpec& spec, const Target& target, const std::atomic
                 if (spec.cache == Cache::cold) target.drop_cache();
                 rc.label = labels[e];
                 mine.push_back(detail::run_once(rc, *info, spec.depths[d]));
+                if (res.offload_not_counted.empty())
+                    res.offload_not_counted = mine.back().offload_why;
                 res.runs.push_back(detail::record(mine.back(), labels[e], spec.depths[d], round + 1,
                                                   static_cast<unsigned>(pos + 1)));
             }

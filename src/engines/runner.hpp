@@ -64,13 +64,33 @@ struct BenchSpec {
     Cache cache = Cache::warm;
     unsigned rounds = 1;
     Order order = Order::rotate;
-    std::uint64_t order_seed = 1;  // for Order::shuffle
-    double confidence = 0.95;      // of each interval, and family-wise for the verdict
+    std::uint64_t order_seed = 1;    // for Order::shuffle
+    double confidence = 0.95;        // of each interval, and family-wise for the verdict
+    unsigned ring_entries = 0;       // JobContext::ring_entries (--ring-entries)
+    unsigned sq_thread_idle_ms = 0;  // JobContext::sq_thread_idle_ms (--sq-thread-idle)
 
     unsigned batch_for(unsigned depth) const noexcept {
         const unsigned b = batch ? batch : depth;
         return b < depth ? b : depth;
     }
+};
+
+// Where an engine's time went besides its own thread (docs/bench.md,
+// "Attribution"): per run, or a row's medians.
+struct Attribution {
+    // Requests handed to io-wq workers per I/O, from the tracepoint counter;
+    // negative: not counted (Results::offload_not_counted says why).
+    double offload_per_io = -1;
+    // The io-wq workers' CPU and context switches (iou-wrk-* threads).
+    double offload_cpu_us_per_io = 0;
+    double offload_ctx_per_kio = 0;
+    unsigned io_workers = 0;          // workers that ran during the run
+    unsigned io_workers_started = 0;  // of them, started during it
+    unsigned io_workers_exited = 0;   // of them, gone at its end (figures to their last sample)
+    double sqpoll_cpu_us_per_io = 0;  // the SQPOLL thread (iou-sqp-*)
+    double sq_wakeups_per_kio = 0;    // enters that woke it, per 1000 I/Os
+    std::uint64_t cq_overflows = 0;   // reaps that found completions in the overflow list
+    std::uint64_t enter_retries = 0;  // enters answered -EAGAIN/-EBUSY/-EINTR
 };
 
 // The figures of one engine at one depth (medians over the rounds, each with
@@ -102,6 +122,7 @@ struct Row {
     double ios_per_submit = 0;
     std::uint64_t syscalls = 0;  // counted by the engine (median run), for cross-checks
     std::uint64_t submits = 0;
+    Attribution attribution;  // medians over the runs
 };
 
 std::string_view status_name(Row::Status s) noexcept;
@@ -137,6 +158,7 @@ struct RunRecord {
     // started (after the ramp, and after the drop with --cache cold); -1:
     // not known (O_DIRECT, or neither cachestat nor mincore could tell).
     double cached_at_start = -1;
+    Attribution attribution;
 };
 
 struct Results {
@@ -146,6 +168,9 @@ struct Results {
     double confidence = 0.95;
     bool interrupted = false;
     long peak_rss_kib = 0;  // getrusage ru_maxrss at the end
+    // Why the io-wq hand-offs were not counted ("tracefs not mounted", ...);
+    // empty when they were.
+    std::string offload_not_counted;
     double wall_s = 0;
 };
 

@@ -48,6 +48,8 @@ enum class Id {
     ctx,
     syscalls,
     per_submit,
+    kernel_threads,
+    offload,
     saved
 };
 
@@ -147,6 +149,22 @@ std::vector<Column> all_columns(const Results& res, const std::vector<Comparison
                        [](const Row& r) { return sig3(r.syscalls_per_io); }));
     c.push_back(figure(Id::per_submit, "IO/sub", 2, 6, 40,
                        [](const Row& r) { return sig3(r.ios_per_submit); }));
+    // Where the time went besides the engine's thread (Attribution): the
+    // share of its CPU spent in io_uring's kernel threads (io-wq workers,
+    // the SQPOLL thread), and the hand-offs to io-wq per I/O where counted.
+    // They explain rather than answer, so they are the first to go.
+    c.push_back(figure(Id::kernel_threads, "kthr%", 2, 5, 8, [](const Row& r) {
+        const Attribution& a = r.attribution;
+        const double share =
+            r.cpu_us_per_io > 0
+                ? 100 * (a.offload_cpu_us_per_io + a.sqpoll_cpu_us_per_io) / r.cpu_us_per_io
+                : 0;
+        return fmt::format("{:.0f}", std::min(share, 100.0));
+    }));
+    c.push_back(figure(Id::offload, "offl/IO", 2, 7, 5, [](const Row& r) {
+        return r.attribution.offload_per_io < 0 ? std::string("-")
+                                                : sig3(r.attribution.offload_per_io);
+    }));
     if (!against_saved.empty()) {
         c.push_back(figure(Id::saved, "IOPS vs saved", 3, 16, 90,
                            [against_saved](const Row& r) { return saved_cell(r, against_saved); }));

@@ -28,6 +28,9 @@ RingOptions lean_ring_options() noexcept;
 // (EINVAL on older kernels); other failures (io_uring disabled, ENOMEM) become
 // EngineUnavailable with the library's explanation.
 Ring make_ring(unsigned entries, RingOptions options);
+// The ring for a job: `depth` entries, or JobContext::ring_entries for both
+// the SQ and the CQ (a CQ smaller than the depth can overflow).
+Ring make_job_ring(const JobContext& ctx, RingOptions options);
 
 // A uring-style job: the shared slots (queue_job.hpp) driven by one ring;
 // run_loop below is parameterised by how an SQE is prepared.
@@ -52,11 +55,16 @@ protected:
     template <class Prep>
     PhaseResult run_loop(Ring& ring, const Phase& ph, Prep&& prep) {
         PhaseState st(*this, ph);
+        const bool sqpoll = ring.setup_flags() & IORING_SETUP_SQPOLL;
         const std::uint64_t enters_before = ring.enter_calls();
         for (;;) {
             st.inflight +=
                 issue(ph, st, [&](unsigned s, const Io& io) { return prep(ring, s, io); });
             if (st.inflight == 0) break;
+            // A sleeping SQPOLL thread costs an enter with IORING_ENTER_SQ_WAKEUP
+            // (Ring::enter adds it): count what the application saw, before it enters.
+            if (sqpoll && ring.sq_pending() && (ring.sq_flags() & IORING_SQ_NEED_WAKEUP))
+                ++st.r.sq_wakeups;
             const int ret = ring.submit_and_wait(want(st));
             ++st.r.submits;
             if (!enter_continues(ret)) {
@@ -64,6 +72,10 @@ protected:
                 if (st.r.error == 0) st.r.error = ret;
                 break;
             }
+            if (ret < 0) ++st.r.enter_retries;
+            // A full CQ parks completions in the kernel's overflow list;
+            // for_each_completion flushes them back in, at the cost of an enter.
+            if (ring.sq_flags() & IORING_SQ_CQ_OVERFLOW) ++st.r.cq_overflows;
             const std::uint64_t t_reap = now_ns();
             ring.for_each_completion([&](const Completion& c) {
                 complete(ph, st, static_cast<unsigned>(c.user_data), c.res, t_reap);
@@ -75,8 +87,9 @@ protected:
     }
 
     // The loop with plain IORING_OP_READ/WRITE on `file` (an Fd, or a Fixed
-    // index into the registered files).
-    PhaseResult run_rw(Ring& ring, const Phase& ph, File file) {
+    // index into the registered files); `sqe_flags` are OR-ed into every SQE
+    // (IOSQE_ASYNC for uring-async).
+    PhaseResult run_rw(Ring& ring, const Phase& ph, File file, std::uint8_t sqe_flags = 0) {
         const std::uint32_t bs = w_.bs;
         return run_loop(ring, ph, [&](Ring& rg, unsigned s, const Io& io) {
             void* buf = buffers_.slot(s);
@@ -86,6 +99,7 @@ protected:
                 op::Write(file, buf, bs, io.offset).prepare(*sqe);
             else
                 op::Read(file, buf, bs, io.offset).prepare(*sqe);
+            sqe->flags |= sqe_flags;
             sqe->user_data = s;
             return true;
         });

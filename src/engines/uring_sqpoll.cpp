@@ -7,12 +7,12 @@
 namespace uringkit::engines::detail {
 namespace {
 
-RingOptions sqpoll_options() noexcept {
+RingOptions sqpoll_options(unsigned idle_ms) noexcept {
     RingOptions o;
     o.sqpoll = true;
     // Short idle: the thread sleeps soon after a run instead of spinning for
     // the kernel's default second into the next engine's measurement.
-    o.sq_thread_idle_ms = 50;
+    o.sq_thread_idle_ms = idle_ms ? idle_ms : 50;
     o.single_issuer = true;  // DEFER_TASKRUN is not allowed with SQPOLL
     o.register_ring_fd = true;
     return o;
@@ -21,7 +21,7 @@ RingOptions sqpoll_options() noexcept {
 class UringSqpollJob final : public UringJobBase {
 public:
     explicit UringSqpollJob(const JobContext& ctx)
-        : UringJobBase(ctx), ring_(make_ring(ctx.depth, sqpoll_options())) {
+        : UringJobBase(ctx), ring_(make_job_ring(ctx, sqpoll_options(ctx.sq_thread_idle_ms))) {
         // SQPOLL reads file descriptors from its own thread: registering the
         // file saves it the lookup (and was required before 5.11).
         register_or_unavailable([&] {

@@ -1,5 +1,6 @@
 #include "engines/verdict.hpp"
 
+#include "engines/figures.hpp"
 #include "measure/interval.hpp"
 
 #include <fmt/format.h>
@@ -226,7 +227,81 @@ std::string steadiness_remark(const Results& res, const Comparison& c) {
     return out.empty() ? out : "; not steady: " + out;
 }
 
+// Why io_uring handed a row's I/Os to io-wq workers.
+std::string offload_reason(const Row& row, const VerdictContext& ctx, const std::string& what) {
+    if (engine_base(row.engine) == "uring-async")
+        return "IOSQE_ASYNC sends every " + what + " to a worker";
+    if (ctx.filesystem == "tmpfs")
+        return "tmpfs files do not support non-blocking " + what +
+               "s, so io_uring queues each one to a worker";
+    return what + "s that could not complete without blocking are queued to a worker";
+}
+
+// "; pread did 44.0x its reads per second here" from a judged loss against another engine.
+std::string loss_phrase(const Row& row, const std::vector<Comparison>& comparisons,
+                        const std::string& what) {
+    for (const Comparison& c : comparisons) {
+        if (c.a != row.engine || c.iodepth != row.iodepth || c.b == "saved") continue;
+        if (c.metric == Metric::iops && c.verdict == Judgement::slower && c.ratio > 0)
+            return fmt::format("; {} did {} its {}s per second here", c.b, times(1 / c.ratio),
+                               what);
+        if (c.metric == Metric::cpu_us_per_io && c.verdict == Judgement::slower)
+            return fmt::format("; {} is {} cheaper per {} here", c.b, times(c.ratio), what);
+    }
+    return {};
+}
+
 }  // namespace
+
+std::vector<std::string> cause_lines(const Row& row, const std::vector<Comparison>& comparisons,
+                                     const VerdictContext& ctx) {
+    std::vector<std::string> out;
+    if (row.status != Row::ok || row.ios == 0) return out;
+    const Attribution& a = row.attribution;
+    const std::string what = noun(ctx.rw);
+    const std::string at = fmt::format("at depth {} {}", row.iodepth, row.engine);
+    const double worker_share =
+        row.cpu_us_per_io > 0 ? a.offload_cpu_us_per_io / row.cpu_us_per_io : 0;
+    // io-wq: most I/Os handed over (counted), or, uncounted, a quarter or
+    // more of the CPU in the workers: below that they explain little.
+    const bool counted = a.offload_per_io >= 0;
+    if ((counted && a.offload_per_io >= 0.5) || (!counted && worker_share >= 0.25)) {
+        const std::string how =
+            counted ? fmt::format("handed {:.0f}% of its {}s to kernel worker threads",
+                                  std::min(a.offload_per_io, 1.0) * 100, what)
+                    : fmt::format("spent {:.0f}% of its CPU in io-wq kernel worker threads",
+                                  worker_share * 100);
+        out.push_back(fmt::format(
+            "{} {} ({}): each {} cost {:.1f} context switches and {} µs of CPU, {} µs of it in the "
+            "workers{}",
+            at, how, offload_reason(row, ctx, what), what, row.ctx_per_kio / 1e3,
+            detail::sig3(row.cpu_us_per_io), detail::sig3(a.offload_cpu_us_per_io),
+            loss_phrase(row, comparisons, what)));
+    }
+    // SQPOLL: the thread slept between I/Os, and a tenth or more needed a wake-up.
+    if (a.sq_wakeups_per_kio >= 100)
+        out.push_back(fmt::format(
+            "{} woke its sleeping SQ polling thread for {:.0f}% of its {}s (it sleeps after {} ms "
+            "without work): each wake-up is an io_uring_enter and a thread wake-up, and the "
+            "thread used {} µs of CPU per {}{}",
+            at, std::min(a.sq_wakeups_per_kio / 10, 100.0), what,
+            ctx.sq_thread_idle_ms ? ctx.sq_thread_idle_ms : 50,
+            detail::sig3(a.sqpoll_cpu_us_per_io), what, loss_phrase(row, comparisons, what)));
+    if (a.cq_overflows > 0)
+        out.push_back(
+            fmt::format("{} overflowed its completion queue in {} reaps ({} I/Os in flight{}): the "
+                        "completions waited in the kernel's overflow list and each flush cost an "
+                        "io_uring_enter{}",
+                        at, a.cq_overflows, row.iodepth,
+                        ctx.ring_entries ? fmt::format(" for a CQ of {} entries", ctx.ring_entries)
+                                         : std::string(),
+                        loss_phrase(row, comparisons, what)));
+    if (a.enter_retries > 0)
+        out.push_back(fmt::format(
+            "{} had io_uring_enter answered EAGAIN, EBUSY or EINTR {} times and retried it", at,
+            a.enter_retries));
+    return out;
+}
 
 std::vector<std::string> verdict_lines(const Results& res,
                                        const std::vector<Comparison>& comparisons,
@@ -282,6 +357,10 @@ std::vector<std::string> verdict_lines(const Results& res,
             line += steadiness_remark(res, c);
             lines.push_back(std::move(line));
         }
+        for (const Row& r : res.rows)
+            if (r.iodepth == depth)
+                for (std::string& l : cause_lines(r, comparisons, ctx))
+                    lines.push_back(std::move(l));
     }
     return lines;
 }

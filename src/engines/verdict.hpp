@@ -60,7 +60,19 @@ struct VerdictContext {
     RwMode rw = RwMode::randread;
     std::optional<std::string> busy;  // why the machine counts as busy: rank by CPU per I/O
     std::string saved_name;           // --compare: the saved run's file
+    // For the causes the verdict names (attribution): the file system of
+    // the benchmarked file (Host::filesystem), and the ring set-up asked.
+    std::string filesystem;
+    unsigned ring_entries = 0;
+    unsigned sq_thread_idle_ms = 0;
 };
+
+// The causes the attribution shows for one row, in plain words, one line
+// each ("at depth 1 uring handed 99% of its reads to kernel worker threads
+// (tmpfs files ...): ..."); none when it explains nothing.  `comparisons`
+// supply how much the loss was where a comparison judged one.
+std::vector<std::string> cause_lines(const Row& row, const std::vector<Comparison>& comparisons,
+                                     const VerdictContext& context);
 
 // The verdict in plain words, one line per comparison pair, grouped by depth.
 std::vector<std::string> verdict_lines(const Results& results,

@@ -84,6 +84,8 @@ struct Run {
     std::uint64_t requests = 0;             // responses the client counted in it
     std::uint64_t server_requests = 0;      // requests the server parsed while loaded
     double server_cpu_s = 0;                // the server process's user + system CPU meanwhile
+    double server_offload_cpu_s = 0;        // of it, its io-wq workers' (iou-wrk-*)
+    std::uint64_t server_offload_ctx = 0;   // their context switches
     std::uint64_t server_syscalls = 0;      // its engine's system calls meanwhile
     double client_cpu_s = 0;                // this process's user + system CPU in the interval
     std::uint64_t errors = 0;               // connect, reset, timeout, bad response

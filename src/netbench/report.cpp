@@ -195,6 +195,12 @@ std::string format_report(const Result& res, const std::vector<Comparison>& comp
     return out;
 }
 
+namespace {
+double per_request(const Run& r, double x) {
+    return r.server_requests ? x / static_cast<double>(r.server_requests) : 0;
+}
+}  // namespace
+
 std::string to_json(const Result& res, const std::vector<Comparison>& comparisons) {
     using json = nlohmann::ordered_json;
     // Schema 2: the shared header (docs/json.md), latency in ns, each run's
@@ -214,20 +220,24 @@ std::string to_json(const Result& res, const std::vector<Comparison>& comparison
         un.push_back({{"engine", u.engine}, {"why", u.why}});
     json& runs = j["runs"] = json::array();
     for (const Run& r : res.runs) {
-        json x = {{"engine", r.engine},
-                  {"workload", res.config.workloads[r.workload].name()},
-                  {"round", r.round + 1},
-                  {"elapsed_s", r.seconds},
-                  {"requests", r.requests},
-                  {"requests_per_s", r.requests_per_s()},
-                  {"server_requests", r.server_requests},
-                  {"server_cpu_s", r.server_cpu_s},
-                  {"server_cpu_us_per_request", r.server_cpu_us_per_request()},
-                  {"server_syscalls_per_request", r.server_syscalls_per_request()},
-                  {"client_cpu_share", r.client_cpu_share()},
-                  {"lat_p50_ns", r.lat_p50_ns},
-                  {"lat_p99_ns", r.lat_p99_ns},
-                  {"errors", r.errors}};
+        json x = {
+            {"engine", r.engine},
+            {"workload", res.config.workloads[r.workload].name()},
+            {"round", r.round + 1},
+            {"elapsed_s", r.seconds},
+            {"requests", r.requests},
+            {"requests_per_s", r.requests_per_s()},
+            {"server_requests", r.server_requests},
+            {"server_cpu_s", r.server_cpu_s},
+            {"server_cpu_us_per_request", r.server_cpu_us_per_request()},
+            {"server_syscalls_per_request", r.server_syscalls_per_request()},
+            {"server_offload_cpu_us_per_request", per_request(r, r.server_offload_cpu_s * 1e6)},
+            {"server_offload_ctx_per_request",
+             per_request(r, static_cast<double>(r.server_offload_ctx))},
+            {"client_cpu_share", r.client_cpu_share()},
+            {"lat_p50_ns", r.lat_p50_ns},
+            {"lat_p99_ns", r.lat_p99_ns},
+            {"errors", r.errors}};
         if (!r.error.empty()) x["error"] = r.error;
         runs.push_back(std::move(x));
     }

@@ -4,6 +4,7 @@
 
 #include "cli/size.hpp"
 #include "measure/interval.hpp"
+#include "measure/io_workers.hpp"
 #include "net/server.hpp"
 #include "uringkit/util/unique_fd.hpp"
 
@@ -66,14 +67,20 @@ public:
     struct Snapshot {
         std::uint64_t requests = 0, syscalls = 0, bytes_in = 0;
         double cpu_s = 0;
+        // The server's io-wq workers since the first snapshot (io_workers.hpp).
+        double offload_cpu_s = 0;
+        std::uint64_t offload_ctx = 0;
     };
     Snapshot snapshot() {
         if (::write(cmd_.get(), "S", 1) != 1) throw std::runtime_error("the server went away");
         const std::string s = line();
         Snapshot out;
-        unsigned long long req = 0, sys = 0, cpu_us = 0, in = 0;
-        if (std::sscanf(s.c_str(), "snap %llu %llu %llu %llu", &req, &sys, &cpu_us, &in) != 4)
+        unsigned long long req = 0, sys = 0, cpu_us = 0, in = 0, wrk_ns = 0, wrk_ctx = 0;
+        if (std::sscanf(s.c_str(), "snap %llu %llu %llu %llu %llu %llu", &req, &sys, &cpu_us, &in,
+                        &wrk_ns, &wrk_ctx) != 6)
             throw std::runtime_error("the server went away: " + s);
+        out.offload_cpu_s = static_cast<double>(wrk_ns) / 1e9;
+        out.offload_ctx = wrk_ctx;
         out.requests = req;
         out.bytes_in = in;
         out.syscalls = sys;
@@ -135,7 +142,20 @@ private:
             net::Server server(c);
             server.start();
             say(fmt::format("port {}\n", server.port()));
+            // The first snapshot starts the io-wq workers' account, each
+            // later one reads it: a worker that exits in between (after 5 s
+            // idle, longer than a run) would lose its figures.
+            measure::KernelThreadTracker workers;
+            bool tracking = false;
             for (char op; ::read(cmd, &op, 1) == 1;) {
+                measure::KernelThreadCost wrk;
+                if (tracking) {
+                    workers.end();
+                    wrk = workers.cost(measure::KernelThreadKind::io_worker);
+                } else {
+                    workers.begin();
+                    tracking = true;
+                }
                 rusage ru{};
                 ::getrusage(RUSAGE_SELF, &ru);
                 const auto us = [](const timeval& t) {
@@ -143,8 +163,9 @@ private:
                            static_cast<unsigned long long>(t.tv_usec);
                 };
                 const net::StatsSnapshot st = server.stats();
-                say(fmt::format("snap {} {} {} {}\n", st.requests, st.syscalls,
-                                us(ru.ru_utime) + us(ru.ru_stime), st.bytes_in));
+                say(fmt::format("snap {} {} {} {} {:.0f} {}\n", st.requests, st.syscalls,
+                                us(ru.ru_utime) + us(ru.ru_stime), st.bytes_in, wrk.cpu_s * 1e9,
+                                wrk.vcsw + wrk.ivcsw));
                 if (server.finished()) break;  // a thread died: wait() says why
             }
             server.stop();
@@ -260,6 +281,8 @@ Run one_run(const Workload& w, const std::string& label, net::ServerConfig sc,
                                   : after.requests - before.requests;
         run.server_syscalls = after.syscalls - before.syscalls;
         run.server_cpu_s = after.cpu_s - before.cpu_s;
+        run.server_offload_cpu_s = after.offload_cpu_s;
+        run.server_offload_ctx = after.offload_ctx;
         if (run.errors > 0)
             run.error = fmt::format("{} errors, the first: {}", run.errors, r.first_error);
     } catch (const std::exception& e) {

@@ -47,12 +47,24 @@ double process_cpu_seconds() noexcept {
 }  // namespace
 
 void StartGate::finish() noexcept {
+    try {
+        std::lock_guard lk(kernel_threads_lock_);
+        kernel_threads_.sample();
+    } catch (...) {
+        // Out of memory for a /proc read: the workers' figures stay as last sampled.
+    }
     // The last thread out: every other one has stored its figures (acq_rel).
     if (running_.fetch_sub(1, std::memory_order_acq_rel) == 1) cpu_end_ = process_cpu_seconds();
 }
 
 std::uint64_t StartGate::arrive_and_wait() noexcept {
     if (waiting_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        try {
+            std::lock_guard lk(kernel_threads_lock_);
+            kernel_threads_.begin();
+        } catch (...) {
+            // Out of memory for a /proc read: the workers go uncounted.
+        }
         cpu_start_ = process_cpu_seconds();
         start_.store(monotonic_ns(), std::memory_order_release);
         start_.notify_all();

@@ -200,8 +200,10 @@ struct Run {
     unsigned round = 0;
     double seconds = 0;  // first step issued to last completed, over all threads
     std::uint64_t ios = 0, bytes = 0;
-    std::uint64_t syscalls = 0;  // counted by the engine
-    double cpu_s = 0;            // user + system of the process (poll threads included)
+    std::uint64_t syscalls = 0;     // counted by the engine
+    double cpu_s = 0;               // user + system of the process (poll threads included)
+    double offload_cpu_s = 0;       // of it, the io-wq workers' (iou-wrk-*)
+    std::uint64_t offload_ctx = 0;  // their context switches
     double lat_p50_ns = 0, lat_p99_ns = 0, lat_max_ns = 0;
     // Reads and writes that moved fewer bytes than asked: at the end of a
     // file, as the program itself saw, or because the file changed since.

@@ -142,6 +142,9 @@ Run run_once(const Program& p, const Config& config, const detail::ReplayFiles& 
         }
     }
     run.cpu_s = gate.cpu_seconds();
+    const measure::KernelThreadCost workers = gate.io_workers();
+    run.offload_cpu_s = workers.cpu_s;
+    run.offload_ctx = workers.vcsw + workers.ivcsw;
     measure::LatencyHistogram lat;
     std::uint64_t start = UINT64_MAX, end = 0;
     for (const detail::ThreadResult& r : results) {

@@ -4,10 +4,12 @@
 #pragma once
 
 #include "measure/histogram.hpp"
+#include "measure/io_workers.hpp"
 #include "replaybench/replaybench.hpp"
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -29,8 +31,16 @@ public:
     // The process's user + system CPU between the start and the last finish
     // (the poll threads of uring-sqpoll included).
     double cpu_seconds() const noexcept { return cpu_end_ - cpu_start_; }
+    // The io-wq workers' share of it (io_workers.hpp), over the same span.
+    // Each thread samples them as it finishes, while its ring (and so its
+    // workers, which exit with their thread) still exists.
+    measure::KernelThreadCost io_workers() const {
+        return kernel_threads_.cost(measure::KernelThreadKind::io_worker);
+    }
 
 private:
+    std::mutex kernel_threads_lock_;  // taken at the start and at each finish only
+    measure::KernelThreadTracker kernel_threads_;
     std::atomic<std::size_t> waiting_, running_;
     std::atomic<std::uint64_t> start_{0};
     double cpu_start_ = 0, cpu_end_ = 0;

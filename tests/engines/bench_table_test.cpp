@@ -71,9 +71,11 @@ const std::string* line_of(const std::vector<std::string>& lines, const std::str
 
 TEST(BenchTable, NoWidthPrintsEveryColumn) {
     const std::string t = format_table(sweep());
-    for (const char* head : {"engine", "depth", "batch", "IOPS", "(95% interval)", "MiB/s", "mean",
-                             "p50", "p99", "p99.9", "max", "usr%", "sys%", "CPU/IO", "ctx/kIO",
-                             "sys/IO", "IO/sub", "latency, µs (submit to reap)"})
+    for (const char* head :
+         {"engine", "depth",  "batch", "IOPS",    "(95% interval)",
+          "MiB/s",  "mean",   "p50",   "p99",     "p99.9",
+          "max",    "usr%",   "sys%",  "CPU/IO",  "ctx/kIO",
+          "sys/IO", "IO/sub", "kthr%", "offl/IO", "latency, µs (submit to reap)"})
         EXPECT_TRUE(contains(t, head)) << head << " missing:\n" << t;
     EXPECT_FALSE(contains(t, "--wide")) << t;
 }
@@ -124,7 +126,10 @@ TEST(BenchTable, EveryLineFitsTheWidthAndTheLeftOutColumnsAreNamed) {
     EXPECT_FALSE(contains(head80, " max")) << t80;
     for (const char* head : {"(95% interval)", "p99", "CPU/IO"})
         EXPECT_TRUE(contains(head80, head)) << head << ":\n" << t80;
-    EXPECT_TRUE(contains(t80, "(left out to fit 80 columns, --wide shows every column: ctx/kIO,"))
+    // The attribution columns explain least, so they go before everything.
+    EXPECT_TRUE(contains(t80,
+                         "(left out to fit 80 columns, --wide shows every column: offl/IO, kthr%, "
+                         "ctx/kIO,"))
         << t80;
 }
 
