@@ -49,7 +49,7 @@ struct Options {
     double confidence = 0.95;
     long long ios = 0;
     std::uint64_t seed = 1;
-    bool direct = false, allow_write = false, verify = false, wide = false;
+    bool direct = false, allow_write = false, verify = false, wide = false, no_latency = false;
 };
 
 // "2", "2s", "1.5", "500ms", "1m" -> seconds.
@@ -145,6 +145,7 @@ BenchSpec make_spec(const CLI::App& app, const Options& o, TargetSpec& target) {
         throw UsageError{
             fmt::format("--sq-thread-idle {}: give 1 to 60000 milliseconds", o.sq_thread_idle)};
     spec.sq_thread_idle_ms = o.sq_thread_idle;
+    spec.latency = !o.no_latency;
     spec.batch = o.batch;
     if (o.ios < 0 || (o.ios == 0 && app.count("--ios")))
         throw UsageError{fmt::format("--ios {}: give a count above 0", o.ios)};
@@ -431,6 +432,10 @@ const Register reg{Command{
         app.add_option("--json", o->json,
                        "Write every figure as JSON (docs/json.md); - is standard output "
                        "(the table then goes to stderr)");
+        app.add_flag("--no-latency", o->no_latency,
+                     "Take no clock read per I/O and keep no latency histogram: a "
+                     "pure-throughput figure, without the latency columns (their cost is in "
+                     "docs/bench.md)");
         app.add_flag("--wide", o->wide,
                      "Print every column of the table; without it a terminal gets the columns "
                      "that fit its width (TIOCGWINSZ, else $COLUMNS), the least important left "
@@ -529,7 +534,7 @@ const Register reg{Command{
         group_options(app, "Engines", {"--engines", "--threads"});
         group_options(app, "Statistics",
                       {"--rounds", "--order", "--order-seed", "--confidence", "--compare"});
-        group_options(app, "Output", {"--json", "--csv", "--plot", "--wide"});
+        group_options(app, "Output", {"--json", "--csv", "--plot", "--wide", "--no-latency"});
         group_options(app, "Replay", {"--replay", "--mode", "--scratch", "--loops", "--lenient"});
         name_values(app, {{"--filename", "FILE"},
                           {"--size", "SIZE"},

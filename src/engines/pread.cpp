@@ -25,7 +25,7 @@ public:
         while (r.ios < ph.max_ios && !stop_requested(ph)) {
             const Io io = pattern_.next();
             if (io.write) stamp_block(buf, bs, io.offset);
-            const std::uint64_t t0 = now_ns();
+            const std::uint64_t t0 = ph.latency ? now_ns() : 0;
             ssize_t n;
             do {
                 ++r.syscalls;

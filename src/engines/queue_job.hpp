@@ -62,7 +62,8 @@ protected:
             // Each I/O is stamped as it is handed over, as pread stamps each
             // call: a batch's I/Os then differ by the time spent handing over
             // the ones before them (a synchronous io_submit, a pool hand-off).
-            slots_[s] = InflightSlot{io.offset, now_ns(), io.write};
+            // No clock read when nothing records latency (--no-latency).
+            slots_[s] = InflightSlot{io.offset, ph.latency ? now_ns() : 0, io.write};
             if constexpr (std::is_same_v<decltype(prep(s, io)), bool>) {
                 if (!prep(s, io)) {
                     release(s);

@@ -220,13 +220,17 @@ std::string to_csv(const Results& res) {
                            quote(r.reason), r.runs);
         if (r.status == Row::ok)
             out += fmt::format(
-                ",{:.1f},{:.1f},{:.1f},{:d},{:.1f},{:.1f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f}"
-                ","
-                "{:.0f},{:.2f},{:.2f},{:.4f},{:.4f},{:.4f},{:.3f},{:.4f},{:.3f}\n",
+                ",{:.1f},{:.1f},{:.1f},{:d},{:.1f},{:.1f},{:.0f},{},{:.2f},{:.2f},{:.4f},{:.4f},{:."
+                "4f},{:.3f},{:.4f},{:.3f}\n",
                 r.iops, r.iops_low, r.iops_high, r.interval_covered ? 1 : 0, r.iops_min, r.iops_max,
-                r.bw_bytes, r.lat_ns.mean, r.lat_ns.p50, r.lat_ns.p90, r.lat_ns.p99, r.lat_ns.p99_9,
-                r.lat_ns.max, r.cpu_usr, r.cpu_sys, r.cpu_us_per_io, r.cpu_us_per_io_low,
-                r.cpu_us_per_io_high, r.ctx_per_kio, r.syscalls_per_io, r.ios_per_submit);
+                r.bw_bytes,
+                // --no-latency: the six latency cells are empty, not zero.
+                res.latency ? fmt::format("{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f}",
+                                          r.lat_ns.mean, r.lat_ns.p50, r.lat_ns.p90, r.lat_ns.p99,
+                                          r.lat_ns.p99_9, r.lat_ns.max)
+                            : std::string(5, ','),
+                r.cpu_usr, r.cpu_sys, r.cpu_us_per_io, r.cpu_us_per_io_low, r.cpu_us_per_io_high,
+                r.ctx_per_kio, r.syscalls_per_io, r.ios_per_submit);
         else
             out += std::string(21, ',') + "\n";
     }

@@ -103,6 +103,7 @@ std::string to_json(const Report& rep) {
         {"confidence", s.confidence},
         {"seed", s.workload.seed},
         {"verify", s.workload.verify},
+        {"latency", s.latency},
     };
     json storage = {
         {"filesystem", rep.host.filesystem},
@@ -190,6 +191,13 @@ std::string to_json(const Report& rep) {
     doc["verdict"] = verdict(rep);
     doc["comparisons"] = std::move(comps);
     doc["runs"] = std::move(runs);
+    // --no-latency: nothing was recorded, so the latency fields are null, not zero.
+    if (!rep.spec.latency) {
+        for (json& row : doc["rows"])
+            if (row.contains("lat_ns")) row["lat_ns"] = nullptr;
+        for (json& round : doc["runs"])
+            for (json& run : round["runs"]) run["lat_p50_ns"] = run["lat_p99_ns"] = nullptr;
+    }
     doc["notes"] = notes(rep);
     doc["offload_counter"] = {{"counted", rep.results.offload_not_counted.empty()},
                               {"why", rep.results.offload_not_counted}};

@@ -179,7 +179,7 @@ void run_job(const RunContext& rc, const EngineInfo& engine, const JobContext& b
         p.deadline_ns = ph.measure_deadline;
         p.stop = rc.stop;
         p.progress = &st.progress;
-        p.latency = &st.latency;
+        p.latency = spec.latency ? &st.latency : nullptr;
         p.restart_offsets = true;
         if (spec.ios) p.max_ios = spec.ios / crew.jobs + (i < spec.ios % crew.jobs ? 1 : 0);
         st.result = st.job->run(p);

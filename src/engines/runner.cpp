@@ -87,6 +87,7 @@ Results run_bench(const BenchSpec& spec, const Target& target, const std::atomic
                   const ProgressFn& progress) {
     Results res;
     res.confidence = spec.confidence;
+    res.latency = spec.latency;
     const std::uint64_t start = now_ns();
     if (spec.cache == Cache::warm && !spec.workload.direct) target.warm_cache();
 

@@ -64,8 +64,11 @@ struct BenchSpec {
     Cache cache = Cache::warm;
     unsigned rounds = 1;
     Order order = Order::rotate;
-    std::uint64_t order_seed = 1;    // for Order::shuffle
-    double confidence = 0.95;        // of each interval, and family-wise for the verdict
+    std::uint64_t order_seed = 1;  // for Order::shuffle
+    double confidence = 0.95;      // of each interval, and family-wise for the verdict
+    // Record each I/O's latency (a clock read per I/O and a histogram
+    // update); false (--no-latency) for a pure-throughput figure.
+    bool latency = true;
     unsigned ring_entries = 0;       // JobContext::ring_entries (--ring-entries)
     unsigned sq_thread_idle_ms = 0;  // JobContext::sq_thread_idle_ms (--sq-thread-idle)
 
@@ -166,6 +169,7 @@ struct Results {
     std::vector<RunRecord> runs;                   // in the order they ran
     std::vector<std::vector<std::string>> orders;  // each round's engine order (labels)
     double confidence = 0.95;
+    bool latency = true;  // the spec's: false, the rows carry no latency
     bool interrupted = false;
     long peak_rss_kib = 0;  // getrusage ru_maxrss at the end
     // Why the io-wq hand-offs were not counted ("tracefs not mounted", ...);

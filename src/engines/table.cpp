@@ -122,17 +122,21 @@ std::vector<Column> all_columns(const Results& res, const std::vector<Comparison
     c.push_back(figure(Id::mib, "MiB/s", 0, 8, 50, [](const Row& r) {
         return fmt::format("{:.1f}", r.bw_bytes / (1024.0 * 1024.0));
     }));
-    c.push_back(figure(
-        Id::mean, "mean", 1, 7, 20, [](const Row& r) { return latency_us(r.lat_ns.mean); }, lat));
-    c.push_back(figure(
-        Id::p50, "p50", 1, 7, 60, [](const Row& r) { return latency_us(r.lat_ns.p50); }, lat));
-    c.push_back(figure(
-        Id::p99, "p99", 1, 7, 70, [](const Row& r) { return latency_us(r.lat_ns.p99); }, lat));
-    c.push_back(figure(
-        Id::p99_9, "p99.9", 1, 7, 30, [](const Row& r) { return latency_us(r.lat_ns.p99_9); },
-        lat));
-    c.push_back(figure(
-        Id::max, "max", 1, 7, 15, [](const Row& r) { return latency_us(r.lat_ns.max); }, lat));
+    // --no-latency: nothing was recorded, so no latency columns.
+    if (res.latency) {
+        c.push_back(figure(
+            Id::mean, "mean", 1, 7, 20, [](const Row& r) { return latency_us(r.lat_ns.mean); },
+            lat));
+        c.push_back(figure(
+            Id::p50, "p50", 1, 7, 60, [](const Row& r) { return latency_us(r.lat_ns.p50); }, lat));
+        c.push_back(figure(
+            Id::p99, "p99", 1, 7, 70, [](const Row& r) { return latency_us(r.lat_ns.p99); }, lat));
+        c.push_back(figure(
+            Id::p99_9, "p99.9", 1, 7, 30, [](const Row& r) { return latency_us(r.lat_ns.p99_9); },
+            lat));
+        c.push_back(figure(
+            Id::max, "max", 1, 7, 15, [](const Row& r) { return latency_us(r.lat_ns.max); }, lat));
+    }
     c.push_back(figure(Id::usr, "usr%", 2, 5, 34,
                        [](const Row& r) { return fmt::format("{:.1f}", r.cpu_usr); }));
     c.push_back(figure(Id::sys, "sys%", 2, 5, 35,

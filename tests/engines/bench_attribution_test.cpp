@@ -145,15 +145,17 @@ TEST_F(BenchAttribution, AsyncFlagForcesWorkers) {
     EXPECT_FALSE(has(v, "at depth 1 uring handed") || has(v, "at depth 1 uring spent")) << v;
 }
 
-// An SQPOLL thread that sleeps after 1 ms without work (a 4 ms tick at
-// HZ=250), while each 16 MiB read of a tmpfs file keeps an io-wq worker busy
-// longer than that: most reads have to wake it.
+// An SQPOLL thread that sleeps after 1 ms without work (rounded up to a
+// tick: 4 ms at HZ=250), while each 64 MiB read of a tmpfs file keeps an
+// io-wq worker busy several times longer (about 10 ms on an idle 2-core VM;
+// 16 MiB reads were too short to be sure of it on a busy one): most reads
+// have to wake it.
 TEST_F(BenchAttribution, SqpollThreadWokenOften) {
     if (!is_tmpfs("/dev/shm")) GTEST_SKIP() << "/dev/shm is not tmpfs here";
-    const std::string file = shm_file(64 << 20);
+    const std::string file = shm_file(128 << 20);
     const json doc =
         bench_json({"--filename", file, "--engines", "uring-sqpoll", "--iodepth", "1", "--bs",
-                    "16m", "--sq-thread-idle", "1", "--runtime", "0.2", "--ramp", "0"});
+                    "64m", "--sq-thread-idle", "1", "--runtime", "0.3", "--ramp", "0"});
     ASSERT_FALSE(doc.is_discarded());
     const json& sq = row(doc, "uring-sqpoll", 1);
     if (sq.at("status") == "unavailable") GTEST_SKIP() << sq.at("reason");

@@ -90,3 +90,32 @@ TEST_F(BenchOptions, DecimalSizesAreAcceptedAsFioReadsThem) {
 }
 
 }  // namespace
+
+// --no-latency: no latency is recorded, so none is shown: the table has no
+// latency columns, the JSON's latency fields are null (not zero) and the
+// CSV's latency cells empty; the default records it in all three.
+TEST_F(BenchOptions, NoLatencyLeavesEveryLatencyFieldEmpty) {
+    const std::string csv = dir / "out.csv";
+    const Child off =
+        bench({"--engines", "pread,uring", "--no-latency", "--json", "-", "--csv", csv}, false);
+    ASSERT_EQ(off.status, 0) << off.err;
+    const nlohmann::json doc = nlohmann::json::parse(off.out);
+    EXPECT_EQ(doc["job"]["latency"], false);
+    for (const auto& row : doc["rows"]) {
+        if (row["status"] != "ok") continue;
+        EXPECT_TRUE(row["lat_ns"].is_null()) << row.dump();
+        EXPECT_GT(row["ios_per_s"].get<double>(), 0);
+    }
+    for (const auto& round : doc["runs"])
+        for (const auto& run : round["runs"]) EXPECT_TRUE(run["lat_p50_ns"].is_null());
+    EXPECT_EQ(off.err.find("p99"), std::string::npos) << "no latency columns:\n" << off.err;
+    const std::string table = read_file(csv);
+    EXPECT_NE(table.find(",,,,,,"), std::string::npos) << table;  // six empty latency cells
+
+    const Child on = bench({"--engines", "pread,uring", "--json", "-"}, false);
+    ASSERT_EQ(on.status, 0) << on.err;
+    const nlohmann::json with = nlohmann::json::parse(on.out);
+    EXPECT_EQ(with["job"]["latency"], true);
+    EXPECT_GT(with["rows"][0]["lat_ns"]["p50"].get<double>(), 0);
+    EXPECT_NE(on.err.find("p99"), std::string::npos) << on.err;
+}
