@@ -121,8 +121,8 @@ int main(int argc, char** argv) {
         if (issuing && now_ns() >= deadline) issuing = 0;
     }
     const double elapsed = (double)(now_ns() - start) / 1e9;
-    printf("ios_per_s %.0f ios %llu seconds %.3f\n", (double)ios / elapsed,
-           (unsigned long long)ios, elapsed);
+    printf("ios_per_s %.0f ios %llu seconds %.3f\n", (double)ios / elapsed, (unsigned long long)ios,
+           elapsed);
     io_uring_queue_exit(&ring);
     free(buffers);
     return 0;
