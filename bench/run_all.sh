@@ -4,7 +4,7 @@
 #
 #   bench/run_all.sh [--build DIR] [--out DIR] [--quick] [--force] [--only NAME]...
 #
-# NAME: bench_default, bench_fio_comparison, files, ring_nop, bench_net,
+# NAME: bench_default, bench_fio_comparison, bench_overhead, files, ring_nop, bench_net,
 # bench_net_aa, serve_wrk, serve_instructions, serve_churn (default: all).  Each results file gets a
 # provenance block: the commit (and whether the tree had changes), kernel,
 # CPU, cores, load average before and after, the wall time and the exact
@@ -150,6 +150,12 @@ if [ $QUICK = 1 ]; then
         job bench_fio_comparison bench_fio_comparison.md -- bench/compare_fio.py \
             --uringkit "$BIN" --rounds 1 --runtime 1 --size 16m --out "$OUT/bench_fio_comparison.md"
     fi
+    if [ -x "$BUILD/bench/bare_read_loop" ]; then
+        wanted bench_overhead && clear_out bench_overhead.md
+        job bench_overhead bench_overhead.md -- bench/overhead_bench.py --uringkit "$BIN" \
+            --bare "$BUILD/bench/bare_read_loop" --rounds 2 --runtime 0.2 --size 16m \
+            --out "$OUT/bench_overhead.md"
+    fi
     job files files_readfiles.md files_cp.md -- bench/files_bench.py --uringkit "$BIN" \
         --rounds 1 --big 8m --dir "$OUT/files-work" --out "$OUT"
     rm -rf "$OUT/files-work"
@@ -167,6 +173,12 @@ else
     job bench_default bench_default.md -- "$BIN" bench
     job bench_fio_comparison bench_fio_comparison.md -- bench/compare_fio.py \
         --uringkit "$BIN" --rounds 11 --runtime 1 --size 1g --out "$OUT/bench_fio_comparison.md"
+    if [ -x "$BUILD/bench/bare_read_loop" ]; then
+        wanted bench_overhead && clear_out bench_overhead.md
+        job bench_overhead bench_overhead.md -- bench/overhead_bench.py --uringkit "$BIN" \
+            --bare "$BUILD/bench/bare_read_loop" --rounds 9 --runtime 1 --size 1g \
+            --out "$OUT/bench_overhead.md"
+    fi
     job files files_readfiles.md files_cp.md -- bench/files_bench.py --uringkit "$BIN" --out "$OUT"
     if [ -x "$BUILD/bench/ring_nop_bench" ]; then
         wanted ring_nop && clear_out ring_nop.md
