@@ -55,6 +55,16 @@ public:
         shown_ = true;
         drawing_.store(false, std::memory_order_release);
     }
+    // While the inputs are listed (no file read yet): the same cadence.
+    void listing(std::uint64_t files, std::uint64_t dirs) {
+        if (!on_) return;
+        const std::int64_t now = now_ns();
+        if (now < next_.load(std::memory_order_relaxed)) return;
+        next_.store(now + 250'000'000, std::memory_order_relaxed);
+        emit(stderr, "\r\033[Kreadfiles: listing: {} files in {} directories", files, dirs);
+        flush(stderr);
+        shown_ = true;
+    }
     // Before any other line on stderr, and at the end.
     void clear() {
         if (!on_ || drawing_.exchange(true, std::memory_order_acquire)) return;
@@ -299,6 +309,9 @@ Register readfiles_command{Command{
                     emit(stderr, "uringkit readfiles: {}\n", message);
                 else
                     emit(stderr, "uringkit readfiles: {}: {}\n", path, message);
+            };
+            sink.listing = [&](std::uint64_t files, std::uint64_t dirs) {
+                live.listing(files, dirs);
             };
             const fs::ReadFilesStats st = fs::read_files(inputs, o, sink);
             live.clear();

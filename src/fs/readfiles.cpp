@@ -116,7 +116,7 @@ ReadFilesStats read_files(const PathList& inputs, const ReadFilesOptions& o,
     }
 
     const auto t0 = Clock::now();
-    const FileList list = collect_files(inputs, ring ? &*ring : nullptr, sink, stats);
+    const FileList list = collect_files(inputs, o, ring ? &*ring : nullptr, sink, stats);
     const PathList& files = list.paths;
     stats.walk_seconds = seconds_since(t0);
 

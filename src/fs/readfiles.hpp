@@ -64,6 +64,10 @@ struct ReadFilesSink {
     // Skipped entries (FIFOs, devices, a symlink to a directory), the engine
     // fallback, directories that could not be listed (`error` != 0).
     std::function<void(std::string_view path, int error, std::string_view message)> note;
+    // While the inputs are listed, before any file is read: after each
+    // directory, the files found so far and the directories listed (a walk
+    // of a cold tree can take longer than the reading; may be empty).
+    std::function<void(std::uint64_t files, std::uint64_t dirs)> listing;
 };
 
 struct ReadFilesStats {

@@ -23,7 +23,8 @@ struct Candidate {
 
 class Collector {
 public:
-    Collector(const ReadFilesSink& sink, ReadFilesStats& stats) : sink_(sink), stats_(stats) {}
+    Collector(const ReadFilesOptions& o, const ReadFilesSink& sink, ReadFilesStats& stats)
+        : o_(o), sink_(sink), stats_(stats) {}
 
     FileList collect(const PathList& inputs, Ring* ring) {
         // Explicit inputs (a `-` list may hold tens of thousands): looked
@@ -32,7 +33,7 @@ public:
         // (it has no non-blocking path), which cost a list of 10,000 files
         // more than reading them.
         ListedStat lister;
-        for (std::size_t i = 0; i < inputs.size(); ++i) {
+        for (std::size_t i = 0; i < inputs.size() && !stopping(o_); ++i) {
             ListedStat::Answer a;
             const int r = lister.lookup(inputs.c_str(i), a, stats_.syscalls);
             if (r < 0) {
@@ -45,6 +46,7 @@ public:
                 skip(inputs[i], a.type);
             }
         }
+        if (stopping(o_)) return {};  // nothing will be read: leave the links unstat'ed
         return resolve(ring);
     }
 
@@ -64,11 +66,15 @@ private:
             sink_.note(path, 0, std::string("skipped: ") + kind_name(mode) + ", not read");
     }
 
+    // A signal stops the walk too: the listing of a large cold tree can
+    // take longer than reading it.
     void walk(const std::string& dir) {
+        if (stopping(o_)) return;
         std::vector<DirEntry> entries;
         bool eof = false;
         const int r = read_directory(dir.c_str(), entries, stats_.syscalls, &eof);
         if (r < 0) fail(dir, -r);
+        ++dirs_;
         std::string path;
         for (const DirEntry& e : entries) {
             path = dir;
@@ -93,6 +99,7 @@ private:
                 }
             }
         }
+        if (sink_.listing && !stopping(o_)) sink_.listing(candidates_.size(), dirs_);
     }
 
     // Symlinks and entries of unknown type: stat the targets in one batch,
@@ -139,8 +146,10 @@ private:
         return out;
     }
 
+    const ReadFilesOptions& o_;
     const ReadFilesSink& sink_;
     ReadFilesStats& stats_;
+    std::uint64_t dirs_ = 0;
     PathList candidates_;
     std::vector<Candidate> kinds_;
     std::size_t pending_ = 0;
@@ -148,9 +157,9 @@ private:
 
 }  // namespace
 
-FileList collect_files(const PathList& inputs, Ring* ring, const ReadFilesSink& sink,
-                       ReadFilesStats& stats) {
-    return Collector(sink, stats).collect(inputs, ring);
+FileList collect_files(const PathList& inputs, const ReadFilesOptions& o, Ring* ring,
+                       const ReadFilesSink& sink, ReadFilesStats& stats) {
+    return Collector(o, sink, stats).collect(inputs, ring);
 }
 
 }  // namespace uringkit::fs::readfiles_detail

@@ -51,8 +51,8 @@ struct FileList {
 // The inputs expanded: directories walked, explicit files stat'ed
 // (ListedStat), symbolic links found in the walk stat'ed in one batch on
 // `ring` (null: plain calls); skipped and failed inputs go to the sink.
-FileList collect_files(const PathList& inputs, Ring* ring, const ReadFilesSink& sink,
-                       ReadFilesStats& stats);
+FileList collect_files(const PathList& inputs, const ReadFilesOptions& o, Ring* ring,
+                       const ReadFilesSink& sink, ReadFilesStats& stats);
 
 // The read buffers could not be allocated: what() says how much, for what.
 // The ring engine takes it as it takes a ring it cannot use (the blocking

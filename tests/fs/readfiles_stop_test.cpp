@@ -110,3 +110,39 @@ TEST(ReadFilesStop, AFileInFlightIsAbandonedNotReported) {
 }
 
 }  // namespace
+
+// The listing reports as it goes, and a stop during it ends the walk: no
+// further directory is listed and no file is read.
+TEST(ReadFilesStop, TheListingReportsAndAStopEndsIt) {
+    Scratch s;
+    for (int d = 0; d < 3; ++d) {
+        const std::string dir = s / ("d" + std::to_string(d));
+        ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+        for (int f = 0; f < 4; ++f) write_file(dir + "/f" + std::to_string(f), "x");
+    }
+    uringkit::fs::ReadFilesOptions o;
+    o.engine = ReadEngine::sync;
+    std::atomic<bool> stop{false};
+    o.stop = &stop;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> seen;
+    std::size_t read = 0;
+    uringkit::fs::ReadFilesSink sink;
+    sink.file = [&](const uringkit::fs::FileResult&) { ++read; };
+    sink.listing = [&](std::uint64_t files, std::uint64_t dirs) { seen.emplace_back(files, dirs); };
+    uringkit::fs::read_files(std::vector<std::string>{s.dir.string()}, o, sink);
+    ASSERT_EQ(seen.size(), 4u);  // each directory once its entries are in
+    EXPECT_EQ(seen.back(), std::make_pair(std::uint64_t{12}, std::uint64_t{4}));
+    EXPECT_EQ(read, 12u);
+
+    seen.clear();
+    read = 0;
+    sink.listing = [&](std::uint64_t files, std::uint64_t dirs) {
+        seen.emplace_back(files, dirs);
+        if (dirs == 2) stop.store(true);  // as a signal would, mid-walk
+    };
+    uringkit::fs::read_files(std::vector<std::string>{s.dir.string()}, o, sink);
+    // The first report is the first subdirectory's; nothing is listed after it.
+    ASSERT_EQ(seen.size(), 1u);
+    EXPECT_EQ(seen[0], std::make_pair(std::uint64_t{4}, std::uint64_t{2}));
+    EXPECT_EQ(read, 0u);
+}
