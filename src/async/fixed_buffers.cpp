@@ -1,5 +1,6 @@
 #include "uringkit/async/fixed_buffers.hpp"
 #include "uringkit/sys/error.hpp"
+#include "uringkit/sys/sanitizers.hpp"
 
 #include <sys/mman.h>
 #include <sys/uio.h>
@@ -9,7 +10,7 @@
 #include <stdexcept>
 #include <system_error>
 
-#if defined(__SANITIZE_ADDRESS__)
+#if URINGKIT_ASAN
 #include <sanitizer/asan_interface.h>
 // A buffer in the pool (not lent) is poisoned: code that kept data() after
 // giving the buffer back is caught at its first touch.

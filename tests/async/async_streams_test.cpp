@@ -18,6 +18,7 @@
 #include "uring_test_support.hpp"
 #include "uringkit/async/loop.hpp"
 #include "uringkit/async/streams.hpp"
+#include "uringkit/sys/sanitizers.hpp"
 
 #include <gtest/gtest.h>
 
@@ -34,7 +35,7 @@
 #include <string>
 #include <vector>
 
-#if defined(__SANITIZE_ADDRESS__)
+#if URINGKIT_ASAN
 // Freed memory is filled, so bytes the kernel reads after a free are visibly wrong.
 extern "C" const char* __asan_default_options() {
     return "max_free_fill_size=1048576:free_fill_byte=90";

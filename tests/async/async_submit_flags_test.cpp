@@ -22,7 +22,7 @@ using uringkit::testing::Pipe;
 
 // A read that asks for a link itself, as a user's own op type might.
 struct LinkingRead {
-    static constexpr std::uint8_t code = IORING_OP_READ;
+    [[maybe_unused]] static constexpr std::uint8_t code = IORING_OP_READ;  // as every op declares
     op::Read read;
     std::uint8_t flag;
     void prepare(io_uring_sqe& s) const noexcept {

@@ -3,6 +3,7 @@
 // orders, --compare and a cold cache.  Faults and bad input:
 // bench_cli_faults_test.cpp.
 #include "bench_cli_fixture.hpp"
+#include "uringkit/sys/sanitizers.hpp"
 
 namespace {
 
@@ -88,7 +89,7 @@ TEST_F(BenchCli, JsonHasTheSchemaAndTheTemporaryFileIsGone) {
     EXPECT_EQ(r.out.find("faster"), std::string::npos) << r.out;
     // Peak memory: under 32 MiB plus the I/O buffers (the bound).
     // Sanitizer builds carry shadow memory, so the bound holds only without them.
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if !URINGKIT_ASAN && !URINGKIT_TSAN
     EXPECT_LT(doc["peak_rss_bytes"].get<long>(), ((32 << 10) + 8 * 4 * 1) * 1024L);
 #endif
     std::ifstream c(csv);

@@ -4,6 +4,7 @@
 // their errno and exit status 1; io_uring forbidden by seccomp -> the sync
 // engine, said once, same output.
 #include "files_test_support.hpp"
+#include "uringkit/sys/sanitizers.hpp"
 
 #include <sys/resource.h>
 
@@ -161,7 +162,7 @@ TEST(ReadFilesCli, BuffersBeyondMemoryAreRefusedUpFront) {
 // limit stands in for memory that is taken): the ring engine says what it
 // could not allocate, once, and reads with one block at a time instead.
 TEST(ReadFilesCli, BuffersThatCannotBeAllocatedFallBackAndSaySo) {
-#if defined(__SANITIZE_ADDRESS__)
+#if URINGKIT_ASAN
     GTEST_SKIP() << "AddressSanitizer reserves more address space than the limit allows";
 #else
     if (static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *

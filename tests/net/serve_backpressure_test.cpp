@@ -12,6 +12,7 @@
 //    output it held is released.
 //  - A client that reads steadily, output waiting all along, is not.
 #include "serve_test_support.hpp"
+#include "uringkit/sys/sanitizers.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -38,7 +39,7 @@ constexpr std::size_t kBody = 64 * 1024;
 // the buffer ring touched for the first time came to 1-5 MiB here (60-300
 // MiB before the cap, in the same 2 s); TSan's shadow memory multiplies
 // what the server touches.
-#if defined(__SANITIZE_THREAD__)
+#if URINGKIT_TSAN
 constexpr std::uint64_t kRssGrowthKib = 128 * 1024;
 #else
 constexpr std::uint64_t kRssGrowthKib = 32 * 1024;

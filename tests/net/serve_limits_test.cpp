@@ -3,6 +3,7 @@
 // --max-conns closes the excess at once, and 20,000 connections leave no
 // descriptor behind.
 #include "serve_test_support.hpp"
+#include "uringkit/sys/sanitizers.hpp"
 
 #include <gtest/gtest.h>
 
@@ -116,7 +117,7 @@ TEST_P(ServeLimits, NoDescriptorGrowthAcrossManyConnections) {
     const std::size_t before = open_fds();
     // 20,000 here, 100,000 in bench/serve_churn.py; fewer under sanitizers,
     // which slow every connection several times over.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if URINGKIT_ASAN || URINGKIT_TSAN
     const int n = 4000;
 #else
     const int n = GetParam() == EngineKind::UringCoro ? 5000 : 20000;

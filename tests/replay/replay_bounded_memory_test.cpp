@@ -2,6 +2,7 @@
 // must parse with the reader's own state staying at what the live threads
 // and descriptors need, and with the process's peak memory barely moving.
 #include <sys/resource.h>
+#include "uringkit/sys/sanitizers.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -17,12 +18,8 @@ using namespace uringkit::replay;
 
 // ASan keeps freed blocks in its quarantine (256 MiB by default), so under
 // it the peak RSS follows everything ever allocated, not what is kept.
-#if defined(__SANITIZE_ADDRESS__)
+#if URINGKIT_ASAN
 #define REPLAY_RSS_FOLLOWS_FREES 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define REPLAY_RSS_FOLLOWS_FREES 1
-#endif
 #endif
 
 namespace {

@@ -10,6 +10,7 @@
 #include "uringkit/async/loop.hpp"
 #include "uringkit/ring/buffer_ring.hpp"
 #include "uringkit/sys/error.hpp"
+#include "uringkit/sys/sanitizers.hpp"
 
 #include <gtest/gtest.h>
 
@@ -54,7 +55,7 @@ TEST(ErrorRule, ABadArgumentIsNotARingError) {
 // Memory the process maps for itself is not an io_uring call: an address
 // space too small for it (RLIMIT_AS) is a system_error naming the mmap.
 TEST(ErrorRule, AFailedMmapOfBufferMemoryIsASystemError) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if URINGKIT_ASAN || URINGKIT_TSAN
     GTEST_SKIP() << "a sanitizer's shadow memory does not fit under RLIMIT_AS";
 #endif
     Ring ring(4);

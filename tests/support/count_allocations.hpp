@@ -4,16 +4,26 @@
 // from any thread.  For tests that check a hot path allocates nothing.
 #pragma once
 
+#include "uringkit/sys/sanitizers.hpp"
+
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <new>
 
-// GCC cannot see that the replaced operator new below allocates with malloc.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
 inline std::atomic<bool> g_counting{false};
 inline std::atomic<std::uint64_t> g_allocations{0};
+
+#if URINGKIT_TSAN
+// clang's ThreadSanitizer links its own operator new statically: a second
+// definition does not link, so under it nothing is counted and the tests
+// check kAllocationsCounted before they read g_allocations.
+inline constexpr bool kAllocationsCounted = false;
+#else
+inline constexpr bool kAllocationsCounted = true;
+
+// GCC cannot see that the replaced operator new below allocates with malloc.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 
 void* operator new(std::size_t n) {
     if (g_counting.load(std::memory_order_relaxed))
@@ -36,3 +46,4 @@ void operator delete(void* p, std::size_t) noexcept {
 void operator delete[](void* p, std::size_t) noexcept {
     std::free(p);
 }
+#endif  // URINGKIT_TSAN

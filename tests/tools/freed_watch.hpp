@@ -9,6 +9,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include "uringkit/sys/sanitizers.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -16,14 +17,7 @@
 #include <cstring>
 #include <functional>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define URINGKIT_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define URINGKIT_TEST_ASAN 1
-#endif
-#endif
-#ifdef URINGKIT_TEST_ASAN
+#if URINGKIT_ASAN
 // The sanitizer allocator's interface (sanitizer/allocator_interface.h,
 // which GCC does not install; libasan exports both).
 extern "C" {
@@ -40,7 +34,7 @@ inline std::atomic<bool> armed{false};
 inline std::atomic<std::size_t> watch_size{0};
 inline std::atomic<std::size_t> count{0};
 
-#ifdef URINGKIT_TEST_ASAN
+#if URINGKIT_ASAN
 constexpr bool active = true;
 constexpr unsigned char kCanary = 0xA5;
 inline const volatile void* blocks[kMax];
@@ -73,12 +67,12 @@ constexpr bool active = false;
 inline void install(std::size_t size) {
     watch_size = size;
     count = 0;
-#ifdef URINGKIT_TEST_ASAN
+#if URINGKIT_ASAN
     __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free);
 #endif
 }
 inline void uninstall() {
-#ifdef URINGKIT_TEST_ASAN
+#if URINGKIT_ASAN
     __sanitizer_install_malloc_and_free_hooks(nullptr, nullptr);
 #endif
 }
@@ -88,7 +82,7 @@ inline void uninstall() {
 // block as a caller reusing its heap would, so ASan names it and where it
 // was freed (heap-use-after-free).
 inline void expect_untouched(const std::function<bool(const std::function<bool()>&)>& wait) {
-#ifdef URINGKIT_TEST_ASAN
+#if URINGKIT_ASAN
     const std::size_t freed = std::min(count.load(), kMax);
     for (std::size_t i = 0; i < freed; ++i) {
         const volatile void* block = blocks[i];

@@ -12,12 +12,13 @@
 
 #include <cstddef>
 #include "uringkit/cxx20.hpp"
+#include "uringkit/sys/sanitizers.hpp"
 
 namespace uringkit::async::detail {
 
 // Whether this translation unit's build pools frames (the library and its
 // tests are built with the same flags).
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if URINGKIT_ASAN || URINGKIT_TSAN
 inline constexpr bool kFramesPooled = false;
 #else
 inline constexpr bool kFramesPooled = true;

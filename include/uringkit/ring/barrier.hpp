@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include "uringkit/cxx20.hpp"
+#include "uringkit/sys/sanitizers.hpp"
 
 namespace uringkit::barrier {
 
@@ -41,7 +42,7 @@ inline void store_relaxed(T* p, T v) noexcept {
 }
 
 inline void full_fence() noexcept {
-#if defined(__SANITIZE_THREAD__)
+#if URINGKIT_TSAN
     // g++ 12 refuses atomic_thread_fence under -fsanitize=thread (-Wtsan, an
     // error with -Werror).  This fence orders our stores against the kernel's
     // SQPOLL thread, which TSan cannot observe anyway, so the TSan build
