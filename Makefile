@@ -42,8 +42,14 @@ KERNELS ?= 6.1 6.12
 
 .PHONY: build deps test check test-asan test-tsan test-kernels fuzz bench install clean format
 
+# Optimised with line tables only (-g1): perf, backtraces and sanitizer
+# reports still name function, file and line; full -g (gdb's variables) made
+# the compile about 1.4x longer (bench.cpp: 17.0 s against 12.1 s).  For it:
+#   make build CMAKE_FLAGS='-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g -DNDEBUG"'
+RELEASE_DEBUG := -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
+
 build: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(RELEASE_DEBUG) $(CMAKE_FLAGS)
 	cmake --build $(BUILD) -j $(JOBS)
 
 # apt-get only when something is missing, and only as root; otherwise say what to install.
