@@ -4,10 +4,13 @@
 // once the list is built).
 #pragma once
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +33,7 @@ public:
     }
     void push(std::string_view path) { push({}, path); }
     std::size_t size() const noexcept { return offsets_.size(); }
+    std::size_t chars() const noexcept { return chars_.size(); }  // the arena's bytes
     bool empty() const noexcept { return offsets_.empty(); }
     // Valid while the list is not appended to (appending may move the arena).
     const char* c_str(std::size_t i) const noexcept { return chars_.data() + offsets_[i]; }
@@ -61,21 +65,42 @@ inline void append_path_list(std::string_view text, char separator, PathList& ou
 // Reads all of `fd` (standard input: a pipe from `find`, a file) with large
 // read(2) calls and appends its path list to `out` as append_path_list does.
 // `find ... | readfiles -` over 10,000 paths spent more time in a character-
-// at-a-time stream read and a string per line than in reading the files.
+// at-a-time stream read and a string per line than in reading the files,
+// and then, reading it whole into a zeroed 1 MiB buffer, 4 ms in page
+// faults before the first path was looked at: the list is parsed 64 KiB at
+// a time instead (an entry longer than that grows the buffer), and a
+// regular file's size reserves the arena once.
 // Returns 0, or -errno of the read that failed (what came before it is kept).
 inline int read_path_list(int fd, char separator, PathList& out) {
-    std::vector<char> text(1 << 20);
-    std::size_t have = 0;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+        const auto bytes = static_cast<std::size_t>(st.st_size);
+        out.reserve(out.size() + bytes / 16, out.chars() + bytes + 1);
+    }
+    std::size_t cap = 64 * 1024, have = 0;
+    std::unique_ptr<char[]> buf(new char[cap]);  // not zeroed: only what read(2) wrote is used
     for (;;) {
-        if (have == text.size()) text.resize(text.size() * 2);
-        const ssize_t n = ::read(fd, text.data() + have, text.size() - have);
+        if (have == cap) {  // one entry longer than the buffer
+            std::unique_ptr<char[]> bigger(new char[cap * 2]);
+            std::memcpy(bigger.get(), buf.get(), have);
+            buf = std::move(bigger);
+            cap *= 2;
+        }
+        const ssize_t n = ::read(fd, buf.get() + have, cap - have);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
             const int err = n < 0 ? -errno : 0;
-            append_path_list({text.data(), have}, separator, out);
+            append_path_list({buf.get(), have}, separator, out);
             return err;
         }
         have += static_cast<std::size_t>(n);
+        // The whole entries so far; the last may go on in the next read.
+        const void* last = ::memrchr(buf.get(), separator, have);
+        if (!last) continue;
+        const auto whole = static_cast<std::size_t>(static_cast<const char*>(last) - buf.get()) + 1;
+        append_path_list({buf.get(), whole}, separator, out);
+        std::memmove(buf.get(), buf.get() + whole, have - whole);
+        have -= whole;
     }
 }
 

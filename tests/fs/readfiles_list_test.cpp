@@ -3,6 +3,7 @@
 // (fs::ListedStat).  Whatever the list, the answer is the one the whole
 // path gives: the same lines as naming the paths on the command line, the
 // same errno for a path that fails, newline and NUL lists alike.
+#include "fs/path_list.hpp"
 #include "fs/walk.hpp"
 
 #include "files_test_support.hpp"
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 namespace {
 
@@ -171,6 +173,53 @@ TEST(ReadFilesList, LongListFromAFile) {
     ASSERT_EQ(direct.status, 0) << direct.err;
     EXPECT_EQ(count(listed.out, "\n"), files.size());
     EXPECT_EQ(listed.out, direct.out);
+}
+
+// read_path_list parses 64 KiB at a time: entries cut by a read's end, one
+// entry longer than the buffer, and a last entry without its separator come
+// out as the whole text gives them, from a pipe written in odd pieces and
+// from a regular file.
+TEST(ReadFilesList, PathListReadInPiecesIsTheWholeText) {
+    for (const char sep : {'\n', '\0'}) {
+        std::string text;
+        for (int i = 0; i < 20000; ++i)
+            text += "/dir" + std::to_string(i % 97) + "/f" + std::to_string(i) + sep;
+        text += std::string(150000, 'L') + sep + sep + "/last-without-separator";
+        uringkit::fs::PathList want;
+        uringkit::fs::append_path_list(text, sep, want);
+
+        int fds[2];
+        ASSERT_EQ(::pipe(fds), 0);
+        std::thread writer([&] {
+            std::size_t at = 0, piece = 1;
+            while (at < text.size()) {
+                const std::size_t n = std::min(piece, text.size() - at);
+                if (::write(fds[1], text.data() + at, n) != static_cast<ssize_t>(n)) break;
+                at += n;
+                piece = piece * 7 % 100003 + 1;  // 1 byte to ~100 KB
+            }
+            ::close(fds[1]);
+        });
+        uringkit::fs::PathList got;
+        EXPECT_EQ(uringkit::fs::read_path_list(fds[0], sep, got), 0);
+        writer.join();
+        ::close(fds[0]);
+
+        Scratch s;
+        write_file(s / "list", text);
+        const int fd = ::open((s / "list").c_str(), O_RDONLY);
+        ASSERT_GE(fd, 0);
+        uringkit::fs::PathList from_file;
+        EXPECT_EQ(uringkit::fs::read_path_list(fd, sep, from_file), 0);
+        ::close(fd);
+
+        for (const uringkit::fs::PathList* list : {&got, &from_file}) {
+            ASSERT_EQ(list->size(), want.size());
+            for (std::size_t i = 0; i < want.size(); ++i) ASSERT_EQ((*list)[i], want[i]) << i;
+        }
+        EXPECT_EQ(want[want.size() - 2], std::string(150000, 'L'));
+        EXPECT_EQ(want[want.size() - 1], "/last-without-separator");
+    }
 }
 
 }  // namespace
