@@ -149,22 +149,33 @@ TEST_F(BenchAttribution, AsyncFlagForcesWorkers) {
 // tick: 4 ms at HZ=250), while each 64 MiB read of a tmpfs file keeps an
 // io-wq worker busy several times longer (about 10 ms on an idle 2-core VM;
 // 16 MiB reads were too short to be sure of it on a busy one): most reads
-// have to wake it.
+// have to wake it.  Whether the thread is asleep at each submission is the
+// scheduler's call: under ASan on a loaded 2-core machine one run of 14
+// reads saw a single wake-up.  So up to three runs, and the first that
+// woke it for one read in ten must name the cause; none doing so fails.
 TEST_F(BenchAttribution, SqpollThreadWokenOften) {
     if (!is_tmpfs("/dev/shm")) GTEST_SKIP() << "/dev/shm is not tmpfs here";
     const std::string file = shm_file(128 << 20);
-    const json doc =
-        bench_json({"--filename", file, "--engines", "uring-sqpoll", "--iodepth", "1", "--bs",
-                    "64m", "--sq-thread-idle", "1", "--runtime", "0.3", "--ramp", "0"});
-    ASSERT_FALSE(doc.is_discarded());
-    const json& sq = row(doc, "uring-sqpoll", 1);
-    if (sq.at("status") == "unavailable") GTEST_SKIP() << sq.at("reason");
-    ASSERT_EQ(sq.at("status"), "ok") << sq.dump();
-    EXPECT_GE(sq.at("sq_wakeups_per_kio").get<double>(), 100) << sq.dump();
-    EXPECT_GT(sq.at("sqpoll_cpu_us_per_io").get<double>(), 0) << sq.dump();
-    const std::string v = verdict(doc);
-    EXPECT_TRUE(has(v, "at depth 1 uring-sqpoll woke its sleeping SQ polling thread")) << v;
-    EXPECT_TRUE(has(v, "it sleeps after 1 ms without work")) << v;
+    std::string tried;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        const json doc =
+            bench_json({"--filename", file, "--engines", "uring-sqpoll", "--iodepth", "1", "--bs",
+                        "64m", "--sq-thread-idle", "1", "--runtime", "0.3", "--ramp", "0"});
+        ASSERT_FALSE(doc.is_discarded());
+        const json& sq = row(doc, "uring-sqpoll", 1);
+        if (sq.at("status") == "unavailable") GTEST_SKIP() << sq.at("reason");
+        ASSERT_EQ(sq.at("status"), "ok") << sq.dump();
+        EXPECT_GT(sq.at("sqpoll_cpu_us_per_io").get<double>(), 0) << sq.dump();
+        if (sq.at("sq_wakeups_per_kio").get<double>() < 100) {
+            tried += sq.dump() + "\n";
+            continue;
+        }
+        const std::string v = verdict(doc);
+        EXPECT_TRUE(has(v, "at depth 1 uring-sqpoll woke its sleeping SQ polling thread")) << v;
+        EXPECT_TRUE(has(v, "it sleeps after 1 ms without work")) << v;
+        return;
+    }
+    ADD_FAILURE() << "three runs, none woke the SQ thread for one read in ten:\n" << tried;
 }
 
 // A ring of 4 entries with 32 reads in flight: the CQ cannot hold them.
