@@ -44,26 +44,18 @@ public:
         const std::uint64_t n = files_.fetch_add(1, std::memory_order_relaxed) + 1;
         if (n % 64) return;
         const std::int64_t now = now_ns();
-        if (now < next_.load(std::memory_order_relaxed)) return;
-        if (drawing_.exchange(true, std::memory_order_acquire)) return;
-        next_.store(now + 250'000'000, std::memory_order_relaxed);
+        if (!begin_draw(now)) return;
         const double s = static_cast<double>(now - start_) / 1e9;
         emit(stderr, "\r\033[Kreadfiles: {} files, {:.1f} MiB, {:.0f} files/s", n,
              static_cast<double>(bytes_.load(std::memory_order_relaxed)) / 1048576.0,
              static_cast<double>(n) / s);
-        flush(stderr);
-        shown_ = true;
-        drawing_.store(false, std::memory_order_release);
+        end_draw();
     }
     // While the inputs are listed (no file read yet): the same cadence.
     void listing(std::uint64_t files, std::uint64_t dirs) {
-        if (!on_) return;
-        const std::int64_t now = now_ns();
-        if (now < next_.load(std::memory_order_relaxed)) return;
-        next_.store(now + 250'000'000, std::memory_order_relaxed);
+        if (!on_ || !begin_draw(now_ns())) return;
         emit(stderr, "\r\033[Kreadfiles: listing: {} files in {} directories", files, dirs);
-        flush(stderr);
-        shown_ = true;
+        end_draw();
     }
     // Before any other line on stderr, and at the end.
     void clear() {
@@ -74,6 +66,18 @@ public:
     }
 
 private:
+    // A redraw is due and no other thread is drawing: take the line.
+    bool begin_draw(std::int64_t now) {
+        if (now < next_.load(std::memory_order_relaxed)) return false;
+        if (drawing_.exchange(true, std::memory_order_acquire)) return false;
+        next_.store(now + 250'000'000, std::memory_order_relaxed);
+        return true;
+    }
+    void end_draw() {
+        flush(stderr);
+        shown_ = true;
+        drawing_.store(false, std::memory_order_release);
+    }
     static std::int64_t now_ns() {
         return std::chrono::duration_cast<std::chrono::nanoseconds>(
                    std::chrono::steady_clock::now().time_since_epoch())

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -72,9 +73,11 @@ inline void append_path_list(std::string_view text, char separator, PathList& ou
 // regular file's size reserves the arena once.
 // Returns 0, or -errno of the read that failed (what came before it is kept).
 inline int read_path_list(int fd, char separator, PathList& out) {
+    // At most 256 MiB ahead: a larger (or sparse) file grows the arena as a
+    // pipe does, instead of asking for all of it before a byte is read.
     struct stat st {};
     if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-        const auto bytes = static_cast<std::size_t>(st.st_size);
+        const auto bytes = std::min(static_cast<std::size_t>(st.st_size), std::size_t{256} << 20);
         out.reserve(out.size() + bytes / 16, out.chars() + bytes + 1);
     }
     std::size_t cap = 64 * 1024, have = 0;
