@@ -51,10 +51,9 @@ struct Server {
                 if (chunk.res <= 0) break;  // 0: EOF; -ECANCELED: idle or shutdown
                 open[fd] = Clock::now();
                 const async::Result sent =
-                    co_await loop.send_all(Fd{fd}, chunk.data.data(), chunk.data.size());
-                in.recycle(chunk);
+                    co_await loop.send_all(Fd{fd}, chunk.bytes().data(), chunk.bytes().size());
                 if (!sent.ok()) break;
-            }
+            }            // each chunk's buffer goes back to the ring as the chunk goes
         }                // the stream cancels and drains itself if still armed
         open.erase(fd);  // before the close: a new connection may get the number
         co_await loop.close(Fd{fd});

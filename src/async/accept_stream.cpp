@@ -8,7 +8,7 @@
 namespace uringkit::async {
 
 AcceptStream::AcceptStream(Loop& loop, File listener, int flags)
-    : loop_(&loop), listener_(listener), flags_(flags) {
+    : loop_(&detail::core(loop)), listener_(listener), flags_(flags) {
     Pending::complete = &AcceptStream::on_cqe;
     Pending::fill = &AcceptStream::on_fill;
     queue_.reserve(64);
@@ -17,7 +17,7 @@ AcceptStream::AcceptStream(Loop& loop, File listener, int flags)
 AcceptStream::~AcceptStream() {
     if (armed_) {
         if (ud_)
-            loop_->abandon(ud_, nullptr, true);
+            loop_->abandon(ud_, detail::Leftover::closing_results());
         else
             loop_->withdraw(*this);
     }

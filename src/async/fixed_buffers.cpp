@@ -23,13 +23,13 @@
 
 namespace uringkit::async {
 
-FixedBufferPool& Loop::register_fixed_buffers(unsigned count, std::size_t size) {
+FixedBufferPool& detail::LoopCore::register_fixed_buffers(unsigned count, std::size_t size) {
     if (fixed_) throw std::logic_error("register_fixed_buffers: this loop has a pool already");
     fixed_.reset(new FixedBufferPool(*this, count, size));
     return *fixed_;
 }
 
-FixedBufferPool::FixedBufferPool(Loop& loop, unsigned count, std::size_t size)
+FixedBufferPool::FixedBufferPool(detail::LoopCore& loop, unsigned count, std::size_t size)
     : loop_(&loop), count_(count) {
     // The SQE's buf_index is 16 bits; the kernel takes at most 16384 (IORING_MAX_REG_BUFFERS).
     if (count == 0 || count > 16384)
@@ -117,7 +117,7 @@ FixedBufferPool::TakeAwaiter::~TakeAwaiter() {
     if (deferred)
         pool->loop_->withdraw(*this);
     else if (ud)
-        pool->loop_->abandon(ud, nullptr);  // a NOP: it names no memory
+        pool->loop_->abandon(ud, detail::Leftover::nothing());  // a NOP: it names no memory
     if (handed >= 0) pool->give_back(static_cast<std::uint16_t>(handed));
 }
 

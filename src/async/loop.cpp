@@ -6,19 +6,25 @@
 #include "uringkit/ring/hand_loop.hpp"
 #include "uringkit/sys/error.hpp"
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <system_error>
 
 namespace uringkit::async {
 
+namespace detail {
+
 // The frame that owns a spawned task: on the loop's list until it finishes
 // (then it destroys itself), so a loop that ends early can destroy it.
-struct Loop::Root {
+struct LoopCore::Root {
     struct promise_type {
-        Loop* loop;
+        LoopCore* loop;
         promise_type* prev = nullptr;
         promise_type* next = nullptr;
-        promise_type(Loop* l, Task<void>&) noexcept : loop(l) {}
+        promise_type(LoopCore* l, Task<void>&) noexcept : loop(l) {}
         Root get_return_object() noexcept {
             return Root{std::coroutine_handle<promise_type>::from_promise(*this)};
         }
@@ -56,7 +62,7 @@ struct Loop::Root {
     std::coroutine_handle<promise_type> handle;
 };
 
-Loop::Root Loop::run_root(Loop* loop, Task<void> task) {
+LoopCore::Root LoopCore::run_root(LoopCore* loop, Task<void> task) {
     try {
         co_await std::move(task);
     } catch (...) {
@@ -64,7 +70,7 @@ Loop::Root Loop::run_root(Loop* loop, Task<void> task) {
     }
 }
 
-Loop::Loop(Ring& ring) : ring_(&ring) {
+LoopCore::LoopCore(Ring& ring) : ring_(&ring) {
     slots_.reserve(64);
     leftovers_.reserve(64);
     try {
@@ -75,21 +81,23 @@ Loop::Loop(Ring& ring) : ring_(&ring) {
     }
 }
 
-std::string unsupported(std::uint8_t opcode) {
-    const char* name = sys::opcode_name(opcode);
-    const char* since = sys::opcode_since(opcode);
-    std::string s = name ? name : "opcode " + std::to_string(opcode);
-    s += ": not supported by this kernel";
-    if (since) s += std::string(" (io_uring has it from Linux ") + since + ")";
-    return s;
-}
-
-Loop::~Loop() {
+LoopCore::~LoopCore() {
     // Not drained: the kernel may still write into lent buffers.
     if (!shut_down()) (void)fixed_.release();
+    if (buffers_lent_ > 0) {
+        // A stream's chunk held past the loop (outside every frame) would give
+        // its buffer back through this destroyed object: stop here, loudly.
+        char line[160];
+        const int n = std::snprintf(line, sizeof line,
+                                    "uringkit: async::Loop destroyed while %zu provided buffer(s) "
+                                    "from its streams are still held\n",
+                                    buffers_lent_);
+        if (n > 0) (void)!::write(STDERR_FILENO, line, static_cast<std::size_t>(n));
+        std::abort();
+    }
 }
 
-void Loop::spawn(Task<void> task) {
+void LoopCore::spawn(Task<void> task) {
     if (draining_) return;  // `task` goes unstarted: its frame holds nothing the kernel names
     Root r = run_root(this, std::move(task));
     r.handle.promise().link();
@@ -98,13 +106,13 @@ void Loop::spawn(Task<void> task) {
 
 // ---- turns --------------------------------------------------------------------------
 
-void Loop::turn() {
+void LoopCore::turn() {
     flush_deferred();
     check_enter(wait_ ? wait_->submit_and_wait(*ring_) : ring_->submit_and_wait(1));
     ring_->for_each_completion([this](const Completion& c) { dispatch(c); });
 }
 
-void Loop::run() {
+void LoopCore::run() {
     stopped_ = false;
     try {
         while (live_ > 0 && !stopped_) {
@@ -117,7 +125,7 @@ void Loop::run() {
     }
 }
 
-void Loop::run_once() {
+void LoopCore::run_once() {
     try {
         turn();
         if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
@@ -127,7 +135,7 @@ void Loop::run_once() {
     }
 }
 
-bool Loop::shut_down() noexcept {
+bool LoopCore::shut_down() noexcept {
     draining_ = true;
     // Queued awaiters never reached the kernel: nothing to drain for them.
     for (Pending* p = deferred_head_; p;) {
@@ -163,6 +171,17 @@ bool Loop::shut_down() noexcept {
     }
     draining_ = false;
     return drained;
+}
+
+}  // namespace detail
+
+std::string unsupported(std::uint8_t opcode) {
+    const char* name = sys::opcode_name(opcode);
+    const char* since = sys::opcode_since(opcode);
+    std::string s = name ? name : "opcode " + std::to_string(opcode);
+    s += ": not supported by this kernel";
+    if (since) s += std::string(" (io_uring has it from Linux ") + since + ")";
+    return s;
 }
 
 // ---- composed operations --------------------------------------------------------------

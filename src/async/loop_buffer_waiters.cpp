@@ -1,10 +1,10 @@
 // Streams waiting for a provided buffer to come back: parked by
-// wait_for_buffer(), woken by Loop::recycle() on the same BufferRing.
+// wait_for_buffer(), woken by LoopCore::recycle() on the same BufferRing.
 #include "uringkit/async/loop.hpp"
 
-namespace uringkit::async {
+namespace uringkit::async::detail {
 
-void Loop::wake_buffer_waiters(const BufferRing& pool) noexcept {
+void LoopCore::wake_buffer_waiters(const BufferRing& pool) noexcept {
     // Every stream waiting on this pool tries again: one that finds it dry
     // again waits for the next buffer, so the work is bounded by the buffers
     // returned, never a spin.
@@ -28,7 +28,7 @@ void Loop::wake_buffer_waiters(const BufferRing& pool) noexcept {
     }
 }
 
-void Loop::wait_for_buffer(BufferWaiter& w, const BufferRing& pool) noexcept {
+void LoopCore::wait_for_buffer(BufferWaiter& w, const BufferRing& pool) noexcept {
     if (w.waiting || draining_) return;
     w.pool = &pool;
     w.waiting = true;
@@ -36,7 +36,7 @@ void Loop::wait_for_buffer(BufferWaiter& w, const BufferRing& pool) noexcept {
     buffer_waiters_ = &w;
 }
 
-void Loop::stop_waiting_for_buffer(BufferWaiter& w) noexcept {
+void LoopCore::stop_waiting_for_buffer(BufferWaiter& w) noexcept {
     if (!w.waiting) return;
     for (BufferWaiter** link = &buffer_waiters_; *link; link = &(*link)->next_waiter) {
         if (*link == &w) {
@@ -48,4 +48,4 @@ void Loop::stop_waiting_for_buffer(BufferWaiter& w) noexcept {
     w.next_waiter = nullptr;
 }
 
-}  // namespace uringkit::async
+}  // namespace uringkit::async::detail

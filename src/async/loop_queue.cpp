@@ -6,11 +6,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <new>
 #include <system_error>
 
-namespace uringkit::async {
-
-namespace detail {
+namespace uringkit::async::detail {
 
 void make_nop(io_uring_sqe& s) noexcept {
     const std::uint64_t ud = s.user_data;
@@ -19,9 +18,7 @@ void make_nop(io_uring_sqe& s) noexcept {
     s.user_data = ud;
 }
 
-}  // namespace detail
-
-bool Loop::room(unsigned n) noexcept {
+bool LoopCore::room(unsigned n) noexcept {
     if (ring_->sq_space_left() >= n) return true;
     // The result is not needed here.  io_uring_enter fails only when it took
     // no SQE, so a failed submit loses nothing: the SQEs stay in the SQ, the
@@ -31,16 +28,17 @@ bool Loop::room(unsigned n) noexcept {
     return ring_->sq_space_left() >= n;
 }
 
-void Loop::place(Pending& p) noexcept {
+void LoopCore::place(Pending& p) noexcept {
     io_uring_sqe* sqes[detail::kMaxChain];
     for (unsigned k = 0; k < p.sqes; ++k) sqes[k] = ring_->get_sqe();
     p.fill(&p, sqes);
 }
 
-bool Loop::issue_slow(Pending& p) noexcept {
+bool LoopCore::issue_slow(Pending& p) noexcept {
     if (p.sqes > ring_->sq_entries() || draining_) return false;
-    // Behind anything already queued, so SQEs reach the kernel in order.
-    if (!deferred_head_ && posted_.empty() && room(p.sqes)) {
+    // Behind anything already queued, so SQEs reach the kernel in order; and
+    // only with a slot for each SQE (no allocation while they are filled).
+    if (!deferred_head_ && posted_.empty() && make_free(p.sqes) && room(p.sqes)) {
         place(p);
         return true;
     }
@@ -54,7 +52,7 @@ bool Loop::issue_slow(Pending& p) noexcept {
     return true;
 }
 
-void Loop::withdraw(Pending& p) noexcept {
+void LoopCore::withdraw(Pending& p) noexcept {
     if (!p.deferred) return;
     Pending* prev = nullptr;
     for (Pending* q = deferred_head_; q; prev = q, q = q->next_deferred) {
@@ -70,14 +68,21 @@ void Loop::withdraw(Pending& p) noexcept {
     p.next_deferred = nullptr;
 }
 
-void Loop::post_sqe(const io_uring_sqe& s) noexcept {
-    if (!deferred_head_ && posted_.empty() && room(1))
+void LoopCore::post_sqe(const io_uring_sqe& s) noexcept {
+    if (!deferred_head_ && posted_.empty() && room(1)) {
         *ring_->get_sqe() = s;
-    else
+        return;
+    }
+    try {
         posted_.push_back(s);
+    } catch (const std::bad_alloc&) {
+        // Nowhere to keep it: the loop ends this turn with the error (run()
+        // drains first, which cancels whatever this SQE was to cancel).
+        if (!error_) error_ = std::current_exception();
+    }
 }
 
-void Loop::flush_deferred() {
+void LoopCore::flush_deferred() {
     std::size_t posted = 0;
     while (posted < posted_.size() || deferred_head_) {
         const unsigned need = posted < posted_.size() ? 1u : deferred_head_->sqes;
@@ -95,6 +100,8 @@ void Loop::flush_deferred() {
             *ring_->get_sqe() = posted_[posted++];
             continue;
         }
+        // The slots its SQEs take; out of memory, run() drains and rethrows.
+        if (!make_free(deferred_head_->sqes)) throw std::bad_alloc();
         Pending* p = deferred_head_;
         deferred_head_ = p->next_deferred;
         if (!deferred_head_) deferred_tail_ = nullptr;
@@ -105,4 +112,4 @@ void Loop::flush_deferred() {
     posted_.erase(posted_.begin(), posted_.begin() + static_cast<std::ptrdiff_t>(posted));
 }
 
-}  // namespace uringkit::async
+}  // namespace uringkit::async::detail

@@ -5,33 +5,50 @@
 
 #include <unistd.h>
 
-namespace uringkit::async {
+#include <new>
 
-std::uint32_t Loop::grow_slots() {
+namespace uringkit::async::detail {
+
+std::uint32_t LoopCore::grow_slots() {
+    // Both tables grow before either changes: a failure leaves them alike.
+    if (slots_.size() == slots_.capacity() || leftovers_.size() == leftovers_.capacity()) {
+        const std::size_t want = slots_.size() * 2 + 16;
+        slots_.reserve(want);
+        leftovers_.reserve(want);
+    }
     slots_.emplace_back();
     leftovers_.emplace_back();
     return slot_count_++;
 }
 
-std::uint64_t Loop::track_persistent(Pending* target) noexcept {
+bool LoopCore::make_free(unsigned n) noexcept {
+    try {
+        while (free_count_ < n) free_slot(grow_slots());
+    } catch (const std::bad_alloc&) {
+        return false;
+    }
+    return true;
+}
+
+std::uint64_t LoopCore::track_persistent(Pending* target) {
     // Kept off dispatch()'s inline path (no target there), which then never
     // has to ask whether a completion is the last.
     const std::uint64_t ud = track(nullptr);
     const auto i = static_cast<std::uint32_t>(ud);
     slots_[i].persistent = true;
-    leftovers_[i].held = target;
+    leftovers_[i].held_ = target;
     --in_flight_;
     return ud;
 }
 
-std::uint64_t Loop::own_slot(Pending* target) noexcept {
+std::uint64_t LoopCore::own_slot(Pending* target) {
     const std::uint64_t ud = track(target);
     slots_[static_cast<std::uint32_t>(ud)].owned = true;
     --in_flight_;  // reuse() counts each operation
     return ud;
 }
 
-void Loop::disown(std::uint64_t ud) noexcept {
+void LoopCore::disown(std::uint64_t ud) noexcept {
     if (!owns(ud)) return;
     const auto i = static_cast<std::uint32_t>(ud);
     if (!slots_[i].owned) return;
@@ -39,50 +56,41 @@ void Loop::disown(std::uint64_t ud) noexcept {
     free_slot(i);
 }
 
-void Loop::untrack(std::uint64_t ud) noexcept {
+void LoopCore::untrack(std::uint64_t ud) noexcept {
     if (!owns(ud)) return;
     const auto i = static_cast<std::uint32_t>(ud);
     Slot& s = slots_[i];
     if (!s.persistent) return;
     s.persistent = false;
-    leftovers_[i].held = nullptr;
+    leftovers_[i].held_ = nullptr;
     free_slot(i);
 }
 
-void Loop::abandon(std::uint64_t ud, BufferRing* pool, bool close_results) noexcept {
+void LoopCore::abandon(std::uint64_t ud, Leftover keep) noexcept {
     const auto i = static_cast<std::uint32_t>(ud);
-    if (!owns(ud) || slots_[i].persistent) return;
+    if (!owns(ud) || slots_[i].persistent) {
+        // Not an operation of this loop's in flight: nothing names the memory.
+        if (keep.drop_) keep.drop_(keep.held_);
+        if (keep.lent_fixed_ >= 0 && fixed_)
+            fixed_->give_back(static_cast<std::uint16_t>(keep.lent_fixed_));
+        return;
+    }
     slots_[i].target = nullptr;
-    leftovers_[i].pool = pool;
-    leftovers_[i].close_results = close_results;
+    leftovers_[i] = keep;
     cancel(ud);
 }
 
-void Loop::abandon_fixed(std::uint64_t ud, FixedBuffer&& buf) noexcept {
-    const auto i = static_cast<std::uint32_t>(ud);
-    if (!owns(ud) || !buf) return;
-    leftovers_[i].lent_fixed = buf.surrender();
-    abandon(ud, nullptr);
-}
-
-void Loop::abandon_holding(std::uint64_t ud, void* held, Drop drop) noexcept {
-    if (!owns(ud) || slots_[static_cast<std::uint32_t>(ud)].persistent) return;
-    Leftover& l = leftovers_[static_cast<std::uint32_t>(ud)];
-    l.held = held;
-    l.drop = drop;
-    abandon(ud, nullptr);
-}
-
-void Loop::dispatch_other(const Completion& c) noexcept {
+void LoopCore::dispatch_other(const Completion& c) noexcept {
     const std::uint64_t ud = c.user_data;
     const auto i = static_cast<std::uint32_t>(ud);
+    if (ud == kUntracked) return;  // a post() that got no slot
     if (!owns(ud)) {
         ++foreign_;
         if (foreign_handler_) foreign_handler_(foreign_context_, c);
         return;
     }
     if (slots_[i].persistent) {
-        auto* target = static_cast<Pending*>(leftovers_[i].held);
+        auto* target = static_cast<Pending*>(leftovers_[i].held_);
         target->complete(target, c);
         return;
     }
@@ -95,12 +103,13 @@ void Loop::dispatch_other(const Completion& c) noexcept {
     // Nobody waits: give back what the completion carries, once take() has
     // checked it is a whole buffer of the group (not a piece the kernel is
     // still filling, not a forged id, not one already given back).
-    if (s.pool)
-        if (const BufferRing::Delivery d = s.pool->take(c); d.has_buffer) recycle(*s.pool, d.id);
-    if (s.close_results && c.res >= 0 && !(c.flags & IORING_CQE_F_NOTIF)) ::close(c.res);
+    if (s.pool_)
+        if (const BufferRing::Delivery d = s.pool_->take(c); d.has_buffer) recycle(*s.pool_, d.id);
+    if (s.close_results_ && c.res >= 0 && !(c.flags & IORING_CQE_F_NOTIF)) ::close(c.res);
     // The kernel is done with the registered buffer only now.
-    if (s.lent_fixed >= 0 && !c.more()) fixed_->give_back(static_cast<std::uint16_t>(s.lent_fixed));
-    if (s.drop && !c.more()) s.drop(s.held);
+    if (s.lent_fixed_ >= 0 && !c.more())
+        fixed_->give_back(static_cast<std::uint16_t>(s.lent_fixed_));
+    if (s.drop_ && !c.more()) s.drop_(s.held_);
 }
 
-}  // namespace uringkit::async
+}  // namespace uringkit::async::detail

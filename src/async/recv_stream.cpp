@@ -1,15 +1,16 @@
 #include "uringkit/async/recv_stream.hpp"
 
 #include <cerrno>
+#include <new>
 
 namespace uringkit::async {
 
 RecvStream::RecvStream(Loop& loop, File f, BufferRing& buffers)
-    : loop_(&loop), file_(f), buffers_(&buffers) {
+    : loop_(&detail::core(loop)), file_(f), buffers_(&buffers) {
     Pending::complete = &RecvStream::on_cqe;
     Pending::fill = &RecvStream::on_fill;
     BufferWaiter::wake = &RecvStream::on_buffer;
-    grow_queue();
+    if (!grow_queue()) throw std::bad_alloc();
     arm();
 }
 
@@ -17,17 +18,33 @@ RecvStream::~RecvStream() {
     loop_->stop_waiting_for_buffer(*this);
     if (armed_) {
         if (ud_)
-            loop_->abandon(ud_, buffers_);  // the loop cancels it and drops the rest
+            loop_->abandon(ud_, detail::Leftover::buffers_of(
+                                    *buffers_));  // the loop cancels it and drops the rest
         else
             loop_->withdraw(*this);  // still queued: never reached the kernel
     }
     return_queued();
 }
 
-void RecvStream::grow_queue() noexcept {
-    // Bounded by the group's buffers: each queued chunk holds one.
-    queue_.resize(queue_.empty() ? 8 : queue_.size() * 2);
+bool RecvStream::grow_queue() noexcept {
+    // Bounded by the group's buffers: each queued chunk holds one.  Grown on
+    // the completion path, so a failure must not throw through it.
+    try {
+        queue_.resize(queue_.empty() ? 8 : queue_.size() * 2);
+    } catch (const std::bad_alloc&) {
+        return false;
+    }
     queue_capacity_ = static_cast<std::uint32_t>(queue_.size());
+    return true;
+}
+
+void RecvStream::out_of_memory(std::uint16_t id) noexcept {
+    loop_->recycle(*buffers_, id);
+    if (ended_) return;
+    ended_ = true;
+    final_res_ = -ENOMEM;
+    rearm_ = false;
+    if (armed_ && ud_) loop_->cancel(ud_);  // no more chunks into a queue that cannot hold them
 }
 
 void RecvStream::arm() noexcept {

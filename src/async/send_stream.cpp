@@ -5,26 +5,22 @@
 namespace uringkit::async {
 
 SendStream::SendStream(Loop& loop, File f)
-    : loop_(&loop),
+    : loop_(&detail::core(loop)),
       file_(f),
       bytes_(std::make_unique<Bytes>()),
       gathering_(&bytes_->a),
       sending_(&bytes_->b) {
     Pending::complete = &SendStream::on_cqe;
     Pending::fill = &SendStream::on_fill;
-    ud_ = loop.own_slot(this);
+    ud_ = loop_->own_slot(this);
 }
 
 SendStream::~SendStream() {
     if (Pending::deferred) loop_->withdraw(*this);  // never reached the kernel
     if (placed_)
-        loop_->abandon_holding(ud_, bytes_.release(), &SendStream::drop);
+        loop_->abandon(ud_, detail::Leftover::owning(std::move(bytes_)));
     else
         loop_->disown(ud_);
-}
-
-void SendStream::drop(void* held) noexcept {
-    delete static_cast<Bytes*>(held);
 }
 
 void SendStream::on_fill(Pending* self, io_uring_sqe* const* sqes) noexcept {

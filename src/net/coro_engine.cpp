@@ -235,7 +235,7 @@ private:
                     stats_.bytes_in.add(static_cast<std::uint64_t>(chunk.res));
                     // Requests beyond the room under the cap are held (copied).
                     keep = session.feed(chunk.text(), out.buffer(), cap_.room(out.backlog()));
-                    in.recycle(chunk);
+                    chunk.reset();
                     if (session.take_progress()) idle_.touch(&conn, now_ + idle);
                     // What has already arrived joins this send: a burst (a
                     // large message over many buffers, pipelined requests)
@@ -288,7 +288,7 @@ private:
             auto chunk = co_await in.next();  // queued: does not suspend
             stats_.bytes_in.add(static_cast<std::uint64_t>(chunk.res));
             keep = session.feed(chunk.text(), out.buffer(), 0);
-            in.recycle(chunk);
+            chunk.reset();
         }
         while (keep && out.error() == 0 && (session.held() || cap_.full(out.backlog()))) {
             co_await out.below(cap_.cap / 2 + 1);  // backlog() <= cap / 2: OutputCap::low

@@ -9,6 +9,7 @@
 //  - a submit that fails once while making room in the SQ loses nothing.
 // The ring is made unable to submit by putting /dev/null on its descriptor
 // number (the mappings stay valid; io_uring_enter fails with EOPNOTSUPP).
+#include "count_allocations.hpp"
 #include "uring_test_support.hpp"
 #include "uringkit/async/loop.hpp"
 #include "uringkit/async/streams.hpp"
@@ -19,6 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -69,12 +71,12 @@ TEST(AsyncFaults, EnobufsWaitsForABufferInsteadOfSpinning) {
         loop.spawn([](async::RecvStream& in, std::string& out) -> async::Task<void> {
             auto c = co_await in.next();
             out.assign(c.text());
-            in.recycle(c);
+            c.reset();
         }(in_b, got_b));
         co_await loop.sleep(50ms);
         enobufs_b = in_b.take_enobufs();
-        in_a.recycle(c1);  // a buffer comes back: B re-arms and gets its data
-        in_a.recycle(c2);
+        c1.reset();  // a buffer comes back: B re-arms and gets its data
+        c2.reset();
         while (got_b.empty()) co_await loop.nop();
         co_await in_b.stop();
         co_await in_a.stop();
@@ -164,6 +166,95 @@ TEST(AsyncFaults, AChainLongerThanTheSqIsRefused) {
     const auto r = loop.block_on(t());
     for (const auto& x : r) EXPECT_EQ(x.res, -EINVAL);
     EXPECT_EQ(loop.in_flight(), 0u);
+}
+
+// Every allocation fails while it lives (operator new is replaced in this
+// program: count_allocations.hpp).
+struct OutOfMemory {
+    OutOfMemory() { g_failing = true; }
+    ~OutOfMemory() { g_failing = false; }
+    OutOfMemory(const OutOfMemory&) = delete;
+    OutOfMemory& operator=(const OutOfMemory&) = delete;
+};
+
+// A RecvStream queues chunks its consumer has not taken; the queue grows on
+// the completion path, which must not throw (it would end in
+// std::terminate).  When it cannot grow, the chunk's buffer goes back and
+// the stream ends with -ENOMEM after what it had queued.
+TEST(AsyncFaults, ARecvQueueThatCannotGrowEndsTheStreamWithEnomem) {
+    if (!kAllocationsCounted) GTEST_SKIP() << "operator new is not replaceable under TSan";
+    Ring ring(16);
+    BufferRing buffers(ring, 4, 16, 8);  // more buffers than the queue's first 8 places
+    async::Loop loop(ring);
+    SocketPair sp;
+    auto t = [&]() -> async::Task<std::vector<std::string>> {
+        async::RecvStream in(loop, Fd{sp.fd[0]}, buffers);
+        // Nine 8-byte pieces: nine buffers, nine completions, nobody taking.
+        const std::string data =
+            "aaaaaaaabbbbbbbbccccccccddddddddeeeeeeeeffffffffgggggggghhhhhhhhiiiiiiii";
+        EXPECT_EQ(::send(sp.fd[1], data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
+        {
+            OutOfMemory oom;
+            for (int turns = 0; turns < 100 && !in.ready(); ++turns) co_await loop.nop();
+            // The ninth chunk found the queue full and no memory to grow it.
+            for (int turns = 0; turns < 100 && in.armed(); ++turns) co_await loop.nop();
+        }
+        std::vector<std::string> got;
+        for (;;) {
+            auto c = co_await in.next();
+            got.push_back(c.res > 0 ? std::string(c.text()) : std::to_string(c.res));
+            if (c.res <= 0) break;
+        }
+        co_return got;
+    };
+    const std::vector<std::string> got = loop.block_on(t());
+    ASSERT_EQ(got.size(), 9u);
+    for (std::size_t i = 0; i < 8; ++i)
+        EXPECT_EQ(got[i], std::string(8, static_cast<char>('a' + i))) << "chunk " << i;
+    EXPECT_EQ(got[8], std::to_string(-ENOMEM));
+    // The eight chunks taken and the one that found no room: every buffer back.
+    EXPECT_EQ(loop.buffers_returned(), 9u);
+}
+
+// A completion handler that starts a chain needs a slot per SQE; growing
+// the slot table there must not throw through the completion path.  The
+// chain waits in the loop's queue, and the next turn ends run() with
+// std::bad_alloc after draining everything in flight.
+TEST(AsyncFaults, NoMemoryForSlotsEndsTheLoopWithBadAllocAfterDraining) {
+    if (!kAllocationsCounted) GTEST_SKIP() << "operator new is not replaceable under TSan";
+    Ring ring(128);
+    async::Loop loop(ring);
+    int p[2];
+    ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+    // The loop's slot table starts with room for 64 (loop.cpp): 63 reads
+    // that never complete and one NOP fill it exactly, so the chain the NOP's
+    // handler starts needs the table to grow.
+    char bytes[63];
+    auto reader = [&](char* b) -> async::Task<void> {
+        (void)co_await loop.read(Fd{p[0]}, b, 1, ~0ULL);
+    };
+    for (char& b : bytes) loop.spawn(reader(&b));
+    bool chained = false;
+    auto trigger = [&]() -> async::Task<void> {
+        co_await loop.nop();
+        g_failing = true;
+        (void)co_await loop.chain(op::Nop{}, op::Nop{});
+        chained = true;
+    };
+    loop.spawn(trigger());
+    bool bad_alloc = false;
+    try {
+        loop.run();
+    } catch (const std::bad_alloc&) {
+        bad_alloc = true;
+    }
+    g_failing = false;
+    EXPECT_TRUE(bad_alloc) << "run() should end with std::bad_alloc";
+    EXPECT_FALSE(chained) << "the chain never reached the kernel";
+    EXPECT_EQ(loop.in_flight(), 0u) << "the loop drained before it rethrew";
+    EXPECT_EQ(loop.live_tasks(), 0u);
+    ::close(p[0]);
+    ::close(p[1]);
 }
 
 }  // namespace

@@ -14,7 +14,11 @@
 //  - cancel() from another task ends a RecvStream after the chunks already
 //    queued, and nothing is re-armed;
 //  - pause() leaves no recv armed (what arrives stays in the socket) and
-//    keeps the queued chunks; next() yields them, then receives again.
+//    keeps the queued chunks; next() yields them, then receives again;
+//  - a Chunk owns its provided buffer: dropped (or moved from and dropped,
+//    or reset()) it goes back once, and a stream waiting on a dry ring
+//    re-arms; a loop destroyed while a chunk is still held stops the program
+//    with a message instead of leaving the chunk a dangling loop.
 #include "uring_test_support.hpp"
 #include "uringkit/async/loop.hpp"
 #include "uringkit/async/streams.hpp"
@@ -287,7 +291,7 @@ TEST(AsyncRecvStreamCancel, YieldsWhatIsQueuedThenEcanceledWithoutRearming) {
                 break;
             }
             got.append(c.text());
-            in.recycle(c);
+            c.reset();
         }
         EXPECT_FALSE(in.armed());
         co_await in.stop();
@@ -358,7 +362,7 @@ TEST(AsyncRecvStreamPause, KeepsWhatIsQueuedTakesNothingMoreThenReceivesOnNext) 
             auto c = co_await in.next();
             if (c.res <= 0) break;
             got.append(c.text());
-            in.recycle(c);
+            c.reset();
         }
         co_await in.stop();
     };
@@ -366,6 +370,55 @@ TEST(AsyncRecvStreamPause, KeepsWhatIsQueuedTakesNothingMoreThenReceivesOnNext) 
     EXPECT_EQ(unread_while_paused, 5);
     EXPECT_EQ(got, "0123456789abcdef0123456789abcdeflate!");
     EXPECT_EQ(loop.in_flight(), 0u);
+}
+
+// One buffer in the ring: the second message can only arrive once the first
+// chunk's buffer is back, and nothing but dropping the chunk gives it back.
+TEST(AsyncRecvStreamChunk, ADroppedChunkGivesItsBufferBackOnce) {
+    Ring ring(16);
+    BufferRing buffers(ring, 5, 1, 64);
+    async::Loop loop(ring);
+    SocketPair sp;
+    auto t = [&]() -> async::Task<std::string> {
+        async::RecvStream in(loop, Fd{sp.fd[0]}, buffers);
+        std::string got;
+        const char* words[] = {"one", "two", "three"};
+        for (const char* w : words) {
+            EXPECT_EQ(::send(sp.fd[1], w, std::strlen(w), 0), static_cast<ssize_t>(std::strlen(w)));
+            async::RecvStream::Chunk c = co_await in.next();
+            if (c.res <= 0) break;
+            // Moved twice: only the last holder gives the buffer back.
+            async::RecvStream::Chunk moved = std::move(c);
+            EXPECT_FALSE(c);
+            async::RecvStream::Chunk last;
+            last = std::move(moved);
+            got += last.text();
+            got += ' ';
+        }  // `last` goes here, each time: the ring has its one buffer again
+        co_await in.stop();
+        co_return got;
+    };
+    EXPECT_EQ(loop.block_on(t()), "one two three ");
+    EXPECT_EQ(loop.buffers_returned(), 3u) << "each buffer back exactly once";
+}
+
+TEST(AsyncRecvStreamChunkDeathTest, ALoopDestroyedWhileAChunkIsHeldStopsWithAMessage) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(
+        {
+            Ring ring(16);
+            BufferRing buffers(ring, 6, 2, 64);
+            auto loop = std::make_unique<async::Loop>(ring);
+            SocketPair sp;
+            (void)::send(sp.fd[1], "held", 4, 0);
+            auto t = [&]() -> async::Task<async::RecvStream::Chunk> {
+                async::RecvStream in(*loop, Fd{sp.fd[0]}, buffers);
+                co_return co_await in.next();
+            };
+            async::RecvStream::Chunk kept = loop->block_on(t());
+            loop.reset();  // `kept` would give its buffer back through a freed loop
+        },
+        "async::Loop destroyed while 1 provided buffer\\(s\\) from its streams are still held");
 }
 
 }  // namespace

@@ -203,7 +203,7 @@ TEST(AsyncRecvStream, EveryByteInOrderThroughEnobufs) {
                 co_return c.res == 0 ? chunks : c.res;
             }
             got.append(c.text());
-            in.recycle(c);
+            c.reset();
             ++chunks;
             if (chunks % 64 == 0)
                 co_await loop.nop();  // busy elsewhere: chunks queue, buffers run dry
@@ -229,7 +229,7 @@ TEST(AsyncRecvStream, StopCancelsAnArmedStream) {
         co_await loop.send_all(Fd{sv[1]}, "hello", 5);
         auto c = co_await in.next();
         std::string s(c.text());
-        in.recycle(c);
+        c.reset();
         co_await in.stop();  // armed, nothing pending: cancelled, resumes after the last CQE
         co_return s;
     };

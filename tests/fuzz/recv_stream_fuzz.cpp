@@ -54,23 +54,22 @@ struct Run {
 
     void check(const async::RecvStream::Chunk& c) {
         if (c.res <= 0) return;
-        if (c.id >= kBuffers) fail("a chunk names a buffer outside the group");
-        if (out[c.id]) fail("a buffer handed out twice");
+        if (c.id() >= kBuffers) fail("a chunk names a buffer outside the group");
+        if (out[c.id()]) fail("a buffer handed out twice");
         if (static_cast<std::uint32_t>(c.res) > kBufferSize ||
-            c.data.size() != static_cast<std::size_t>(c.res))
+            c.bytes().size() != static_cast<std::size_t>(c.res))
             fail("a chunk longer than its buffer");
-        if (c.data.data() != pool.buffer(c.id).data())
+        if (c.bytes().data() != pool.buffer(c.id()).data())
             fail("a chunk's bytes are not in its buffer");
-        for (std::size_t i = 0; i < c.data.size(); ++i)
-            if (c.data[i] != byte_at(received + i)) fail("bytes out of order or changed");
-        received += c.data.size();
-        out[c.id] = true;
+        for (std::size_t i = 0; i < c.bytes().size(); ++i)
+            if (c.bytes()[i] != byte_at(received + i)) fail("bytes out of order or changed");
+        received += c.bytes().size();
+        out[c.id()] = true;
     }
-    void give_back(async::RecvStream& in) {
-        const auto c = held.front();
+    // The chunk goes, and its buffer back to the ring with it.
+    void give_back() {
+        out[held.front().id()] = false;
         held.pop_front();
-        out[c.id] = false;
-        in.recycle(c);
     }
 
     async::Task<void> script(const std::uint8_t* data, std::size_t size) {
@@ -90,18 +89,18 @@ struct Run {
             } else if (step == 2 ||
                        step == 3) {  // take a chunk if one is there; keep it or give it back
                 if (!in->ready()) continue;
-                const auto c = co_await in->next();
+                auto c = co_await in->next();
                 if (c.res <= 0) fail("the stream ended while the peer was still open");
                 check(c);
-                held.push_back(c);
-                if (step == 2 || held.size() > 2) give_back(*in);
+                held.push_back(std::move(c));
+                if (step == 2 || held.size() > 2) give_back();
             } else if (step == 4) {
-                if (!held.empty()) give_back(*in);
+                if (!held.empty()) give_back();
             } else if (step == 5 || step == 6) {
                 co_await loop.nop();  // a turn: completions are dispatched
             } else {                  // stop the stream and start another on the same socket
                 co_await in->stop();
-                while (!held.empty()) give_back(*in);
+                while (!held.empty()) give_back();
                 in.reset();
                 // Chunks queued and not taken went back with the stream:
                 // their bytes are gone.  What the socket still holds comes next.
@@ -115,19 +114,19 @@ struct Run {
         }
         // The peer is done; the consumer gives everything back and reads to the end.
         ::shutdown(writer, SHUT_WR);
-        while (!held.empty()) give_back(*in);
+        while (!held.empty()) give_back();
         for (unsigned turns = 0;; ++turns) {
             if (turns > 100000) fail("the stream never ended after the peer's EOF");
             if (!in->ready()) {
                 co_await loop.nop();
                 continue;
             }
-            const auto c = co_await in->next();
+            auto c = co_await in->next();
             if (c.res == 0) break;
             if (c.res < 0) fail("an error instead of the end");
             check(c);
-            out[c.id] = false;
-            in->recycle(c);
+            out[c.id()] = false;
+            c.reset();
         }
         if (received != sent) fail("bytes lost");
     }

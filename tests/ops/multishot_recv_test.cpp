@@ -123,3 +123,33 @@ TEST(MultishotRecv, RecyclingAnIdOutsideTheGroupStagesNothing) {
     EXPECT_EQ(c.res, -ENOBUFS) << "the ring holds no buffer; a recv that got one was given id "
                                << (c.buffer_id() ? *c.buffer_id() : 0);
 }
+
+// BufferRing::hold: the buffer a completion names, as a handle that gives it
+// back when dropped.  Held, the whole group is out and the next recv gets
+// -ENOBUFS; dropped, that recv gets a buffer again.
+TEST(MultishotRecv, AHeldBufferGoesBackWhenItsHandleIsDropped) {
+    Ring ring(8);
+    auto buffers = make_buffers(ring);
+    if (!buffers) GTEST_SKIP() << "no provided buffer rings (5.19)";
+    TcpPair pair;
+    std::vector<ProvidedBuffer> held;
+    for (unsigned i = 0; i < kBufs; ++i) {
+        ASSERT_EQ(::send(pair.client.get(), &"abcd"[i], 1, 0), 1);
+        ring.prepare(op::Recv::provided(Fd{pair.server.get()}, kGroup)).user_data(i);
+        const auto c = reap_one(ring);
+        ASSERT_EQ(c.res, 1);
+        held.push_back(buffers->hold(buffers->take(c)));
+        ASSERT_TRUE(held.back());
+        EXPECT_EQ(held.back().text(), std::string(1, "abcd"[i]));
+    }
+    ASSERT_EQ(::send(pair.client.get(), "y", 1, 0), 1);
+    ring.prepare(op::Recv::provided(Fd{pair.server.get()}, kGroup)).user_data(8);
+    EXPECT_EQ(reap_one(ring).res, -ENOBUFS) << "every buffer is held";
+    held.erase(held.begin() + 1);  // buffer 'b' goes back; the others move down the vector
+    ring.prepare(op::Recv::provided(Fd{pair.server.get()}, kGroup)).user_data(9);
+    const auto c = reap_one(ring);
+    ASSERT_EQ(c.res, 1);
+    const ProvidedBuffer again = buffers->hold(buffers->take(c));
+    EXPECT_EQ(again.text(), "y");
+    held.clear();  // three more back, once each (a second give-back would be -EALREADY at take)
+}

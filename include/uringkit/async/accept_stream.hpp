@@ -21,7 +21,7 @@ namespace uringkit::async {
 //         if (r.ok()) loop.spawn(serve(r.res));
 //         if (!r.more()) break;                 // the kernel ended the multishot
 //     }
-class AcceptStream : private Pending {
+class AcceptStream : private detail::Pending {
 public:
     AcceptStream(Loop& loop, File listener, int flags = SOCK_CLOEXEC);
     AcceptStream(const AcceptStream&) = delete;
@@ -60,7 +60,7 @@ private:
     static void on_fill(Pending* self, io_uring_sqe* const* sqes) noexcept;
     static void on_cqe(Pending* self, const Completion& c) noexcept;
 
-    Loop* loop_;
+    detail::LoopCore* loop_;
     File listener_;
     int flags_;
     std::vector<Result> queue_;

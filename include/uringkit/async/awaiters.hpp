@@ -14,14 +14,14 @@ namespace uringkit::async::detail {
 
 template <class Op>
 struct OpAwaiter : Pending {
-    Loop* loop;
+    LoopCore* loop;
     Op op;
     std::coroutine_handle<> handle;
     Result result;
     std::uint64_t ud = 0;      // while in flight
     std::int32_t refused = 0;  // -errno: the SQE became a NOP (multishot; opcode this kernel lacks)
 
-    OpAwaiter(Loop* l, const Op& o) noexcept : loop(l), op(o) {
+    OpAwaiter(LoopCore* l, const Op& o) noexcept : loop(l), op(o) {
         complete = &on_cqe;
         fill = &on_fill;
     }
@@ -31,7 +31,7 @@ struct OpAwaiter : Pending {
         if (deferred)
             loop->withdraw(*this);
         else if (ud)
-            loop->abandon(ud, nullptr);
+            loop->abandon(ud, Leftover::nothing());
     }
 
     bool await_ready() const noexcept { return false; }
@@ -74,7 +74,7 @@ struct OpAwaiter : Pending {
 // are the kernel's until then, as for every awaiter: the caller's frame holds
 // this awaiter and the caller keeps the buffer.
 struct SendAllAwaiter : Pending {
-    Loop* loop;
+    LoopCore* loop;
     File f;
     const char* p;
     std::size_t left;
@@ -83,7 +83,7 @@ struct SendAllAwaiter : Pending {
     Result result;
     std::uint64_t ud = 0;  // while in flight
 
-    SendAllAwaiter(Loop* l, File file, const void* buf, std::size_t len) noexcept
+    SendAllAwaiter(LoopCore* l, File file, const void* buf, std::size_t len) noexcept
         : loop(l), f(file), p(static_cast<const char*>(buf)), left(len), total(len) {
         complete = &on_cqe;
         fill = &on_fill;
@@ -94,7 +94,7 @@ struct SendAllAwaiter : Pending {
         if (deferred)
             loop->withdraw(*this);
         else if (ud)
-            loop->abandon(ud, nullptr);
+            loop->abandon(ud, Leftover::nothing());
     }
 
     bool await_ready() const noexcept { return left == 0; }
@@ -143,7 +143,7 @@ struct ChainAwaiter {
         std::int32_t refused = 0;
     };
 
-    Loop* loop;
+    LoopCore* loop;
     std::tuple<Ops...> ops;
     std::array<Result, N> results{};
     std::array<Link, N> links{};
@@ -152,7 +152,7 @@ struct ChainAwaiter {
     bool race = false;       // when_any: the first final completion cancels the others
     std::size_t winner = N;  // its index, once there is one
 
-    ChainAwaiter(Loop* l, const Ops&... o) noexcept : loop(l), ops(o...) {
+    ChainAwaiter(LoopCore* l, const Ops&... o) noexcept : loop(l), ops(o...) {
         for (Link& k : links) {
             k.owner = this;
             k.complete = &on_cqe;
@@ -165,7 +165,7 @@ struct ChainAwaiter {
     ~ChainAwaiter() {
         if (links[0].deferred) loop->withdraw(links[0]);
         for (Link& k : links)
-            if (k.ud) loop->abandon(k.ud, nullptr);
+            if (k.ud) loop->abandon(k.ud, Leftover::nothing());
     }
 
     bool await_ready() const noexcept { return false; }
@@ -231,7 +231,8 @@ struct TimeoutSpec {
 template <class Op>
 struct TimedAwaiter : private TimeoutSpec, ChainAwaiter<true, Op, op::LinkTimeout> {
     // `absolute`: t is a CLOCK_MONOTONIC time (std::chrono::steady_clock's epoch on Linux).
-    TimedAwaiter(Loop* l, const Op& o, std::chrono::nanoseconds t, bool absolute = false) noexcept
+    TimedAwaiter(LoopCore* l, const Op& o, std::chrono::nanoseconds t,
+                 bool absolute = false) noexcept
         : TimeoutSpec(t),
           ChainAwaiter<true, Op, op::LinkTimeout>(
               l, o, absolute ? op::LinkTimeout(&ts).absolute() : op::LinkTimeout(&ts)) {}
@@ -253,7 +254,7 @@ struct StoppableAwaiter : OpAwaiter<Op> {
     std::stop_token token;
     std::optional<std::stop_callback<Stopper>> callback;
 
-    StoppableAwaiter(Loop* l, const Op& o, std::stop_token t) noexcept
+    StoppableAwaiter(LoopCore* l, const Op& o, std::stop_token t) noexcept
         : OpAwaiter<Op>(l, o), token(std::move(t)) {}
     bool await_suspend(std::coroutine_handle<> h) noexcept {
         if (token.stop_requested()) {  // never reaches the kernel

@@ -26,7 +26,7 @@ namespace detail {
 
 template <class... Ops>
 struct AnyAwaiter : ChainAwaiter<false, Ops...> {
-    AnyAwaiter(Loop* l, const Ops&... o) noexcept : ChainAwaiter<false, Ops...>(l, o...) {
+    AnyAwaiter(LoopCore* l, const Ops&... o) noexcept : ChainAwaiter<false, Ops...>(l, o...) {
         this->race = true;
     }
     AnyResult<sizeof...(Ops)> await_resume() const noexcept {
@@ -124,7 +124,7 @@ Task<std::tuple<T...>> when_all(Task<T>... tasks) {
 // to go then).  One submission.
 template <class... Ops>
 detail::AnyAwaiter<Ops...> when_any(Loop& loop, const Ops&... ops) noexcept {
-    return {&loop, ops...};
+    return {&detail::core(loop), ops...};
 }
 
 }  // namespace uringkit::async

@@ -69,7 +69,8 @@ public:
 
 private:
     friend class FixedBufferPool;
-    friend class Loop;
+    friend class detail::LoopCore;
+    friend class detail::Leftover;
     FixedBuffer(FixedBufferPool* pool, std::uint16_t index) noexcept : pool_(pool), index_(index) {}
     // Lets go without giving back: the loop holds the index now.
     std::uint16_t surrender() noexcept {
@@ -82,6 +83,14 @@ private:
     std::uint16_t index_ = 0;
     std::uint32_t size_ = 0;
 };
+
+namespace detail {
+inline Leftover Leftover::fixed(FixedBuffer&& buffer) noexcept {
+    Leftover l;
+    if (buffer) l.lent_fixed_ = buffer.surrender();
+    return l;
+}
+}  // namespace detail
 
 // What read_fixed and write_fixed give back: the result and the buffer.
 struct FixedResult {
@@ -114,16 +123,17 @@ public:
     TakeAwaiter take() noexcept;
 
 private:
-    friend class Loop;
+    friend class detail::LoopCore;
+    friend class detail::Leftover;
     friend class FixedBuffer;
-    FixedBufferPool(Loop& loop, unsigned count, std::size_t size);
+    FixedBufferPool(detail::LoopCore& loop, unsigned count, std::size_t size);
     int pop() noexcept;
     void give_back(std::uint16_t index) noexcept;
     std::byte* address(std::uint16_t index) const noexcept {
         return base_ + static_cast<std::size_t>(index) * size_;
     }
 
-    Loop* loop_;
+    detail::LoopCore* loop_;
     std::byte* base_ = nullptr;
     std::size_t count_;
     std::size_t size_;
@@ -135,7 +145,7 @@ private:
 // Waits for a buffer.  A buffer given back while someone waits is handed to
 // the first waiter, which resumes through a NOP's completion (from the
 // loop's completion path, not inside the giver's reset()).
-struct FixedBufferPool::TakeAwaiter : Pending {
+struct FixedBufferPool::TakeAwaiter : detail::Pending {
     FixedBufferPool* pool;
     std::coroutine_handle<> handle;
     TakeAwaiter* next_waiter = nullptr;
@@ -184,10 +194,10 @@ namespace detail {
 // read_fixed / write_fixed: the buffer travels in the awaiter and comes back
 // in the FixedResult.  If the awaiter is destroyed with its SQE in flight,
 // the buffer is surrendered to the loop, which gives it back to the pool at
-// the final completion (Loop::abandon_fixed).
+// the final completion (Leftover::fixed).
 template <bool Write>
 struct FixedAwaiter : Pending {
-    Loop* loop;
+    LoopCore* loop;
     File file;
     FixedBuffer buffer;
     std::uint64_t offset;
@@ -196,7 +206,7 @@ struct FixedAwaiter : Pending {
     std::uint64_t ud = 0;
     std::int32_t refused = 0;
 
-    FixedAwaiter(Loop* l, File f, FixedBuffer&& b, std::uint64_t off) noexcept
+    FixedAwaiter(LoopCore* l, File f, FixedBuffer&& b, std::uint64_t off) noexcept
         : loop(l), file(f), buffer(std::move(b)), offset(off) {
         complete = &on_cqe;
         fill = &on_fill;
@@ -207,7 +217,7 @@ struct FixedAwaiter : Pending {
         if (deferred)
             loop->withdraw(*this);  // never reached the kernel: the buffer just goes back
         else if (ud)
-            loop->abandon_fixed(ud, std::move(buffer));
+            loop->abandon(ud, Leftover::fixed(std::move(buffer)));
     }
 
     bool await_ready() noexcept {

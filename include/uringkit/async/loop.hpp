@@ -32,79 +32,30 @@
 //    user of a shared ring) is counted and handed to route_foreign(), never
 //    dereferenced.
 //  - Nothing on the completion path throws: an SQE that does not fit waits
-//    in the loop's queue for the next turn, a chain waits whole.
+//    in the loop's queue for the next turn, a chain waits whole.  Out of
+//    memory, it waits there too and run() ends with std::bad_alloc after
+//    draining; a RecvStream whose queue cannot grow ends with -ENOMEM.
+//  - Provided buffers own themselves: a RecvStream's Chunk gives its buffer
+//    back when it goes (ring/buffer_ring.hpp, ProvidedBuffer, has its rules).
+//  - The public face is Loop; what awaiters and streams share is
+//    detail::LoopCore (loop_core.hpp), reached through detail::core(loop).
 #pragma once
 
-#include "uringkit/async/batch_wait.hpp"
-#include "uringkit/async/result.hpp"
-#include "uringkit/async/task.hpp"
-#include "uringkit/cxx20.hpp"
-#include "uringkit/ops/ops.hpp"
-#include "uringkit/ring/buffer_ring.hpp"
-#include "uringkit/ring/ring.hpp"
+#include "uringkit/async/loop_core.hpp"
 
-#include <array>
-#include <cerrno>
 #include <chrono>
-#include <coroutine>
-#include <cstddef>
 #include <cstdint>
-#include <cstring>
-#include <exception>
-#include <memory>
 #include <stop_token>
 #include <string>
-#include <tuple>
 #include <utility>
-#include <vector>
 
 namespace uringkit::async {
-
-class Loop;
-class FixedBuffer;
-class FixedBufferPool;
-
-// Something that puts SQEs in the ring and hears their completions: the
-// base of every awaiter and stream.
-struct Pending {
-    // Each completion of an SQE whose user_data came from Loop::track(this).
-    void (*complete)(Pending* self, const Completion& c) noexcept = nullptr;
-    // Writes the `sqes` consecutive SQEs (a chain is placed whole): called by
-    // Loop::issue() at once, or at the next turn when the SQ had no room.
-    void (*fill)(Pending* self, io_uring_sqe* const* sqes) noexcept = nullptr;
-    Pending* next_deferred = nullptr;
-    std::uint8_t sqes = 1;
-    bool deferred = false;
-};
-
-// A stream waiting for a provided buffer to come back (its recv ended with
-// -ENOBUFS): woken by Loop::recycle() on the same BufferRing.
-struct BufferWaiter {
-    void (*wake)(BufferWaiter* self) noexcept = nullptr;
-    BufferWaiter* next_waiter = nullptr;
-    const BufferRing* pool = nullptr;
-    bool waiting = false;
-};
 
 // "ftruncate: not supported by this kernel (io_uring has it from Linux 6.9)":
 // what a -EOPNOTSUPP refusal of `opcode` means, for an error message.
 std::string unsupported(std::uint8_t opcode);
 
 namespace detail {
-
-// Turns a refused SQE into a NOP that keeps its user_data.
-void make_nop(io_uring_sqe& s) noexcept;
-// Clears the SQE flags that reach past the SQE itself: a link
-// (IOSQE_IO_LINK, IOSQE_IO_HARDLINK) would hold another task's next SQE
-// behind this one, and IOSQE_CQE_SKIP_SUCCESS would leave its awaiter
-// without a completion.  Links exist only inside Loop::chain().
-inline void confine(io_uring_sqe& s) noexcept {
-    s.flags &=
-        static_cast<std::uint8_t>(~(IOSQE_IO_LINK | IOSQE_IO_HARDLINK | IOSQE_CQE_SKIP_SUCCESS));
-}
-// The most SQEs one chain may hold.
-inline constexpr std::size_t kMaxChain = 16;
-
 template <class Op>
 struct OpAwaiter;
 template <bool Linked, class... Ops>
@@ -116,23 +67,22 @@ struct StoppableAwaiter;
 template <bool Write>
 struct FixedAwaiter;
 struct SendAllAwaiter;
-
 }  // namespace detail
 
-class Loop {
+// The event loop: what a program calls.  Its machinery (slots, the queue of
+// SQEs waiting for room, dispatch) is detail::LoopCore, which only the
+// awaiters and streams reach.
+class Loop : private detail::LoopCore {
 public:
     // The ring must outlive the loop and be used only from this thread.
-    explicit Loop(Ring& ring);
-    Loop(const Loop&) = delete;
-    Loop& operator=(const Loop&) = delete;
-    // Cancels and drains every operation still in flight, then destroys the
-    // spawned tasks that have not finished.
-    ~Loop();
+    explicit Loop(Ring& ring) : LoopCore(ring) {}
+    // ~Loop() cancels and drains every operation still in flight, then
+    // destroys the spawned tasks that have not finished.
 
-    Ring& ring() noexcept { return *ring_; }
+    using LoopCore::ring;
     // Waits through `wait` (which must outlive the loop) instead of a plain
     // submit_and_wait(1): the caller reports load to it between turns.
-    void set_wait(BatchWait* wait) noexcept { wait_ = wait; }
+    using LoopCore::set_wait;
 
     // Starts `task` at once (up to its first suspension) and keeps it until
     // it finishes.  While the loop drains (a destructor in a frame it
@@ -140,30 +90,27 @@ public:
     // reach the kernel.  An exception it lets escape ends the loop: run() and
     // block_on() cancel and drain everything in flight, destroy every
     // unfinished task, and rethrow it.
-    void spawn(Task<void> task);
+    using LoopCore::spawn;
     // Handles completions until every spawned task has finished, or stop().
-    void run();
+    using LoopCore::run;
     // Submits what is prepared, waits for at least one completion and handles
     // the batch: one turn of run(), for callers with their own outer loop.
-    void run_once();
+    using LoopCore::run_once;
     // Asks run() to return after the current batch of completions.
-    void stop() noexcept { stopped_ = true; }
+    using LoopCore::stop;
     // Runs `task` (and everything spawned meanwhile) until it finishes; returns its value.
-    template <class T>
-    T block_on(Task<T> task);
+    using LoopCore::block_on;
     // Tasks spawned and not finished yet.
-    std::size_t live_tasks() const noexcept { return live_; }
+    using LoopCore::live_tasks;
     // This loop's SQEs whose final completion has not been handled yet.
-    std::size_t in_flight() const noexcept { return in_flight_; }
+    using LoopCore::in_flight;
 
     // Completions on this ring whose user_data is not this loop's (another
-    // user of a shared ring): counted, and handed to `handler` if one is set.
-    using ForeignHandler = void (*)(void* context, const Completion& c) noexcept;
-    void route_foreign(ForeignHandler handler, void* context) noexcept {
-        foreign_handler_ = handler;
-        foreign_context_ = context;
-    }
-    std::uint64_t foreign_completions() const noexcept { return foreign_; }
+    // user of a shared ring): counted, and handed to the handler if one is
+    // set (route_foreign(handler, context)).
+    using LoopCore::foreign_completions;
+    using LoopCore::ForeignHandler;
+    using LoopCore::route_foreign;
 
     // ---- awaitables -------------------------------------------------------
     // Any typed operation from ops/: co_await loop.submit(op) -> Result, at its
@@ -209,14 +156,7 @@ public:
     }
     // A fire-and-forget SQE whose result nobody reads: for operations that
     // name no memory (cancels, closes, msg_ring).  Counted in in_flight().
-    template <class Op>
-    void post(const Op& op) noexcept {
-        io_uring_sqe s{};
-        op.prepare(s);
-        detail::confine(s);
-        s.user_data = track(nullptr);
-        post_sqe(s);
-    }
+    using LoopCore::post;
 
     detail::OpAwaiter<op::Nop> nop() noexcept;
     detail::OpAwaiter<op::Read> read(File f, void* buf, std::uint32_t len,
@@ -234,9 +174,9 @@ public:
     // buffers of `size` bytes, owned by this loop and registered with its
     // ring (one pool per ring).  Throws RingError when the kernel refuses
     // (RLIMIT_MEMLOCK before 5.12, a table already registered).
-    FixedBufferPool& register_fixed_buffers(unsigned count, std::size_t size);
+    using LoopCore::register_fixed_buffers;
     // The pool, or nullptr before register_fixed_buffers().
-    FixedBufferPool* fixed_buffers() const noexcept { return fixed_.get(); }
+    using LoopCore::fixed_buffers;
     // -> FixedResult{Result, FixedBuffer}: the buffer comes back with the result.
     detail::FixedAwaiter<false> read_fixed(File f, FixedBuffer buf, std::uint64_t offset) noexcept;
     detail::FixedAwaiter<true> write_fixed(File f, FixedBuffer buf, std::uint64_t offset) noexcept;
@@ -249,249 +189,21 @@ public:
     // frame, re-issued from its completion: no Task of its own per send.
     detail::SendAllAwaiter send_all(File f, const void* buf, std::size_t len) noexcept;
 
-    // Hands provided buffer `id` back to the kernel and re-arms the streams
-    // that were waiting for one of `pool`'s buffers.
-    void recycle(BufferRing& pool, std::uint16_t id) noexcept {
-        pool.recycle(id);
-        ++buffers_returned_;
-        if (buffer_waiters_) wake_buffer_waiters(pool);  // inline: on every request's path
-    }
-    // Provided buffers handed back through recycle() so far (every pool).
-    std::uint64_t buffers_returned() const noexcept { return buffers_returned_; }
-
-    // ---- plumbing for awaiters and streams -----------------------------------
-    // Places p's SQEs now, or queues p whole until the SQ has room.  False
-    // when p needs more SQEs than the ring has, or while the loop drains:
-    // a completion handler that starts more then (the rest of a short send)
-    // would make the drain wait for an operation nobody cancels.
-    bool issue(Pending& p) noexcept {
-        // The common case inline (one SQE, nothing queued ahead, room now):
-        // it is on every request's path.
-        if (p.sqes == 1)
-            if (io_uring_sqe* sqe = next_sqe()) {
-                p.fill(&p, &sqe);
-                return true;
-            }
-        return issue_slow(p);
-    }
-    // An SQE to fill now, in order behind anything queued: nullptr when
-    // something waits in the loop's queue, the SQ is full (then issue()), or
-    // the loop drains (issue() then refuses too).
-    // What an awaiter that issue() refused resumes with: -ECANCELED while the
-    // loop drains, -EINVAL for a chain longer than the SQ (it could never be
-    // one submission).
-    std::int32_t issue_refusal(const Pending& p) const noexcept {
-        return draining_ || p.sqes <= ring_->sq_entries() ? -ECANCELED : -EINVAL;
-    }
-    io_uring_sqe* next_sqe() noexcept {
-        return !deferred_head_ && posted_.empty() && !draining_ ? ring_->get_sqe() : nullptr;
-    }
-    // Takes a queued p back before it reached the kernel.
-    void withdraw(Pending& p) noexcept;
-    // A user_data routed to `target` (nullptr: the result is dropped) until the
-    // completion without IORING_CQE_F_MORE.
-    std::uint64_t track(Pending* target) noexcept {
-        std::uint32_t i = free_head_;
-        if (i != kNoSlot) [[likely]]
-            free_head_ = slots_[i].next_free;
-        else
-            i = grow_slots();
-        // A free slot's Leftover is already empty: the abandoned path of
-        // dispatch_other() leaves it so.
-        Slot& s = slots_[i];
-        s.target = target;
-        s.ud = kTag << 48 | static_cast<std::uint64_t>(s.generation) << 32 | i;
-        ++in_flight_;
-        return s.ud;
-    }
-    // A user_data that stays `target`'s for one operation after another (one
-    // in flight at a time), until disown() or abandon(): no slot to take and
-    // free per operation.  Each SQE that carries it goes through reuse().
-    std::uint64_t own_slot(Pending* target) noexcept;
-    std::uint64_t reuse(std::uint64_t owned) noexcept {
-        ++in_flight_;
-        return owned;
-    }
-    // An owned slot with nothing in flight goes back (abandon() instead while
-    // an operation is in flight).
-    void disown(std::uint64_t owned) noexcept;
-    // A user_data routed to `target` until untrack(): for completions other
-    // rings post here (MSG_RING).  Not in flight: nothing to cancel or drain.
-    std::uint64_t track_persistent(Pending* target) noexcept;
-    void untrack(std::uint64_t ud) noexcept;
-    // Submits what is prepared now, without waiting (one io_uring_enter).
-    int submit_now() noexcept { return ring_->submit(); }
-    // Asks the kernel to cancel the SQE with user_data `ud`.
-    void cancel(std::uint64_t ud) noexcept { post(op::AsyncCancel(ud)); }
-    // The owner of `ud` is going away: its remaining completions are dropped
-    // (their provided buffers go back to `pool`, new descriptors are closed),
-    // and the operation is cancelled.
-    void abandon(std::uint64_t ud, BufferRing* pool, bool close_results = false) noexcept;
-    // The same for an operation on a lent registered buffer: the loop holds
-    // `buf` until the final completion, then gives it back to the pool.
-    void abandon_fixed(std::uint64_t ud, FixedBuffer&& buf) noexcept;
-    // The same for an operation that names memory its owner allocated: the
-    // loop keeps `held` until the final completion, then calls drop(held).
-    // (When the ring cannot be drained, it is leaked, never freed under the kernel.)
-    using Drop = void (*)(void* held) noexcept;
-    void abandon_holding(std::uint64_t ud, void* held, Drop drop) noexcept;
-    // 0, or the -errno an awaited SQE gets instead of reaching the kernel
-    // (the SQE becomes a NOP): -EINVAL for a multishot SQE, -EOPNOTSUPP for an
-    // opcode this kernel lacks (async::unsupported() says which release has it).
-    std::int32_t refusal(io_uring_sqe& s) const noexcept {
-        std::int32_t r = 0;
-        if (!opcodes_.supported(s.opcode) && probed_)
-            r = -EOPNOTSUPP;
-        else if (op::is_multishot(s))
-            r = -EINVAL;
-        if (r) detail::make_nop(s);
-        return r;
-    }
-    // True while the loop cancels and drains: completions resume nothing.
-    bool draining() const noexcept { return draining_; }
-    void resume(std::coroutine_handle<> h) noexcept {
-        if (!draining_) h.resume();
-    }
-    void wait_for_buffer(BufferWaiter& w, const BufferRing& pool) noexcept;
-    void stop_waiting_for_buffer(BufferWaiter& w) noexcept;
+    // Provided buffers given back so far, by streams' Chunks and
+    // ProvidedBuffer handles made through this loop (every pool).
+    using LoopCore::buffers_returned;
 
 private:
-    // A free slot's ud names another index (~i), so no user_data matches it:
-    // dispatch() checks tag, generation and liveness in one compare.
-    struct Slot {
-        std::uint64_t ud = 0;         // the user_data handed out for it while live
-        Pending* target = nullptr;    // null for an abandoned or a persistent slot
-        std::uint32_t next_free = 0;  // free: the next free slot's index
-        std::uint16_t generation = 0;
-        bool persistent = false;  // track_persistent(): its target is Leftover::held
-        bool owned = false;       // own_slot(): not freed by a final completion
-    };
-    // What an abandoned slot still holds until its final completion (and a
-    // persistent slot's target): apart from Slot, which dispatch() reads on
-    // every completion, so that stays small.  Indexed like slots_.
-    struct Leftover {
-        BufferRing* pool = nullptr;    // where dropped buffers go
-        void* held = nullptr;          // memory the operation names, and
-        Drop drop = nullptr;           //   what frees it after the final completion
-        std::int32_t lent_fixed = -1;  // the registered buffer it still holds
-        bool close_results = false;    // descriptors it makes are closed
-    };
-    static constexpr std::uint32_t kNoSlot = 0xffffffffu;
-    // The top 16 bits of every user_data this loop hands out; the next 16 are
-    // the slot's generation, the low 32 its index.  A foreign value that
-    // happens to carry the tag still has to name a live slot of the right
-    // generation.
-    static constexpr std::uint64_t kTag = 0x554bULL;
-    static std::uint64_t free_ud(std::uint32_t i) noexcept {
-        return ~static_cast<std::uint64_t>(i);
-    }
-    bool live(std::uint32_t i) const noexcept { return slots_[i].ud != free_ud(i); }
-    // Whether `ud` is a live slot's user_data: its tag, index and generation.
-    bool owns(std::uint64_t ud) const noexcept {
-        const auto i = static_cast<std::uint32_t>(ud);
-        return i < slot_count_ && slots_[i].ud == ud;
-    }
-    struct Root;
-    static Root run_root(Loop* loop, Task<void> task);
-
-    bool room(unsigned n) noexcept;
-    void place(Pending& p) noexcept;
-    bool issue_slow(Pending& p) noexcept;
-    void post_sqe(const io_uring_sqe& s) noexcept;
-    void flush_deferred();
-    void wake_buffer_waiters(const BufferRing& pool) noexcept;
-    void turn();
-    // Routes a completion to its awaiter or stream.  The common case (a live
-    // slot with a target) inline, for turn()'s loop; the rest out of line.
-    void dispatch(const Completion& c) noexcept {
-        const auto i = static_cast<std::uint32_t>(c.user_data);
-        if (i < slot_count_) [[likely]] {
-            Slot& slot = slots_[i];
-            if (slot.ud == c.user_data && slot.target) [[likely]] {
-                Pending* target = slot.target;
-                if (!c.more()) {  // first: the handler may start the next operation
-                    if (slot.owned)
-                        --in_flight_;
-                    else
-                        release(i);
-                }
-                target->complete(target, c);
-                return;
-            }
-        }
-        dispatch_other(c);
-    }
-    void dispatch_other(const Completion& c) noexcept;
-    // A final completion: the slot is free again.
-    void release(std::uint32_t i) noexcept {
-        --in_flight_;
-        free_slot(i);
-    }
-    void free_slot(std::uint32_t i) noexcept {
-        Slot& s = slots_[i];
-        s.ud = free_ud(i);  // what makes it free: target is never read without a matching ud
-        ++s.generation;
-        s.next_free = free_head_;
-        free_head_ = i;
-    }
-    // Slots run out: one more (allocates; never on the completion path,
-    // which only frees slots).
-    std::uint32_t grow_slots();
-    // Cancels and drains everything in flight, then destroys every spawned
-    // task.  False when the ring could not be entered: frames are then leaked
-    // rather than freed under the kernel.
-    bool shut_down() noexcept;
-
-    Ring* ring_;
-    OpcodeSupport opcodes_;  // probed once (5.6); all taken as supported when the probe fails
-    bool probed_ = false;
-    BatchWait* wait_ = nullptr;
-    std::vector<Slot> slots_;
-    std::vector<Leftover> leftovers_;
-    std::uint32_t slot_count_ = 0;       // slots_.size(), without a division on every completion
-    std::uint32_t free_head_ = kNoSlot;  // free slots, linked through next_free
-    std::vector<io_uring_sqe> posted_;   // fire-and-forget SQEs waiting for room
-    Pending* deferred_head_ = nullptr;
-    Pending* deferred_tail_ = nullptr;
-    BufferWaiter* buffer_waiters_ = nullptr;
-    void* roots_ = nullptr;  // Root::promise_type list
-    std::size_t live_ = 0;
-    std::size_t in_flight_ = 0;
-    std::uint64_t foreign_ = 0;
-    std::uint64_t buffers_returned_ = 0;
-    ForeignHandler foreign_handler_ = nullptr;
-    void* foreign_context_ = nullptr;
-    bool stopped_ = false;
-    bool draining_ = false;
-    std::exception_ptr error_;
-    // Freed (and unregistered) only after ~Loop() drained; leaked with the
-    // frames when it could not.
-    std::unique_ptr<FixedBufferPool> fixed_;
+    friend detail::LoopCore& detail::core(Loop& loop) noexcept;
 };
+
+namespace detail {
+inline LoopCore& core(Loop& loop) noexcept {
+    return loop;
+}
+}  // namespace detail
 
 }  // namespace uringkit::async
 
 #include "uringkit/async/awaiters.hpp"
 #include "uringkit/async/fixed_buffers.hpp"
-
-namespace uringkit::async {
-
-template <class T>
-T Loop::block_on(Task<T> task) {
-    auto h = task.get();
-    // Started like a spawned task, but the Task keeps the frame, so the value can be read.
-    h.resume();
-    try {
-        while (!h.done()) {
-            turn();
-            if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
-        }
-    } catch (...) {
-        // The task may be suspended on an SQE: drain before its frame goes.
-        if (!shut_down()) (void)task.release();
-        throw;
-    }
-    return h.promise().take();
-}
-
-}  // namespace uringkit::async

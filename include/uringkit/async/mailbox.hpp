@@ -24,9 +24,10 @@
 namespace uringkit::async {
 
 template <class T>
-class Mailbox : private Pending {
+class Mailbox : private detail::Pending {
 public:
-    explicit Mailbox(Loop& receiver) : loop_(&receiver), ring_fd_(receiver.ring().fd()) {
+    explicit Mailbox(Loop& receiver)
+        : loop_(&detail::core(receiver)), ring_fd_(receiver.ring().fd()) {
         Pending::complete = &on_cqe;
         ud_ = loop_->track_persistent(this);
     }
@@ -44,7 +45,7 @@ public:
             queue_.push_back(std::move(value));
         }
         sender.post(op::MsgRing(ring_fd_, 0, ud_));
-        return sender.submit_now();
+        return detail::core(sender).submit_now();
     }
 
     // On the receiver's thread: the next value.
@@ -76,7 +77,7 @@ private:
         if (m->waiter_ && m->has_value()) m->loop_->resume(std::exchange(m->waiter_, {}));
     }
 
-    Loop* loop_;
+    detail::LoopCore* loop_;
     int ring_fd_;
     std::uint64_t ud_ = 0;
     std::mutex mutex_;

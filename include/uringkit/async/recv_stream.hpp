@@ -20,23 +20,21 @@ namespace uringkit::async {
 //         auto chunk = co_await in.next();
 //         if (chunk.res <= 0) break;              // 0: EOF; <0: -errno
 //         use(chunk.bytes());
-//         in.recycle(chunk);                      // the buffer goes back to the kernel
-//     }
+//     }                                           // the chunk's buffer goes back to the kernel
 //     co_await in.stop();                         // optional: waits for the last CQE
 //
 // Chunks that arrive while the coroutine is busy elsewhere queue up in order.
 // When the buffer ring runs dry (-ENOBUFS) the stream does not re-arm at
 // once, which would fail again and spin: it waits until a buffer of the ring
-// comes back through Loop::recycle() (or this stream's recycle()).
-class RecvStream : private Pending, private BufferWaiter {
+// comes back (a Chunk of the same ring destroyed or reset()).
+class RecvStream : private detail::Pending, private detail::BufferWaiter {
 public:
-    struct Chunk {
-        std::int32_t res = 0;  // bytes, 0 at EOF, or -errno
-        std::uint16_t id = 0;
-        std::span<const std::byte> data;
-        std::string_view text() const noexcept {
-            return {reinterpret_cast<const char*>(data.data()), data.size()};
-        }
+    // One completion: res (bytes, 0 at EOF, or -errno) and, with data, the
+    // provided buffer it arrived in (bytes(), text(), id()), given back to
+    // the kernel when the Chunk is destroyed or reset() (the rules in
+    // ring/buffer_ring.hpp, ProvidedBuffer).
+    struct Chunk : ProvidedBuffer {
+        std::int32_t res = 0;
     };
 
     RecvStream(Loop& loop, File f, BufferRing& buffers);
@@ -56,10 +54,6 @@ public:
     // Chunks already queued, or the end (next() would not suspend).  The
     // first test inline: it is on every request's path.
     bool ready() noexcept { return head_ != tail_ || ((ended_ | rearm_) && ready_slow()); }
-    // Hands the chunk's buffer back (and wakes streams waiting for one).
-    void recycle(const Chunk& c) noexcept {
-        if (c.res > 0) loop_->recycle(*buffers_, c.id);
-    }
     // ENOBUFS completions (the buffer ring ran dry) since the last call.
     std::uint32_t take_enobufs() noexcept { return std::exchange(enobufs_, 0u); }
     // Whether the multishot recv is armed (or queued to be).
@@ -92,9 +86,10 @@ private:
             q = queue_[head_++];
             if (head_ == tail_) head_ = tail_ = 0;
         } else {
-            return {final_res_, 0, {}};
+            return {{}, final_res_};
         }
-        return {q.res, q.id, buffers_->data(q.id, static_cast<std::size_t>(q.res))};
+        return {loop_->lend(*buffers_, q.id, buffers_->data(q.id, static_cast<std::size_t>(q.res))),
+                q.res};
     }
     void return_queued() noexcept;
     static void on_fill(Pending* self, io_uring_sqe* const* sqes) noexcept;
@@ -107,13 +102,18 @@ private:
         std::uint16_t id;
     };
     void push(std::int32_t res, std::uint16_t id) noexcept {
-        if (tail_ == queue_capacity_) grow_queue();
+        if (tail_ == queue_capacity_ && !grow_queue()) [[unlikely]]
+            return out_of_memory(id);
         queue_[tail_++] = {res, id};
     }
-    void grow_queue() noexcept;
+    // False when the queue could not grow (std::bad_alloc).
+    bool grow_queue() noexcept;
+    // A chunk that found no room in the queue: its buffer goes back and the
+    // stream ends with -ENOMEM after what is queued (the recv is cancelled).
+    void out_of_memory(std::uint16_t id) noexcept;
     static void on_buffer(BufferWaiter* self) noexcept;
 
-    Loop* loop_;
+    detail::LoopCore* loop_;
     File file_;
     BufferRing* buffers_;
     // Chunks not taken yet: queue_[head_, tail_), each a whole buffer of the

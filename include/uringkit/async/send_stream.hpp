@@ -30,7 +30,7 @@ namespace uringkit::async {
 // caller's.  Destroyed with a send in flight, it hands those bytes to the
 // loop, which cancels the send and frees them after its final completion;
 // what was buffered and not sent is dropped.
-class SendStream : private Pending {
+class SendStream : private detail::Pending {
 public:
     SendStream(Loop& loop, File f);
     SendStream(const SendStream&) = delete;
@@ -124,9 +124,8 @@ private:
     static void on_fill(Pending* self, io_uring_sqe* const* sqes) noexcept;
     static void on_cqe(Pending* self, const Completion& c) noexcept;
     void on_other(const Completion& c) noexcept;
-    static void drop(void* held) noexcept;
 
-    Loop* loop_;
+    detail::LoopCore* loop_;
     File file_;
     std::unique_ptr<Bytes> bytes_;
     std::string* gathering_;

@@ -18,9 +18,73 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace uringkit {
+
+class BufferRing;
+
+// One provided buffer the program holds, with the bytes that arrived in it:
+// move-only, and given back to its ring when destroyed or reset(), so a
+// buffer cannot be forgotten nor given back twice (tokio-uring's rule for
+// buffers the kernel picks).  Rules:
+//  - Destroy it on the thread that owns the ring (BufferRing is not
+//    thread-safe; neither is an async::Loop).
+//  - It must not outlive its BufferRing, nor the async::Loop whose stream
+//    handed it out: the Loop aborts with a message when it is destroyed
+//    while one of its streams' buffers is still held (a handle kept in a
+//    task's frame never is: the loop destroys frames first).
+class ProvidedBuffer {
+public:
+    // How a buffer goes back when not straight to its ring: an async::Loop
+    // also wakes the streams waiting for one.
+    using GiveBack = void (*)(void* through, BufferRing& ring, std::uint16_t id) noexcept;
+
+    ProvidedBuffer() noexcept = default;
+    ProvidedBuffer(BufferRing& ring, std::uint16_t id, std::span<const std::byte> bytes,
+                   GiveBack give_back = nullptr, void* through = nullptr) noexcept
+        : ring_(&ring), give_back_(give_back), through_(through), bytes_(bytes), id_(id) {}
+    ProvidedBuffer(ProvidedBuffer&& o) noexcept
+        : ring_(std::exchange(o.ring_, nullptr)),
+          give_back_(o.give_back_),
+          through_(o.through_),
+          bytes_(std::exchange(o.bytes_, {})),
+          id_(o.id_) {}
+    ProvidedBuffer& operator=(ProvidedBuffer&& o) noexcept {
+        if (this != &o) {
+            reset();
+            ring_ = std::exchange(o.ring_, nullptr);
+            give_back_ = o.give_back_;
+            through_ = o.through_;
+            bytes_ = std::exchange(o.bytes_, {});
+            id_ = o.id_;
+        }
+        return *this;
+    }
+    ProvidedBuffer(const ProvidedBuffer&) = delete;
+    ProvidedBuffer& operator=(const ProvidedBuffer&) = delete;
+    ~ProvidedBuffer() { reset(); }
+
+    // Whether it holds a buffer (not given back, not moved from).
+    explicit operator bool() const noexcept { return ring_ != nullptr; }
+    std::uint16_t id() const noexcept { return id_; }
+    // The bytes that arrived (empty once given back).
+    std::span<const std::byte> bytes() const noexcept { return bytes_; }
+    std::string_view text() const noexcept {
+        return {reinterpret_cast<const char*>(bytes_.data()), bytes_.size()};
+    }
+    // Gives the buffer back now; the bytes are the kernel's again.
+    void reset() noexcept;
+
+private:
+    BufferRing* ring_ = nullptr;
+    GiveBack give_back_ = nullptr;
+    void* through_ = nullptr;
+    std::span<const std::byte> bytes_;
+    std::uint16_t id_ = 0;
+};
 
 class BufferRing {
 public:
@@ -109,6 +173,10 @@ public:
         }
     }
 
+    // The buffer a Delivery handed over, as a handle that gives it back when
+    // dropped (empty when the delivery carried no whole buffer).
+    ProvidedBuffer hold(const Delivery& d) noexcept;
+
     // Stages buffer `id` to go back to the kernel; publish() makes staged
     // buffers visible with one release store.  recycle() does both.  An id
     // outside the group is ignored.
@@ -139,5 +207,19 @@ private:
     std::vector<std::uint32_t> consumed_;  // incremental: per buffer, bytes delivered since staged
     bool incremental_ = false;
 };
+
+inline ProvidedBuffer BufferRing::hold(const Delivery& d) noexcept {
+    return d.has_buffer ? ProvidedBuffer(*this, d.id, d.bytes) : ProvidedBuffer();
+}
+
+inline void ProvidedBuffer::reset() noexcept {
+    BufferRing* ring = std::exchange(ring_, nullptr);
+    bytes_ = {};
+    if (!ring) return;
+    if (give_back_)
+        give_back_(through_, *ring, id_);
+    else
+        ring->recycle(id_);
+}
 
 }  // namespace uringkit
