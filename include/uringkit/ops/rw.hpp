@@ -1,5 +1,6 @@
 // Moving bytes in and out of descriptors: read and write, vectored, through
-// registered buffers, into provided buffers, and splice.
+// registered buffers, into provided buffers (once or multishot), splice and
+// tee.
 #pragma once
 
 #include "uringkit/cxx20.hpp"
