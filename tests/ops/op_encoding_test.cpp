@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <type_traits>
@@ -29,6 +30,10 @@ static_assert(!std::is_convertible_v<const __kernel_timespec*, op::Timeout>,
               "a pointer is not a timeout");
 static_assert(std::is_constructible_v<op::Timeout, const __kernel_timespec*>);
 static_assert(!std::is_convertible_v<const __kernel_timespec*, op::LinkTimeout>);
+static_assert(!std::is_convertible_v<int*, op::Pipe>, "a pointer is not a pipe");
+static_assert(!std::is_convertible_v<Fixed, op::FixedFdInstall>);
+static_assert(!std::is_constructible_v<op::FixedFdInstall, Fd>,
+              "only a registered slot can be installed as a descriptor");
 
 TEST(OpEncoding, Poll32EventsSwapsHalfwordsOnlyOnBigEndian) {
     constexpr std::uint32_t mask = POLLIN | EPOLLEXCLUSIVE;  // one bit in each half
@@ -104,6 +109,97 @@ TEST(OpEncoding, SendDefaultsToNoSignal) {
     EXPECT_EQ(s.msg_flags, static_cast<std::uint32_t>(MSG_NOSIGNAL));
     op::Send(Fd{3}, "x", 1, 0).prepare(s);
     EXPECT_EQ(s.msg_flags, 0u) << "0 is still send(2)'s own default";
+}
+
+// The opcodes after 6.0, field by field as liburing's io_uring_prep_*
+// helpers write them (futex_*, waitid, bind, listen, read_multishot,
+// fixed_fd_install, ftruncate, epoll_wait, readv_fixed, pipe, tee,
+// sendmsg_zc), and as the kernel's prep functions read them.
+TEST(OpEncoding, NewerOpsEncodeAsLiburingDoes) {
+    std::uint32_t word = 0;
+    io_uring_sqe s{};
+    op::FutexWait(&word, 7).mask(0x3).prepare(s);
+    EXPECT_EQ(s.opcode, sys::opcode::futex_wait);
+    EXPECT_EQ(s.fd, static_cast<int>(FUTEX2_SIZE_U32 | FUTEX2_PRIVATE)) << "futex2 flags in fd";
+    EXPECT_EQ(s.addr, reinterpret_cast<std::uintptr_t>(&word));
+    EXPECT_EQ(s.addr2, 7u);
+    EXPECT_EQ(s.addr3, 0x3u);
+    EXPECT_EQ(s.len | s.rw_flags | s.file_index | s.buf_index, 0u) << "the kernel refuses these";
+    s = {};
+    op::FutexWake(&word, 2).prepare(s);
+    EXPECT_EQ(s.opcode, sys::opcode::futex_wake);
+    EXPECT_EQ(s.addr2, 2u);
+    EXPECT_EQ(s.addr3, static_cast<std::uint64_t>(FUTEX_BITSET_MATCH_ANY));
+    s = {};
+    futex_waitv v[3]{};
+    op::FutexWaitv(v, 3).prepare(s);
+    EXPECT_EQ(s.addr, reinterpret_cast<std::uintptr_t>(v));
+    EXPECT_EQ(s.len, 3u);
+    EXPECT_EQ(s.fd | s.addr2 | s.addr3, 0u);
+    s = {};
+    siginfo_t info{};
+    op::Waitid(P_PID, 1234, &info, WEXITED).prepare(s);
+    EXPECT_EQ(s.fd, 1234);
+    EXPECT_EQ(s.len, static_cast<std::uint32_t>(P_PID));
+    EXPECT_EQ(s.file_index, static_cast<std::uint32_t>(WEXITED));
+    EXPECT_EQ(s.addr2, reinterpret_cast<std::uintptr_t>(&info));
+    EXPECT_EQ(s.addr | s.addr3, 0u);
+    s = {};
+    sockaddr_in sin{};
+    op::Bind(Fd{5}, reinterpret_cast<const sockaddr*>(&sin), sizeof sin).prepare(s);
+    EXPECT_EQ(s.addr, reinterpret_cast<std::uintptr_t>(&sin));
+    EXPECT_EQ(s.addr2, sizeof sin);
+    EXPECT_EQ(s.len, 0u);
+    s = {};
+    op::Listen(Fd{5}, 16).prepare(s);
+    EXPECT_EQ(s.len, 16u);
+    EXPECT_EQ(s.addr | s.addr2, 0u);
+    s = {};
+    op::ReadMultishot(Fd{5}, 9).prepare(s);
+    EXPECT_EQ(s.flags, IOSQE_BUFFER_SELECT);
+    EXPECT_EQ(s.buf_group, 9u);
+    EXPECT_EQ(s.addr | s.len, 0u) << "later kernels refuse a multishot read with addr or len";
+    s = {};
+    op::FixedFdInstall(Fixed{4}).no_cloexec().prepare(s);
+    EXPECT_EQ(s.fd, 4);
+    EXPECT_EQ(s.flags, IOSQE_FIXED_FILE);
+    EXPECT_EQ(static_cast<std::uint32_t>(s.rw_flags), IORING_FIXED_FD_NO_CLOEXEC);
+    s = {};
+    op::Ftruncate(Fd{5}, 1u << 20).prepare(s);
+    EXPECT_EQ(s.off, 1u << 20);
+    s = {};
+    epoll_event evs[2]{};
+    op::EpollWait(Fd{5}, evs, 2).prepare(s);
+    EXPECT_EQ(s.addr, reinterpret_cast<std::uintptr_t>(evs));
+    EXPECT_EQ(s.len, 2u);
+    s = {};
+    iovec iov[2]{};
+    op::ReadvFixed(Fd{5}, iov, 2, 64, 3).prepare(s);
+    EXPECT_EQ(s.opcode, sys::opcode::readv_fixed);
+    EXPECT_EQ(s.addr, reinterpret_cast<std::uintptr_t>(iov));
+    EXPECT_EQ(s.len, 2u);
+    EXPECT_EQ(s.off, 64u);
+    EXPECT_EQ(s.buf_index, 3u);
+    s = {};
+    int fds[2];
+    op::Pipe(fds, O_NONBLOCK).into_slot(2).prepare(s);
+    EXPECT_EQ(s.fd, 0);
+    EXPECT_EQ(s.addr, reinterpret_cast<std::uintptr_t>(fds));
+    EXPECT_EQ(s.rw_flags, O_NONBLOCK);
+    EXPECT_EQ(s.file_index, 3u) << "slot + 1, as for a direct open";
+    s = {};
+    op::Tee(3, Fd{4}, 100, SPLICE_F_NONBLOCK).prepare(s);
+    EXPECT_EQ(s.fd, 4);
+    EXPECT_EQ(s.splice_fd_in, 3);
+    EXPECT_EQ(s.len, 100u);
+    EXPECT_EQ(s.splice_flags, static_cast<std::uint32_t>(SPLICE_F_NONBLOCK));
+    EXPECT_EQ(s.off | s.splice_off_in, 0u) << "tee has no offsets";
+    s = {};
+    msghdr msg{};
+    op::SendMsgZc(Fd{5}, &msg).prepare(s);
+    EXPECT_EQ(s.opcode, IORING_OP_SENDMSG_ZC);
+    EXPECT_EQ(s.len, 1u);
+    EXPECT_EQ(s.msg_flags, static_cast<std::uint32_t>(MSG_NOSIGNAL)) << "as SendMsg's default";
 }
 
 TEST(OpEncoding, AcceptDefaultsToCloseOnExec) {

@@ -1,5 +1,5 @@
 // Operations on the ring's own requests rather than on a file: nop,
-// timeouts, cancellation, poll, and messages to another ring.
+// timeouts, cancellation, poll and epoll_wait, and messages to another ring.
 #pragma once
 
 #include "uringkit/cxx20.hpp"
@@ -7,6 +7,7 @@
 #include "uringkit/sys/uapi.hpp"
 
 #include <linux/time_types.h>
+#include <sys/epoll.h>
 
 #include <bit>
 #include <cstdint>
@@ -160,6 +161,27 @@ private:
 };
 
 using PollRemove = BasicRemove<IORING_OP_POLL_REMOVE>;
+
+// epoll_wait(2) on epoll instance `epfd` (IORING_OP_EPOLL_WAIT, 6.15): up
+// to `maxevents` ready events into `events`; it waits (without a thread)
+// until at least one is ready.  res: the number of events written.
+class EpollWait {
+public:
+    static constexpr std::uint8_t code = sys::opcode::epoll_wait;
+    EpollWait(File epfd, epoll_event* events, unsigned maxevents) noexcept
+        : f_(epfd), events_(events), max_(maxevents) {}
+    void prepare(io_uring_sqe& s) const noexcept {
+        s.opcode = code;
+        f_.apply(s);
+        s.addr = reinterpret_cast<std::uintptr_t>(events_);
+        s.len = max_;
+    }
+
+private:
+    File f_;
+    epoll_event* events_;
+    unsigned max_;
+};
 
 // IORING_OP_MSG_RING (5.18): posts a completion on another ring, with `res`
 // = value and the user_data given.  How one thread's loop wakes another's

@@ -1,7 +1,8 @@
-// Operations on files and directories: open, close, stat, sync, allocate
-// and advise, the directory entries (mkdir, symlink, link, rename, unlink)
-// and the xattr calls.  Where an opcode is newer than 5.6 its comment names
-// the release that added it (sys::opcode_since() has them all).
+// Operations on files and directories: open, close, pipes, direct
+// descriptors made regular, stat, sync, allocate, truncate and advise, the
+// directory entries (mkdir, symlink, link, rename, unlink) and the xattr
+// calls.  Where an opcode is newer than 5.6 its comment names the release
+// that added it (sys::opcode_since() has them all).
 #pragma once
 
 #include "uringkit/cxx20.hpp"
@@ -84,6 +85,59 @@ public:
 
 private:
     File f_;
+};
+
+// A regular descriptor for registered slot `slot` (IORING_OP_FIXED_FD_INSTALL,
+// 6.8): res is the new fd, close-on-exec unless .no_cloexec().  The slot
+// keeps its file too.  Only a Fixed slot is accepted: the opcode reads the
+// file through IOSQE_FIXED_FILE, so a plain fd could not be meant.
+class FixedFdInstall {
+public:
+    static constexpr std::uint8_t code = sys::opcode::fixed_fd_install;
+    explicit FixedFdInstall(Fixed slot) noexcept : f_(slot) {}
+    FixedFdInstall& no_cloexec() noexcept {
+        flags_ = IORING_FIXED_FD_NO_CLOEXEC;
+        return *this;
+    }
+    void prepare(io_uring_sqe& s) const noexcept {
+        s.opcode = code;
+        f_.apply(s);
+        s.rw_flags = static_cast<int>(flags_);  // install_fd_flags (the 6.1 header lacks the name)
+    }
+
+private:
+    File f_;
+    std::uint32_t flags_ = 0;
+};
+
+// pipe2(2) (IORING_OP_PIPE, 6.16): writes the read and the write end to
+// fds[0] and fds[1] (which must live until the completion); `flags`:
+// O_CLOEXEC, O_NONBLOCK, O_DIRECT.  With into_slot()/into_any_slot() both
+// ends go into the registered file table instead (O_CLOEXEC refused) and
+// fds receives their slots: into_slot(i) takes slots i and i+1.
+class Pipe {
+public:
+    static constexpr std::uint8_t code = sys::opcode::pipe;
+    explicit Pipe(int* fds, int flags = 0) noexcept : fds_(fds), flags_(flags) {}
+    Pipe& into_slot(unsigned index) noexcept {
+        slot_ = index + 1;
+        return *this;
+    }
+    Pipe& into_any_slot() noexcept {
+        slot_ = IORING_FILE_INDEX_ALLOC;
+        return *this;
+    }
+    void prepare(io_uring_sqe& s) const noexcept {
+        s.opcode = code;
+        s.addr = reinterpret_cast<std::uintptr_t>(fds_);
+        s.rw_flags = flags_;  // pipe_flags (the 6.1 header lacks the name)
+        s.file_index = slot_;
+    }
+
+private:
+    int* fds_;
+    int flags_;
+    std::uint32_t slot_ = 0;
 };
 
 // statx(2) into `out`.

@@ -192,12 +192,12 @@ using Send = BasicSend<IORING_OP_SEND>;
 using SendZc = BasicSend<IORING_OP_SEND_ZC>;
 
 // sendmsg(2) and recvmsg(2) (5.3): one msghdr, which a recv fills.  A
-// sendmsg's flags default to MSG_NOSIGNAL, as a send's do.
+// sendmsg's flags (zero-copy too) default to MSG_NOSIGNAL, as a send's do.
 template <std::uint8_t Code, class Msg>
 class BasicMsg {
 public:
     static constexpr std::uint8_t code = Code;
-    BasicMsg(File f, Msg* msg, int flags = Code == IORING_OP_SENDMSG ? MSG_NOSIGNAL : 0) noexcept
+    BasicMsg(File f, Msg* msg, int flags = Code == IORING_OP_RECVMSG ? 0 : MSG_NOSIGNAL) noexcept
         : f_(f), msg_(msg), flags_(flags) {}
     void prepare(io_uring_sqe& s) const noexcept {
         s.opcode = code;
@@ -216,6 +216,11 @@ private:
 using SendMsg = BasicMsg<IORING_OP_SENDMSG, const msghdr>;
 // recvmsg(2) (5.3): fills msg's name (the sender's address), iovecs and flags.
 using RecvMsg = BasicMsg<IORING_OP_RECVMSG, msghdr>;
+// Zero-copy sendmsg(2) (IORING_OP_SENDMSG_ZC, 6.1): completes twice, as
+// SendZc does: the result with IORING_CQE_F_MORE, then IORING_CQE_F_NOTIF
+// once the kernel no longer reads the iovecs' bytes, which must live until
+// then (Loop::submit() resumes only at the notification).
+using SendMsgZc = BasicMsg<IORING_OP_SENDMSG_ZC, const msghdr>;
 
 class Shutdown {
 public:

@@ -12,9 +12,10 @@
 //
 // The operations live by domain, each header usable on its own: rw.hpp
 // (read, write and their vectored, registered-buffer and provided-buffer
-// forms, splice), fs.hpp (open, close, stat, sync, directory entries,
-// xattrs), net.hpp (sockets) and control.hpp (nop, timeouts, cancel, poll,
-// msg_ring).  This header includes them all.
+// forms, splice, tee), fs.hpp (open, close, pipe, stat, sync, directory
+// entries, xattrs), net.hpp (sockets), control.hpp (nop, timeouts, cancel,
+// poll, epoll_wait, msg_ring) and sync.hpp (futexes, waitid).  This header
+// includes them all.
 #pragma once
 
 #include "uringkit/cxx20.hpp"
@@ -22,3 +23,4 @@
 #include "uringkit/ops/fs.hpp"
 #include "uringkit/ops/net.hpp"
 #include "uringkit/ops/rw.hpp"
+#include "uringkit/ops/sync.hpp"

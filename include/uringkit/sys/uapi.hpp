@@ -66,6 +66,23 @@
 #ifndef IORING_TIMEOUT_MULTISHOT
 #define IORING_TIMEOUT_MULTISHOT (1U << 6)  // 6.4
 #endif
+// sqe->install_fd_flags of IORING_OP_FIXED_FD_INSTALL: the new descriptor
+// is not close-on-exec (it is by default).
+#ifndef IORING_FIXED_FD_NO_CLOEXEC
+#define IORING_FIXED_FD_NO_CLOEXEC (1U << 0)  // 6.8
+#endif
+
+// ---- futex2 flags (<linux/futex.h> of 6.7) ------------------------------
+// What IORING_OP_FUTEX_WAIT/WAKE read from sqe->fd, and each futex_waitv's
+// flags: the word's size, and whether it is private to this process (the
+// 6.1 header has only the futex_waitv spellings, FUTEX_32 and
+// FUTEX_PRIVATE_FLAG, which are the same bits).
+#ifndef FUTEX2_SIZE_U32
+#define FUTEX2_SIZE_U32 0x02U  // 6.7 (futex_waitv: 5.16)
+#endif
+#ifndef FUTEX2_PRIVATE
+#define FUTEX2_PRIVATE 128U  // 6.7 (futex_waitv: 5.16, as FUTEX_PRIVATE_FLAG)
+#endif
 
 namespace uringkit::sys {
 
