@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Summarises bench/api_surface_aa.sh's OUT_DIR: bench's uring rows (ios/s,
-CPU us per I/O) and load's requests/s against serve --engine uring, for each
-binary and round, the A/A ratios (same binary twice) and after/before."""
+"""Summarises bench/api_surface_aa.sh's OUT_DIR: bench's rows (ios/s, CPU
+us per I/O) and load's requests/s against serve (SERVE_ENGINE, default
+uring, as the script ran it), for each binary and round, the A/A ratios
+(same binary twice) and after/before."""
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -18,7 +20,8 @@ def bench(label, rnd):
 
 def load(label, rnd):
     d = json.loads((out / f"load-{label}-{rnd}.json").read_text())
-    return {"serve uring, load 64 conns: requests/s": d["requests_per_s"]}
+    engine = os.environ.get("SERVE_ENGINE", "uring")
+    return {f"serve {engine}, load 64 conns: requests/s": d["requests_per_s"]}
 
 
 runs = {(l, r): bench(l, r) | load(l, r) for l in ("before", "after") for r in (1, 2)}
