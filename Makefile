@@ -47,9 +47,16 @@ KERNELS ?= 6.1 6.12
 # the compile about 1.4x longer (bench.cpp: 17.0 s against 12.1 s).  For it:
 #   make build CMAKE_FLAGS='-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g -DNDEBUG"'
 RELEASE_DEBUG := -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
+# Unity builds (CMake batches a library's sources, 8 to a file): the headers
+# are parsed once per batch instead of once per file, a third less CPU for
+# the libraries and tools (472 against 316 CPU-seconds, g++ 12, -O2 -g1,
+# tests excluded).  Editing one file then recompiles its batch: for quick
+# rebuilds while working, `make build UNITY=OFF`.  Only src/'s libraries are
+# batched (CMakeLists.txt says why).
+UNITY ?= ON
 
 build: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(RELEASE_DEBUG) $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(RELEASE_DEBUG) -DCMAKE_UNITY_BUILD=$(UNITY) $(CMAKE_FLAGS)
 	cmake --build $(BUILD) -j $(JOBS)
 
 # apt-get only when something is missing, and only as root; otherwise say what to install.
@@ -80,13 +87,13 @@ SAN_CXX ?= clang++-14
 SAN_LINK := -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld
 
 test-asan: deps
-	CC=$(SAN_CC) CXX=$(SAN_CXX) cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug $(SANITIZE_DEBUG) $(SAN_LINK) -DURINGKIT_BENCH=OFF -DURINGKIT_SANITIZE=address,undefined $(CMAKE_FLAGS)
+	CC=$(SAN_CC) CXX=$(SAN_CXX) cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug $(SANITIZE_DEBUG) $(SAN_LINK) -DURINGKIT_BENCH=OFF -DURINGKIT_SANITIZE=address,undefined -DCMAKE_UNITY_BUILD=$(UNITY) $(CMAKE_FLAGS)
 	cmake --build $(BUILD)-asan -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 ctest --test-dir $(BUILD)-asan --output-on-failure -j $(TEST_JOBS)
 
 # Thread code only: the tests labelled `threads`.
 test-tsan: deps
-	CC=$(SAN_CC) CXX=$(SAN_CXX) cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=Debug $(SANITIZE_DEBUG) $(SAN_LINK) -DURINGKIT_BENCH=OFF -DURINGKIT_SANITIZE=thread $(CMAKE_FLAGS)
+	CC=$(SAN_CC) CXX=$(SAN_CXX) cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=Debug $(SANITIZE_DEBUG) $(SAN_LINK) -DURINGKIT_BENCH=OFF -DURINGKIT_SANITIZE=thread -DCMAKE_UNITY_BUILD=$(UNITY) $(CMAKE_FLAGS)
 	cmake --build $(BUILD)-tsan -j $(JOBS) --target thread-tests
 	ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(TEST_JOBS) -L threads
 
@@ -97,7 +104,7 @@ test-kernels: build
 # libFuzzer targets, in their own build tree (clang, ASan+UBSan), each run
 # for FUZZ_SECONDS from its checked-in corpus.
 fuzz: deps
-	CC=$(FUZZ_CC) CXX=$(FUZZ_CXX) cmake -S . -B $(BUILD)-fuzz $(SAN_LINK) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DURINGKIT_FUZZ=ON -DURINGKIT_TESTS=OFF -DURINGKIT_BENCH=OFF -DURINGKIT_SANITIZE=address,undefined $(CMAKE_FLAGS)
+	CC=$(FUZZ_CC) CXX=$(FUZZ_CXX) cmake -S . -B $(BUILD)-fuzz $(SAN_LINK) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DURINGKIT_FUZZ=ON -DURINGKIT_TESTS=OFF -DURINGKIT_BENCH=OFF -DURINGKIT_SANITIZE=address,undefined -DCMAKE_UNITY_BUILD=$(UNITY) $(CMAKE_FLAGS)
 	cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz-targets
 	sh tests/fuzz/run.sh $(BUILD)-fuzz $(FUZZ_SECONDS)
 

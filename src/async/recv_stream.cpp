@@ -176,6 +176,15 @@ void RecvStream::cancel() noexcept {
     if (waiter_) loop_->resume(std::exchange(waiter_, {}));
 }
 
+// A class member, not a local class: a local type in a coroutine's frame
+// has no linkage, which g++ refuses (-Wsubobject-linkage) in a unity build.
+struct RecvStream::UntilDisarmed {
+    RecvStream* s;
+    bool await_ready() const noexcept { return !s->armed_; }
+    void await_suspend(std::coroutine_handle<> h) const noexcept { s->waiter_ = h; }
+    void await_resume() const noexcept {}
+};
+
 // The recv taken back while still queued, or cancelled and waited for to
 // its last completion: either way no recv is armed when it resumes.
 Task<void> RecvStream::disarm() {
@@ -187,12 +196,6 @@ Task<void> RecvStream::disarm() {
     if (!armed_) co_return;
     loop_->cancel(ud_);
     // Woken early by chunks that still arrive (they queue): wait on.
-    struct UntilDisarmed {
-        RecvStream* s;
-        bool await_ready() const noexcept { return !s->armed_; }
-        void await_suspend(std::coroutine_handle<> h) const noexcept { s->waiter_ = h; }
-        void await_resume() const noexcept {}
-    };
     while (armed_) co_await UntilDisarmed{this};
 }
 

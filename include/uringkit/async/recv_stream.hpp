@@ -135,6 +135,7 @@ private:
     bool rearm_ = false;  // ended early (ENOBUFS, full CQ): re-arm when asked
     bool stopping_ = false;
     Task<void> disarm();
+    struct UntilDisarmed;
     bool paused_ = false;     // pause() waits for the recv's last completion: no re-arm, no end
     bool cancelled_ = false;  // cancel(): no re-arm; ends at the recv's last completion
     std::int32_t final_res_ = 0;
