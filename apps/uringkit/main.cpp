@@ -141,6 +141,11 @@ int main(int argc, char** argv) {
     app.set_help_flag("-h,--help", "Print this help and exit");
     app.set_version_flag("--version", std::string("uringkit ") + uringkit::version_string);
     describe(app, top_manual());
+    // An option given twice: the last one wins, as with getopt (coreutils,
+    // wrk) and fio (`--size 16m --size 1g` is 1g), instead of CLI11's error.
+    // Subcommands inherit it; options that collect (lists, repeatable
+    // headers) keep every value.
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     auto& commands = registry();
     std::sort(commands.begin(), commands.end(),
               [](const Command& a, const Command& b) { return a.order < b.order; });

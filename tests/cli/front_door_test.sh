@@ -54,6 +54,16 @@ has "$err" "Try 'uringkit bench --help'" "value error hint"
 run 2 cp
 has "$err" "uringkit cp: " "missing operands"
 
+# An option given twice: the last one wins (getopt's and fio's rule); a
+# list given in one use keeps every item.
+run 0 bench --size 16m --size 1m --engines uring --engines pread,uring --iodepth 1 --runtime 0.05 --rounds 3 --no-latency --json -
+python3 - "$out" <<'PY' || bad "bench with repeated options: $(head -c 300 "$out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["job"]["size_bytes"] == 1 << 20, d["job"]["size_bytes"]
+assert d["job"]["engines"] == ["pread", "uring"], d["job"]["engines"]
+PY
+
 for sub in "" probe bench "bench net" cp readfiles serve load; do
     # shellcheck disable=SC2086
     run 0 $sub --help
