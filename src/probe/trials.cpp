@@ -35,7 +35,6 @@ namespace uringkit::probe::detail {
 namespace {
 
 using util::UniqueFd;
-using Clock = std::chrono::steady_clock;
 
 // ---- the trials --------------------------------------------------------------
 
@@ -60,8 +59,9 @@ void sqpoll(Trial& t) {
     if (const int r = ring.submit(); r < 0) return set_from_result(t, r, "submit");
     // Give the poll thread up to a second to pick the SQE up by itself: the
     // point of SQPOLL is a submission without io_uring_enter.
-    const auto until = Clock::now() + 1s;
-    while (ring.cq_ready() == 0 && Clock::now() < until) std::this_thread::sleep_for(200us);
+    const auto until = std::chrono::steady_clock::now() + 1s;
+    while (ring.cq_ready() == 0 && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(200us);
     const auto calls = ring.enter_calls() - calls_before;
     Completion c[1];
     if (const int r = collect(ring, c); r < 0) return set_from_result(t, r, "waiting for the NOP");
