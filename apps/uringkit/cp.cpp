@@ -428,7 +428,10 @@ Register cp_command{Command{
             o.atomic = args->atomic;
             o.no_clobber = existing == Existing::keep;
             if (existing == Existing::ask)
-                o.ask_overwrite = [](std::string_view dst) { return ask_overwrite(dst); };
+                o.ask_overwrite = [replaces = args->force || args->remove_destination](
+                                      std::string_view dst, mode_t unwritable) {
+                    return ask_overwrite(dst, unwritable, replaces);
+                };
             if (args->verbose) o.on_event = print_copy_event;
             o.remove_destination = args->remove_destination;
             o.source_reads = args->source_reads == "auto"    ? fs::SourceReads::automatic

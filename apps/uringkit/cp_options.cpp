@@ -142,9 +142,28 @@ void print_copy_event(fs::CopyEvent kind, std::string_view from, std::string_vie
     }
 }
 
-bool ask_overwrite(std::string_view dst) {
+bool ask_overwrite(std::string_view dst, mode_t unwritable, bool replaces) {
     flush(stdout);
-    emit(stderr, "cp: overwrite {}? ", shell_quote(dst));
+    if (unwritable) {
+        // strmode(3)'s nine permission characters, set-ID and sticky bits included.
+        std::string perms = "rwxrwxrwx";
+        for (unsigned k = 0; k < 9; ++k)
+            if (!(unwritable & (0400u >> k))) perms[k] = '-';
+        const auto special = [&](std::size_t at, mode_t bit, char set, char unset) {
+            if (unwritable & bit) perms[at] = perms[at] == '-' ? unset : set;
+        };
+        special(2, S_ISUID, 's', 'S');
+        special(5, S_ISGID, 's', 'S');
+        special(8, S_ISVTX, 't', 'T');
+        if (replaces)
+            emit(stderr, "cp: replace {}, overriding mode {:04o} ({})? ", shell_quote(dst),
+                 unwritable & 07777, perms);
+        else
+            emit(stderr, "cp: unwritable {} (mode {:04o}, {}); try anyway? ", shell_quote(dst),
+                 unwritable & 07777, perms);
+    } else {
+        emit(stderr, "cp: overwrite {}? ", shell_quote(dst));
+    }
     flush(stderr);
     char* line = nullptr;
     std::size_t size = 0;

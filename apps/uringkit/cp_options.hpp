@@ -4,6 +4,8 @@
 
 #include "fs/copy.hpp"
 
+#include <sys/stat.h>
+
 #include <string>
 #include <string_view>
 
@@ -21,9 +23,11 @@ std::string shell_quote(std::string_view name);
 // SRC -> DST unquoted.
 void print_copy_event(fs::CopyEvent kind, std::string_view from, std::string_view to);
 
-// -i: "cp: overwrite 'DST'? " on stderr, then one line from standard input
-// (a terminal or not, as coreutils); true when it starts with y or Y.  End
-// of input is no.
-bool ask_overwrite(std::string_view dst);
+// -i: "cp: overwrite 'DST'? " on stderr (for a file the user may not write,
+// coreutils' "cp: unwritable 'DST' (mode 0444, r--r--r--); try anyway? ",
+// or with -f or --remove-destination "cp: replace 'DST', overriding mode
+// ...? "), then one line from standard input (a terminal or not, as
+// coreutils); true when it starts with y or Y.  End of input is no.
+bool ask_overwrite(std::string_view dst, mode_t unwritable, bool replaces);
 
 }  // namespace uringkit::cli

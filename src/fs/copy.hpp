@@ -159,8 +159,10 @@ struct CopyOptions {
     bool parents = false;
     // -i: asked before an existing destination is written or replaced
     // (after -u decided it would be): true writes it, false leaves it alone
-    // (counted as skipped).  Runs on the thread that called copy().
-    std::function<bool(std::string_view dst)> ask_overwrite;
+    // (counted as skipped).  `unwritable`: its mode when the caller may not
+    // write it (not root, not a symbolic link; coreutils then asks whether
+    // to try anyway), else 0.  Runs on the thread that called copy().
+    std::function<bool(std::string_view dst, mode_t unwritable)> ask_overwrite;
     // -v: each CopyEvent as it is decided (see CopyEvent).
     std::function<void(CopyEvent, std::string_view from, std::string_view to)> on_event;
     bool force_fallback = false;  // run the pread/pwrite path (for comparison and tests)

@@ -81,14 +81,18 @@ std::string held_path(int dir, const std::string& name) {
     return "/proc/self/fd/" + std::to_string(dir) + "/" + name;
 }
 
-bool keep_existing(Ctx& c, const struct stat& src, const struct stat& dst,
-                   const std::string& path) {
+bool keep_existing(Ctx& c, const struct stat& src, const struct stat& dst, const Where& at) {
     if (c.o.no_clobber || c.o.update == Update::none) return true;
     if (c.o.update == Update::older &&
         (dst.st_mtim.tv_sec > src.st_mtim.tv_sec ||
          (dst.st_mtim.tv_sec == src.st_mtim.tv_sec && dst.st_mtim.tv_nsec >= src.st_mtim.tv_nsec)))
         return true;
-    return c.o.ask_overwrite && !c.o.ask_overwrite(path);
+    if (!c.o.ask_overwrite) return false;
+    // As coreutils: one the caller may not write is named with its mode.
+    ++c.syscalls();
+    const bool writable = S_ISLNK(dst.st_mode) || c.root ||
+                          ::faccessat(at.dir, at.name.c_str(), W_OK, AT_EACCESS) == 0;
+    return !c.o.ask_overwrite(at.path, writable ? 0 : dst.st_mode);
 }
 
 std::optional<Failure> open_destination(Ctx& c, const Where& dst, const char* src_name,
@@ -129,7 +133,7 @@ std::optional<Failure> open_destination(Ctx& c, const Where& dst, const char* sr
                                    quoted_message("cannot stat", dst.path, errno)};
                 }
             }
-            if (keep_existing(c, src, st, dst.path)) {
+            if (keep_existing(c, src, st, dst)) {
                 skipped = true;
                 return std::nullopt;
             }
@@ -379,7 +383,7 @@ std::optional<Failure> copy_symlink(Ctx& c, const char* src, const Where& dst, b
     const bool may_keep = c.o.no_clobber || c.o.update != Update::all || c.o.ask_overwrite;
     if (!in_new_dir && may_keep &&
         ::fstatat(dst.dir, dst.name.c_str(), &existing, AT_SYMLINK_NOFOLLOW) == 0 &&
-        keep_existing(c, st, existing, dst.path)) {
+        keep_existing(c, st, existing, dst)) {
         ++c.result.skipped;
         return std::nullopt;
     }
@@ -426,7 +430,7 @@ std::optional<Failure> copy_special(Ctx& c, const char* src, const Where& dst,
     struct stat existing {};
     ++c.syscalls();
     if (::fstatat(dst.dir, name, &existing, AT_SYMLINK_NOFOLLOW) == 0) {
-        if (keep_existing(c, st, existing, dst.path)) {
+        if (keep_existing(c, st, existing, dst)) {
             ++c.result.skipped;
             return std::nullopt;
         }

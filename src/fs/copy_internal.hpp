@@ -264,9 +264,10 @@ struct Destination {
     mode_t final_mode = 0;
 };
 
-// -n, --update, -i: whether the existing destination `dst` (stat'ed; `path`
-// for the question) is left alone for the source `src`.
-bool keep_existing(Ctx& c, const struct stat& src, const struct stat& dst, const std::string& path);
+// -n, --update, -i: whether the existing destination at `at` (stat'ed as
+// `dst`) is left alone for the source `src`.
+struct Where;
+bool keep_existing(Ctx& c, const struct stat& src, const struct stat& dst, const Where& at);
 
 // Opens `dst` for the source `src_name` (stat'ed as `src`): an existing file in place
 // (at an operand through a symlink, O_TRUNC, its inode, links, mode and

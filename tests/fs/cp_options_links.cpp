@@ -111,4 +111,34 @@ TEST(CpOptions, InteractiveAsksAsCoreutils) {
     expect_same(compare(prepare, {"-ri", "out", "tree2"}, "y\n"), true);
 }
 
+// As nobody, a destination nobody may not write: coreutils names its mode
+// in the question ("unwritable ...; try anyway?", with -f "replace ...,
+// overriding mode ...?"); the answer decides as for any other.
+TEST(CpOptions, InteractiveNamesTheModeOfAnUnwritableDestination) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to drop to nobody";
+    const auto prepare = [](const std::string& d) {
+        write_file(d + "/a", "alpha");
+        ::chown((d + "/a").c_str(), kNobody, kNobody);
+        write_file(d + "/ro", "read-only");
+        ::chmod((d + "/ro").c_str(), 04444);
+        ::chown((d + "/ro").c_str(), kNobody, kNobody);
+        ::chmod((d + "/ro").c_str(), 01444);
+        write_file(d + "/roots", "root's");
+    };
+    // The same status, tree and question (the error lines differ in their prefix only).
+    const auto same = [](const Compared& r) {
+        EXPECT_EQ(r.ours.status, r.theirs.status) << r.ours.err << r.theirs.err;
+        EXPECT_EQ(r.tree_ours, r.tree_theirs);
+        EXPECT_EQ(r.ours.err.substr(0, r.ours.err.find("? ") + 2),
+                  r.theirs.err.substr(0, r.theirs.err.find("? ") + 2));
+        EXPECT_NE(r.theirs.err.find("? "), std::string::npos) << r.theirs.err;
+    };
+    for (const char* answer : {"y\n", "n\n"}) {
+        same(compare(prepare, {"-i", "a", "ro"}, answer, {}, true));
+        same(compare(prepare, {"-i", "a", "roots"}, answer, {}, true));
+        same(compare(prepare, {"-fi", "a", "roots"}, answer, {}, true));
+        same(compare(prepare, {"-i", "--remove-destination", "a", "roots"}, answer, {}, true));
+    }
+}
+
 }  // namespace
