@@ -1,6 +1,7 @@
 // `uringkit cp`: copy files and trees by the cheapest path each file system allows.
 #include "command.hpp"
 #include "console.hpp"
+#include "cp_options.hpp"
 #include "cp_progress.hpp"
 #include "interrupt.hpp"
 #include "manual.hpp"
@@ -9,8 +10,11 @@
 #include "fs/copy.hpp"
 
 #include <fmt/core.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,6 +52,10 @@ Register cp_command{Command{
             bool atomic = false, no_clobber = false, no_dereference = false,
                  remove_destination = false;
             bool verify = false, progress = false, no_progress = false;
+            bool force = false, interactive = false, verbose = false, update_older = false,
+                 dereference = false, command_line_links = false, no_target = false,
+                 parents = false;
+            std::string target_directory, update = "all";
             std::vector<std::string> preserve_lists, no_preserve_lists;
             unsigned qd = 8, inflight = 64, kernel_workers = 0, clone_threads = 4, copy_threads = 4;
             std::string bs = "256k";
@@ -55,7 +63,13 @@ Register cp_command{Command{
             std::string reflink = "auto", engine = "auto";
         };
         auto args = std::make_shared<Args>();
-        app.add_option("paths", args->paths, "SRC... DST")->required()->expected(2, -1);
+        app.add_option("paths", args->paths, "SRC... DST")->required()->expected(1, -1);
+        auto* target_dir = app.add_option("-t,--target-directory", args->target_directory,
+                                          "Copy every operand into DIR (then each is a source)")
+                               ->type_name("DIR");
+        app.add_flag("-T,--no-target-directory", args->no_target,
+                     "DST is the copy itself even when it is a directory: a directory is copied "
+                     "into it as its contents, a file onto it is refused (one source only)");
         app.add_flag("-r,-R,--recursive", args->recursive,
                      "Copy directories and everything under them");
         app.add_flag("-p", args->preserve, "Same as --preserve=mode,ownership,timestamps");
@@ -88,11 +102,49 @@ Register cp_command{Command{
                      "(a file system without them is not an error), symbolic links copied as "
                      "links, hard links "
                      "within what is copied kept as hard links");
-        app.add_flag("-P,--no-dereference", args->no_dereference,
-                     "Copy a symbolic link named as a source as a link (inside a tree links are "
-                     "never followed)");
-        app.add_flag("-n,--no-clobber", args->no_clobber,
-                     "Leave an existing destination alone (status 0, as cp)");
+        auto* no_deref = app.add_flag("-P,--no-dereference", args->no_dereference,
+                                      "Copy a symbolic link named as a source as a link (the "
+                                      "default with -r; inside a tree links are never followed)");
+        auto* deref = app.add_flag("-L,--dereference", args->dereference,
+                                   "Follow a symbolic link named as a source (the default without "
+                                   "-r).  Not with -r or -a: links inside a tree are never "
+                                   "followed (use -H for the operands' links)");
+        auto* deref_operands =
+            app.add_flag("-H", args->command_line_links,
+                         "Follow the symbolic links named as sources, also with -r; links "
+                         "inside a tree stay links");
+        auto* no_clobber = app.add_flag("-n,--no-clobber", args->no_clobber,
+                                        "Leave an existing destination alone (status 0, as cp)");
+        app.add_flag("-f,--force", args->force,
+                     "An existing destination file that cannot be opened for writing is removed "
+                     "(unlinkat in its directory: a symbolic link itself, never what it names) and "
+                     "made anew.  As with coreutils' cp, -i still asks and -n still keeps");
+        auto* interactive = app.add_flag(
+            "-i,--interactive", args->interactive,
+            "Ask \"cp: overwrite 'DST'? \" on stderr before an existing destination is written "
+            "or replaced, and read a line from standard input (a terminal or not, as cp): y or "
+            "Y copies, anything else (end of input too) keeps it.  Of -i and -n the last one "
+            "given decides");
+        auto* update_short = app.add_flag(
+            "-u", args->update_older,
+            "Copy only when the source is newer than the destination (modification times, to "
+            "the nanosecond) or the destination is missing: --update=older");
+        auto* update =
+            app.add_flag("--update{older}", args->update,
+                         "WHEN (coreutils 9.3's, an extension to 9.1's -u): all (default) "
+                         "writes every existing destination, none none (as -n, status 0), "
+                         "older (--update alone) only one older than its source.  "
+                         "Directories are always entered")
+                ->check(CLI::IsMember({"all", "none", "older"}));
+        app.add_flag("--parents", args->parents,
+                     "Copy SRC to DIR/SRC: the source's path is appended to the destination "
+                     "directory and the directories on the way are made (the source "
+                     "directories' permission bits less the umask) or entered, by descriptor, "
+                     "never through a symbolic link; a source path with '..' is refused");
+        app.add_flag("-v,--verbose", args->verbose,
+                     "Print 'SRC' -> 'DST' on stdout for each file, link and directory made "
+                     "(removed 'DST' for a destination removed first), as cp 9.1 does; a tree's "
+                     "lines come in its order once it is copied");
         app.add_flag(
             "--remove-destination", args->remove_destination,
             "Remove an existing destination that is not a directory and create it anew, instead of "
@@ -212,15 +264,17 @@ Register cp_command{Command{
             "Print files, MiB/s, system calls and how many files went by each path on stderr (with "
             "--verify also what the check read again and how long it took)");
         name_values(app, {{"paths", "SRC... DST"}, {"--bs", "SIZE"}});
+        group_options(app, "Where copies go", {"-t", "-T", "--parents"});
         group_options(app, "What is copied and kept",
-                      {"-r", "-a", "-P", "-p", "--preserve", "--no-preserve"});
-        group_options(app, "An existing destination", {"-n", "--remove-destination", "--atomic"});
+                      {"-r", "-a", "-P", "-L", "-H", "-p", "--preserve", "--no-preserve"});
+        group_options(app, "An existing destination",
+                      {"-n", "-f", "-i", "-u", "--update", "--remove-destination", "--atomic"});
         group_options(
             app, "How the bytes move",
             {"--reflink", "--engine", "--direct", "--source-reads", "--sync", "--qd", "--bs",
              "--inflight", "--kernel-workers", "--clone-threads", "--copy-threads"});
         group_options(app, "Checks and reports",
-                      {"--verify", "--progress", "--no-progress", "--summary"});
+                      {"-v", "--verify", "--progress", "--no-progress", "--summary"});
         describe(
             app,
             Manual{
@@ -249,14 +303,15 @@ Register cp_command{Command{
                     "directory "
                     "another user can write cannot be raced into writing, chmodding or chowning "
                     "anywhere else.\n\n"
-                    "Differences from coreutils cp, on purpose: no -i, -f, -l, -s or -u (a copier "
-                    "for "
-                    "scripted copies: nothing is asked); no SELinux context (--preserve=context; "
-                    "with "
-                    "xattr the security.selinux attribute is copied as any other); symlinks are "
-                    "never "
-                    "followed inside a tree (cp -P); --preserve and --no-preserve apply in a fixed "
-                    "order (-a, -p, --preserve, then --no-preserve), not in the order given; an "
+                    "Differences from coreutils cp, on purpose: no -l, -s or --backup; no SELinux "
+                    "context (--preserve=context; with xattr the security.selinux attribute is "
+                    "copied as any other); symlinks are never followed inside a tree (cp -P; -L "
+                    "with -r is refused, -H follows the operands); --parents does not follow a "
+                    "symbolic link on the way in the destination, nor a '..' in the source path; "
+                    "-v names what was copied once a tree is done (cp says each as it starts it) "
+                    "and -i's questions and -v's names are quoted as in the C locale; --preserve "
+                    "and --no-preserve apply in a fixed order (-a, -p, --preserve, then "
+                    "--no-preserve), not in the order given; an "
                     "I/O "
                     "error names the offset and errno (\"DST: write at offset N: ... (errno 28)\") "
                     "to "
@@ -287,7 +342,8 @@ Register cp_command{Command{
                            "ends by the signal"}},
                 .see_also = "cp(1), rsync(1), copy_file_range(2), ioctl_ficlone(2)",
                 .doc = "files.md"});
-        return [args, qd, bs]() -> int {
+        return [args, qd, bs, &app, target_dir, no_deref, deref, deref_operands, no_clobber,
+                interactive, update_short, update]() -> int {
             const auto block_size = cli::parse_size(args->bs);
             if (!block_size || *block_size < 4096 || *block_size % 4096 ||
                 *block_size > (1u << 30)) {
@@ -298,7 +354,59 @@ Register cp_command{Command{
             }
             fs::CopyOptions o;
             o.recursive = args->recursive || args->archive;
-            o.no_dereference = args->no_dereference || args->archive;
+            // coreutils: of -i and -n, and of -L, -P, -H and -a's -P, the last one given wins
+            // (cp's -f cancels neither -i nor -n).
+            enum class Links { unset, never, operands, always } links = Links::unset;
+            enum class Existing { write, ask, keep } existing = Existing::write;
+            fs::Update when = fs::Update::all;
+            for (const CLI::Option* opt : app.parse_order()) {
+                if (opt == no_deref || opt->check_name("--archive")) links = Links::never;
+                if (opt == deref) links = Links::always;
+                if (opt == deref_operands) links = Links::operands;
+                if (opt == interactive) existing = Existing::ask;
+                if (opt == no_clobber) existing = Existing::keep;
+                if (opt == update_short) when = fs::Update::older;
+                if (opt == update)
+                    when = args->update == "none"    ? fs::Update::none
+                           : args->update == "older" ? fs::Update::older
+                                                     : fs::Update::all;
+            }
+            if (links == Links::always && o.recursive)
+                return usage_error("cp",
+                                   "-L with -r or -a: links inside a tree are never followed; "
+                                   "-H follows the symbolic links named as sources");
+            o.no_dereference = links == Links::never;
+            o.dereference_operands = links == Links::operands;
+            o.force = args->force;
+            o.update = when;
+            o.no_target_directory = args->no_target;
+            o.parents = args->parents;
+            std::vector<std::string> sources = args->paths;
+            std::string dest;
+            if (target_dir->count() && args->no_target)
+                return usage_error("cp",
+                                   "cannot combine --target-directory (-t) and "
+                                   "--no-target-directory (-T)");
+            if (target_dir->count()) {
+                struct stat st {};
+                dest = args->target_directory;
+                if (::stat(dest.c_str(), &st) != 0) {
+                    const int err = errno;
+                    emit(stderr, "uringkit cp: target directory '{}': {}\n", dest,
+                         std::strerror(err));
+                    return err == ENOENT || err == ENOTDIR ? kBadInput : kFailure;
+                }
+                if (!S_ISDIR(st.st_mode))
+                    return usage_error("cp", "target directory '" + dest + "': Not a directory");
+            } else if (sources.size() < 2) {
+                return usage_error(
+                    "cp", "missing destination file operand after '" + sources.front() + "'");
+            } else if (args->no_target && sources.size() > 2) {
+                return usage_error("cp", "extra operand '" + sources[2] + "'");
+            } else {
+                dest = sources.back();
+                sources.pop_back();
+            }
             if (args->archive) (void)fs::apply_preserve_list("all", true, o.preserve);
             if (args->preserve)
                 (void)fs::apply_preserve_list("mode,ownership,timestamps", true, o.preserve);
@@ -318,7 +426,13 @@ Register cp_command{Command{
             o.direct = args->direct;
             o.fsync = args->fsync;
             o.atomic = args->atomic;
-            o.no_clobber = args->no_clobber;
+            o.no_clobber = existing == Existing::keep;
+            if (existing == Existing::ask)
+                o.ask_overwrite = [replaces = args->force || args->remove_destination](
+                                      std::string_view dst, mode_t unwritable) {
+                    return ask_overwrite(dst, unwritable, replaces);
+                };
+            if (args->verbose) o.on_event = print_copy_event;
             o.remove_destination = args->remove_destination;
             o.source_reads = args->source_reads == "auto"    ? fs::SourceReads::automatic
                              : args->source_reads == "cache" ? fs::SourceReads::page_cache
@@ -339,7 +453,6 @@ Register cp_command{Command{
             if (qd->count()) o.direct_read_qd = args->qd;
             if (bs->count()) o.direct_read_block_size = *block_size;
             o.verify = args->verify;
-            std::vector<std::string> sources(args->paths.begin(), args->paths.end() - 1);
             CopyProgressLine live(args->progress      ? CopyProgressLine::Mode::forced
                                   : args->no_progress ? CopyProgressLine::Mode::off
                                                       : CopyProgressLine::Mode::automatic,
@@ -350,7 +463,7 @@ Register cp_command{Command{
             sink.error = [&live](std::string_view m) { live.message(m, true); };
             InterruptScope interrupt;
             o.stop = interrupt.flag();
-            const fs::CopyResult r = fs::copy(sources, args->paths.back(), o, sink);
+            const fs::CopyResult r = fs::copy(sources, dest, o, sink);
             live.finish();
             if (r.status == fs::CopyStatus::usage) emit(stderr, "uringkit cp: {}\n", r.message);
             if (interrupt.requested()) {

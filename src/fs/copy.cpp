@@ -160,11 +160,12 @@ bool inside_source(Ctx& c, const struct stat& src, const std::string& target) {
     return false;
 }
 
-std::optional<Failure> copy_one(Ctx& c, const std::string& src, const std::string& target) {
+std::optional<Failure> copy_one(Ctx& c, const std::string& src, const Where& at) {
+    const std::string& target = at.path;
     struct stat st {};
     ++c.syscalls();
-    const int r =
-        c.o.recursive || c.o.no_dereference ? ::lstat(src.c_str(), &st) : ::stat(src.c_str(), &st);
+    const bool follow = c.o.dereference_operands || (!c.o.recursive && !c.o.no_dereference);
+    const int r = follow ? ::stat(src.c_str(), &st) : ::lstat(src.c_str(), &st);
     if (r != 0) return Failure{CopyStatus::bad_input, quoted_message("cannot stat", src, errno)};
     if (S_ISDIR(st.st_mode)) {
         if (!c.o.recursive)
@@ -173,25 +174,107 @@ std::optional<Failure> copy_one(Ctx& c, const std::string& src, const std::strin
         if (inside_source(c, st, target))
             return Failure{CopyStatus::bad_input,
                            "cannot copy a directory, '" + src + "', into itself, '" + target + "'"};
-        copy_tree(c, src, target);
+        copy_tree(c, src, target, at.dir == AT_FDCWD ? -1 : at.dir);
         return std::nullopt;
     }
     struct stat tst {};
     if (::stat(target.c_str(), &tst) == 0 && tst.st_dev == st.st_dev && tst.st_ino == st.st_ino)
         return Failure{CopyStatus::bad_input,
                        "'" + src + "' and '" + target + "' are the same file"};
-    const Where at = Where::operand(target);
     if (S_ISLNK(st.st_mode)) return copy_symlink(c, src.c_str(), at, false);
     // -r makes a FIFO or a device again; without it its contents are read.
-    if (c.o.recursive && !S_ISREG(st.st_mode)) return copy_special(c, at, st);
+    if (c.o.recursive && !S_ISREG(st.st_mode)) return copy_special(c, src.c_str(), at, st);
     if (c.o.on_planned)
         c.o.on_planned(1, S_ISREG(st.st_mode) ? static_cast<std::uint64_t>(st.st_size) : 0);
     std::optional<Failure> link_failure;
-    if (link_to_first_copy(c, st, at, false, link_failure)) return link_failure;
     const std::uint64_t skipped = c.result.skipped;
+    if (link_to_first_copy(c, st, at, false, link_failure)) {
+        if (!link_failure && c.result.skipped == skipped) c.event(CopyEvent::copied, src, target);
+        return link_failure;
+    }
     auto failure = copy_file(c, src.c_str(), at, false, std::nullopt);
     if (!failure && c.result.skipped == skipped) remember_first_copy(c, st, target);
     return failure;
+}
+
+// --parents: the directory SRC's path names below `dest` (held open in
+// `dir`), each entered O_NOFOLLOW or made (the source directory's
+// permission bits less the umask) from the one before, never resolved from
+// the top again.  `name`: SRC's last name, to be copied into `dir`.
+std::optional<Failure> parents_of(Ctx& c, const std::string& src, const std::string& dest,
+                                  util::UniqueFd& dir, std::string& name, std::string& target) {
+    std::vector<std::string> names;
+    std::vector<std::size_t> ends;  // where each name ends in `src`
+    for (std::size_t at = 0; at < src.size();) {
+        const std::size_t slash = std::min(src.find('/', at), src.size());
+        const std::string part = src.substr(at, slash - at);
+        if (part == "..")
+            return Failure{CopyStatus::bad_input,
+                           "--parents: '" + src +
+                               "': a '..' is not followed out of the destination (name the "
+                               "source from a directory above it)"};
+        if (!part.empty() && part != ".") {
+            names.push_back(part);
+            ends.push_back(slash);
+        }
+        at = slash + 1;
+    }
+    if (names.empty())
+        return Failure{CopyStatus::bad_input, "--parents: '" + src + "': no name to copy"};
+    target = join(dest, src);
+    ++c.syscalls();
+    dir.reset(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!dir) return Failure{status_of_create(errno), quoted_message("cannot open", dest, errno)};
+    for (std::size_t k = 0; k + 1 < names.size(); ++k) {
+        // As coreutils names them: the source's path as given, up to this name.
+        const std::string src_prefix = src.substr(0, ends[k]);
+        const std::string dst_prefix = join(dest, src_prefix);
+        ++c.syscalls();
+        int fd =
+            ::openat(dir.get(), names[k].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 && errno == ENOENT) {
+            struct stat st {};
+            c.syscalls() += 2;
+            if (::stat(src_prefix.c_str(), &st) != 0)
+                return Failure{CopyStatus::bad_input,
+                               quoted_message("cannot stat", src_prefix, errno)};
+            if (!S_ISDIR(st.st_mode))
+                return Failure{CopyStatus::bad_input, "'" + src_prefix + "' is not a directory"};
+            // Made 0700 and checked to be ours before it is entered (another
+            // user cannot swap in a directory of theirs), then given its mode.
+            if (::mkdirat(dir.get(), names[k].c_str(), S_IRWXU) != 0)
+                return Failure{status_of_write(errno),
+                               quoted_message("cannot make directory", dst_prefix, errno)};
+            c.event(CopyEvent::made_parent, src_prefix, dst_prefix);
+            c.syscalls() += 3;
+            fd = ::openat(dir.get(), names[k].c_str(),
+                          O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            struct stat made {};
+            if (fd >= 0 &&
+                (::fstat(fd, &made) != 0 || made.st_uid != ::geteuid() ||
+                 (made.st_mode & 077) != 0 || ::fchmod(fd, st.st_mode & 0777 & ~c.umask) != 0)) {
+                ::close(fd);
+                return Failure{CopyStatus::failure, "'" + dst_prefix +
+                                                        "' was replaced while being created: "
+                                                        "nothing copied into it"};
+            }
+        }
+        if (fd < 0) {
+            const int err = errno;
+            struct stat there {};
+            const bool link =
+                (err == ELOOP || err == ENOTDIR) &&
+                ::fstatat(dir.get(), names[k].c_str(), &there, AT_SYMLINK_NOFOLLOW) == 0 &&
+                S_ISLNK(there.st_mode);
+            return Failure{
+                CopyStatus::failure,
+                link ? "'" + dst_prefix + "' is a symbolic link: --parents does not follow one"
+                     : quoted_message("cannot open directory", dst_prefix, err)};
+        }
+        dir.reset(fd);
+    }
+    name = names.back();
+    return std::nullopt;
 }
 
 }  // namespace
@@ -224,8 +307,13 @@ CopyResult copy(std::span<const std::string> sources, const std::string& dest, c
     c.syscalls() += 3;
 
     struct stat dst_st {};
-    const bool dest_is_dir = ::stat(dest.c_str(), &dst_st) == 0 && S_ISDIR(dst_st.st_mode);
+    const bool dest_is_dir =
+        !o.no_target_directory && ::stat(dest.c_str(), &dst_st) == 0 && S_ISDIR(dst_st.st_mode);
     ++c.syscalls();
+    if (o.no_target_directory && sources.size() > 1)
+        return usage("extra operand '" + dest + "' (-T takes one source and its copy)");
+    if (o.parents && !dest_is_dir)
+        return usage("with --parents, the destination must be a directory");
     if (sources.size() > 1 && !dest_is_dir)
         return usage("target '" + dest +
                      "' is not a directory (several sources need an existing directory)");
@@ -237,8 +325,16 @@ CopyResult copy(std::span<const std::string> sources, const std::string& dest, c
     for (const std::string& src : sources) {
         if (c.stop_requested()) c.interrupted = true;
         if (c.interrupted || c.ring_unusable()) break;
+        if (o.parents) {
+            util::UniqueFd dir;
+            std::string name, target;
+            auto f = parents_of(c, src, dest, dir, name, target);
+            if (!f) f = copy_one(c, src, Where{dir.get(), name, target, false});
+            if (f) c.report(*f);
+            continue;
+        }
         const std::string target = dest_is_dir ? join(dest, basename_of(src)) : dest;
-        if (auto f = copy_one(c, src, target)) c.report(*f);
+        if (auto f = copy_one(c, src, Where::operand(target))) c.report(*f);
     }
     if (c.interrupted) result.status = CopyStatus::interrupted;
     result.seconds = std::chrono::duration<double>(Clock::now() - t0).count();

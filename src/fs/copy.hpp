@@ -89,6 +89,20 @@ enum class Reflink { automatic, always, never };
 // a ring is `force_fallback`.
 enum class ByteEngine { automatic, ring, kernel };
 
+// --update[=WHEN] (coreutils 9.3's words; -u is `older`): which existing
+// destinations are written.  `all` (the default) every one; `none` none
+// (as -n); `older` those whose modification time is older than the source's,
+// to the nanosecond.  Directories are always entered.
+enum class Update { all, none, older };
+
+// What -v reports, in coreutils' order: a file, link or directory copied
+// (`from` the source, `to` the destination; with -r a tree's lines come in
+// the tree's order once its copy has ended), or an existing destination
+// removed first (`from` the removed path, `to` empty).
+// --parents adds `made_parent`: a directory on the way made (coreutils
+// prints these unquoted: "src/a -> dst/src/a").
+enum class CopyEvent { copied, removed, made_parent };
+
 struct CopyOptions {
     // Read -> write pairs in flight for one large file, and bytes per pair:
     // through the page cache 8 x 256 KiB (measured best for 1 GiB warm), with
@@ -128,6 +142,29 @@ struct CopyOptions {
     // written through (a deliberate difference from coreutils, whose cp
     // writes through it).
     bool remove_destination = false;
+    // -f: an existing destination that cannot be opened for writing is
+    // removed (unlinkat in its directory, never following a symbolic link)
+    // and created anew, as coreutils' cp -f.
+    bool force = false;
+    Update update = Update::all;  // -u, --update[=WHEN]
+    // -T: `dest` is the copy itself even when it is a directory (one source).
+    bool no_target_directory = false;
+    // -H: a symbolic link named as a source is followed even with
+    // `recursive` (links inside a tree stay links).
+    bool dereference_operands = false;
+    // --parents: each source's path (less leading '/' and '.' names) is
+    // appended to `dest`, which must be a directory; the directories on the
+    // way are made (source's permission bits less the umask) or entered
+    // through descriptors, never following a symbolic link.
+    bool parents = false;
+    // -i: asked before an existing destination is written or replaced
+    // (after -u decided it would be): true writes it, false leaves it alone
+    // (counted as skipped).  `unwritable`: its mode when the caller may not
+    // write it (not root, not a symbolic link; coreutils then asks whether
+    // to try anyway), else 0.  Runs on the thread that called copy().
+    std::function<bool(std::string_view dst, mode_t unwritable)> ask_overwrite;
+    // -v: each CopyEvent as it is decided (see CopyEvent).
+    std::function<void(CopyEvent, std::string_view from, std::string_view to)> on_event;
     bool force_fallback = false;  // run the pread/pwrite path (for comparison and tests)
     Reflink reflink = Reflink::automatic;
     ByteEngine engine = ByteEngine::automatic;

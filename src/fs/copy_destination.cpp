@@ -81,8 +81,24 @@ std::string held_path(int dir, const std::string& name) {
     return "/proc/self/fd/" + std::to_string(dir) + "/" + name;
 }
 
-std::optional<Failure> open_destination(Ctx& c, const Where& dst, mode_t src_mode, bool in_new_dir,
-                                        Destination& out, bool& skipped) {
+bool keep_existing(Ctx& c, const struct stat& src, const struct stat& dst, const Where& at) {
+    if (c.o.no_clobber || c.o.update == Update::none) return true;
+    if (c.o.update == Update::older &&
+        (dst.st_mtim.tv_sec > src.st_mtim.tv_sec ||
+         (dst.st_mtim.tv_sec == src.st_mtim.tv_sec && dst.st_mtim.tv_nsec >= src.st_mtim.tv_nsec)))
+        return true;
+    if (!c.o.ask_overwrite) return false;
+    // As coreutils: one the caller may not write is named with its mode.
+    ++c.syscalls();
+    const bool writable = S_ISLNK(dst.st_mode) || c.root ||
+                          ::faccessat(at.dir, at.name.c_str(), W_OK, AT_EACCESS) == 0;
+    return !c.o.ask_overwrite(at.path, writable ? 0 : dst.st_mode);
+}
+
+std::optional<Failure> open_destination(Ctx& c, const Where& dst, const char* src_name,
+                                        const struct stat& src, bool in_new_dir, Destination& out,
+                                        bool& skipped) {
+    const mode_t src_mode = src.st_mode;
     out.path = dst.path;
     out.dir = dst.dir;
     out.name = dst.name;
@@ -109,13 +125,17 @@ std::optional<Failure> open_destination(Ctx& c, const Where& dst, mode_t src_mod
                                    "will not copy through just-created symlink '" + dst.path + "'"};
                 via_symlink = true;
                 ++c.syscalls();
-                if (::stat(dst.name.c_str(), &st) != 0) {
+                if (::fstatat(dst.dir, dst.name.c_str(), &st, 0) != 0) {
                     if (errno == ENOENT)
                         return Failure{CopyStatus::failure,
                                        "not writing through dangling symlink '" + dst.path + "'"};
                     return Failure{CopyStatus::failure,
                                    quoted_message("cannot stat", dst.path, errno)};
                 }
+            }
+            if (keep_existing(c, src, st, dst)) {
+                skipped = true;
+                return std::nullopt;
             }
             if (S_ISDIR(st.st_mode))
                 return Failure{CopyStatus::bad_input,
@@ -126,12 +146,14 @@ std::optional<Failure> open_destination(Ctx& c, const Where& dst, mode_t src_mod
                 if (::unlinkat(dst.dir, dst.name.c_str(), 0) != 0 && errno != ENOENT)
                     return Failure{CopyStatus::failure,
                                    quoted_message("cannot remove", dst.path, errno)};
+                c.event(CopyEvent::removed, dst.path);
                 exists = false;
             }
         } else if (errno != ENOENT) {
             return create_failure(dst.path, errno);
         }
     }
+    c.event(CopyEvent::copied, src_name, dst.path);
     out.regular = !exists || S_ISREG(st.st_mode);
     if (exists && (!c.o.atomic || !out.regular)) {
         // In place.  A FIFO or a device is opened and written, never renamed
@@ -141,12 +163,23 @@ std::optional<Failure> open_destination(Ctx& c, const Where& dst, mode_t src_mod
         const int nofollow = via_symlink ? 0 : O_NOFOLLOW;
         out.fd.reset(
             ::openat(dst.dir, dst.name.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY | nofollow));
+        if (!out.fd && errno == ELOOP && dst.in_tree)
+            return Failure{CopyStatus::failure,
+                           "'" + dst.path + "' was replaced while being copied: not written"};
+        if (!out.fd && !(c.o.force && out.regular)) return create_failure(dst.path, errno);
         if (!out.fd) {
-            if (errno == ELOOP && dst.in_tree)
+            // -f: the entry itself is removed (a symbolic link at an operand,
+            // not what it names; unlinkat never follows one) and a new file
+            // made at its name.
+            ++c.syscalls();
+            if (::unlinkat(dst.dir, dst.name.c_str(), 0) != 0 && errno != ENOENT)
                 return Failure{CopyStatus::failure,
-                               "'" + dst.path + "' was replaced while being copied: not written"};
-            return create_failure(dst.path, errno);
+                               quoted_message("cannot remove", dst.path, errno)};
+            c.event(CopyEvent::removed, dst.path);
+            exists = false;
         }
+    }
+    if (exists && (!c.o.atomic || !out.regular)) {
         struct stat opened {};
         c.syscalls() += 1;
         if (::fstat(out.fd.get(), &opened) != 0 || opened.st_dev != st.st_dev ||
@@ -183,12 +216,14 @@ std::optional<Failure> open_destination(Ctx& c, const Where& dst, mode_t src_mod
         // (it needs only the directory's), so ask them first as an in-place
         // open would: a write-protected file refuses an ordinary user.
         ++c.syscalls();
-        if (::faccessat(dst.dir, dst.name.c_str(), W_OK, AT_EACCESS) != 0)
+        // (-f replaces it all the same, as its in-place open would.)
+        if (!c.o.force && ::faccessat(dst.dir, dst.name.c_str(), W_OK, AT_EACCESS) != 0)
             return create_failure(dst.path, errno);
         if (via_symlink) {  // the file the link names is replaced, the link stays
             char resolved[PATH_MAX];
             ++c.syscalls();
-            if (!::realpath(dst.name.c_str(), resolved)) return create_failure(dst.path, errno);
+            if (!::realpath(held_path(dst.dir, dst.name).c_str(), resolved))
+                return create_failure(dst.path, errno);
             out.replaced = resolved;
         }
     }
@@ -271,7 +306,7 @@ std::optional<Failure> copy_file(Ctx& c, const char* src, const Where& dst, bool
         return Failure{CopyStatus::failure, std::string(src) + ": changed size while being copied"};
     Destination d;
     bool skipped = false;
-    if (auto f = open_destination(c, dst, st.st_mode, in_new_dir, d, skipped)) return f;
+    if (auto f = open_destination(c, dst, src, st, in_new_dir, d, skipped)) return f;
     if (skipped) {
         ++c.result.skipped;
         file_done(c, regular_source ? static_cast<std::uint64_t>(st.st_size) : 0);
@@ -345,11 +380,14 @@ std::optional<Failure> copy_symlink(Ctx& c, const char* src, const Where& dst, b
                        quoted_message("cannot read symbolic link", src, errno)};
     target[n] = '\0';
     struct stat existing {};
-    if (!in_new_dir && c.o.no_clobber &&
-        ::fstatat(dst.dir, dst.name.c_str(), &existing, AT_SYMLINK_NOFOLLOW) == 0) {
+    const bool may_keep = c.o.no_clobber || c.o.update != Update::all || c.o.ask_overwrite;
+    if (!in_new_dir && may_keep &&
+        ::fstatat(dst.dir, dst.name.c_str(), &existing, AT_SYMLINK_NOFOLLOW) == 0 &&
+        keep_existing(c, st, existing, dst)) {
         ++c.result.skipped;
         return std::nullopt;
     }
+    c.event(CopyEvent::copied, src, dst.path);
     // symlink(2) never follows or replaces what is at the name: a temporary
     // name is as safe as O_EXCL; it then replaces an existing entry by rename,
     // as cp -P replaces a destination it cannot write through.
@@ -386,12 +424,13 @@ std::optional<Failure> copy_symlink(Ctx& c, const char* src, const Where& dst, b
     return std::nullopt;
 }
 
-std::optional<Failure> copy_special(Ctx& c, const Where& dst, const struct stat& st) {
+std::optional<Failure> copy_special(Ctx& c, const char* src, const Where& dst,
+                                    const struct stat& st) {
     const char* name = dst.name.c_str();
     struct stat existing {};
     ++c.syscalls();
     if (::fstatat(dst.dir, name, &existing, AT_SYMLINK_NOFOLLOW) == 0) {
-        if (c.o.no_clobber) {
+        if (keep_existing(c, st, existing, dst)) {
             ++c.result.skipped;
             return std::nullopt;
         }
@@ -403,6 +442,7 @@ std::optional<Failure> copy_special(Ctx& c, const Where& dst, const struct stat&
         if (::unlinkat(dst.dir, name, 0) != 0 && errno != ENOENT)
             return Failure{CopyStatus::failure, quoted_message("cannot remove", dst.path, errno)};
     }
+    c.event(CopyEvent::copied, src, dst.path);
     ++c.syscalls();
     const mode_t perm = st.st_mode & 0777;  // the umask applies, as to a new file
     const bool fifo = S_ISFIFO(st.st_mode);

@@ -113,6 +113,24 @@ struct Ctx {
     std::set<std::pair<std::uint64_t, std::uint64_t>> made_symlinks;
     int xattr_ring = -1;
     std::vector<char> xattr_names;
+
+    // -v: events of a tree wait in `tree_events`, each with the tree's entry
+    // it belongs to (`tree_entry` while that entry is copied), and are told
+    // in the tree's order at its end; an operand's are told at once.
+    struct Event {
+        std::size_t entry;
+        CopyEvent kind;
+        std::string from, to;
+    };
+    std::vector<Event>* tree_events = nullptr;
+    std::size_t tree_entry = 0;
+    void event(CopyEvent kind, std::string_view from, std::string_view to = {}) {
+        if (!o.on_event) return;
+        if (tree_events)
+            tree_events->push_back({tree_entry, kind, std::string(from), std::string(to)});
+        else
+            o.on_event(kind, from, to);
+    }
 };
 
 // ---- messages ------------------------------------------------------------------
@@ -246,14 +264,22 @@ struct Destination {
     mode_t final_mode = 0;
 };
 
-// Opens `dst` for a source of mode `src_mode`: an existing file in place
+// -n, --update, -i: whether the existing destination at `at` (stat'ed as
+// `dst`) is left alone for the source `src`.
+struct Where;
+bool keep_existing(Ctx& c, const struct stat& src, const struct stat& dst, const Where& at);
+
+// Opens `dst` for the source `src_name` (stat'ed as `src`): an existing file in place
 // (at an operand through a symlink, O_TRUNC, its inode, links, mode and
 // owner kept; with --atomic a temporary renamed over it), a new file under a
 // temporary.  `in_new_dir`: the parent is a directory this copy created, so
 // the file is created at its name directly (O_EXCL) and removed again on
 // failure.  -n and an existing name: `skipped`, nothing opened.
-std::optional<Failure> open_destination(Ctx& c, const Where& dst, mode_t src_mode, bool in_new_dir,
-                                        Destination& out, bool& skipped);
+// -n, -u or -i leaving an existing name alone: `skipped`, nothing opened.
+// Otherwise CopyEvent::copied is told once the destination is decided on.
+std::optional<Failure> open_destination(Ctx& c, const Where& dst, const char* src_name,
+                                        const struct stat& src, bool in_new_dir, Destination& out,
+                                        bool& skipped);
 // ---- metadata (copy_metadata.cpp) --------------------------------------------
 
 // A file whose attributes are read or set: through a descriptor the copy
@@ -316,7 +342,8 @@ std::optional<Failure> copy_file(Ctx& c, const char* src, const Where& dst, bool
                                  std::optional<std::uint64_t> expected_size);
 std::optional<Failure> copy_symlink(Ctx& c, const char* src, const Where& dst, bool in_new_dir);
 // A FIFO, device or socket inside a tree: mkfifo / mknod.
-std::optional<Failure> copy_special(Ctx& c, const Where& dst, const struct stat& st);
+std::optional<Failure> copy_special(Ctx& c, const char* src, const Where& dst,
+                                    const struct stat& st);
 // Removes `name` in `dir` and everything under it (a tree this copy
 // created), through descriptors: a symbolic link put in its place is
 // removed, never followed.
@@ -340,7 +367,9 @@ inline void file_done(const Ctx& c, std::uint64_t bytes) {
 
 // ---- trees (copy_tree.cpp) ---------------------------------------------------
 
-void copy_tree(Ctx& c, const std::string& src_root, const std::string& target);
+// `parent`: the directory the copy is made in, already held (--parents);
+// -1: the target's parent is opened by its path.
+void copy_tree(Ctx& c, const std::string& src_root, const std::string& target, int parent = -1);
 
 // ---- drain, defined here because both copiers instantiate it ------------------
 

@@ -411,7 +411,7 @@ bool link_to_first_copy(Ctx& c, const struct stat& st, const Where& dst, bool in
         }, copy{};
         ++c.syscalls();
         if (::fstatat(dst.dir, name, &there, AT_SYMLINK_NOFOLLOW) == 0) {
-            if (c.o.no_clobber) {
+            if (keep_existing(c, st, there, dst)) {
                 ++c.result.skipped;
                 return true;
             }

@@ -50,7 +50,8 @@ void walk(Ctx& c, Tree& t, std::size_t index, std::vector<DirAtime>& atimes) {
     if (c.o.preserve.timestamps) {
         struct statx x {};
         ++c.syscalls();
-        if (::statx(AT_FDCWD, src.c_str(), AT_SYMLINK_NOFOLLOW, STATX_ATIME, &x) == 0)
+        const int follow = index == kRoot && c.o.dereference_operands ? 0 : AT_SYMLINK_NOFOLLOW;
+        if (::statx(AT_FDCWD, src.c_str(), follow, STATX_ATIME, &x) == 0)
             atimes.push_back({index, x.stx_atime});
     }
     std::vector<DirEntry> list;
@@ -179,12 +180,14 @@ bool enter_directory(Ctx& c, const Tree& t, HeldDirs& dirs, std::size_t i, int p
 
 }  // namespace
 
-void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
+void copy_tree(Ctx& c, const std::string& src_root, const std::string& target, int held_parent) {
     // The operand's parent is resolved once, as the user named it; the
     // tree's root is made or entered from it and everything else from there.
     const auto [parent_path, base] = split_operand(target);
     ++c.syscalls();
-    util::UniqueFd operand_dir(::open(parent_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    util::UniqueFd operand_dir(
+        held_parent >= 0 ? ::fcntl(held_parent, F_DUPFD_CLOEXEC, 0)
+                         : ::open(parent_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!operand_dir) {
         c.report(
             {status_of_create(errno), quoted_message("cannot create directory", target, errno)});
@@ -233,7 +236,8 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
     // With no attributes to keep, the small files of the directories this
     // copy creates go to copy_pool.cpp's threads: cloned where the file
     // system shares extents, else read -> write when they are in the page cache.
-    const bool plain = !c.o.preserve.any();
+    // -v tells a tree's lines in its order: the pool's threads would not say which they copied.
+    const bool plain = !c.o.preserve.any() && !c.o.on_event;
     const std::string root_path =
         join(parent_path, root_name);  // the file system's, for the strategy only
     const bool cloning_fs =
@@ -257,6 +261,27 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
         if (root_made) remove_tree(operand_dir.get(), root_name, c.syscalls());
         return;
     }
+    if (c.o.dereference_operands && t.st_res[kRoot] == 0) {  // -H: the operand's link is followed
+        ++c.syscalls();
+        struct statx x {};
+        t.st_res[kRoot] =
+            ::statx(AT_FDCWD, src_root.c_str(), 0, kTreeStatMask, &x) == 0 ? 0 : -errno;
+        t.st[kRoot] = x;
+    }
+    // -v: this tree's events wait here and are told in the tree's order at the end.
+    std::vector<Ctx::Event> events;
+    struct TreeEvents {
+        Ctx& c;
+        std::vector<Ctx::Event>& events;
+        ~TreeEvents() {
+            c.tree_events = nullptr;
+            std::stable_sort(
+                events.begin(), events.end(),
+                [](const Ctx::Event& a, const Ctx::Event& b) { return a.entry < b.entry; });
+            for (const Ctx::Event& e : events) c.o.on_event(e.kind, e.from, e.to);
+        }
+    } tell_events{c, events};
+    if (c.o.on_event) c.tree_events = &events;
     for (const DirAtime& d : atimes)
         if (t.st_res[d.index] == 0) t.st[d.index].stx_atime = d.atime;
 
@@ -280,6 +305,7 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
     // A stat'd entry other than a directory: a link, a special file, or a
     // regular file for the chains (small) or file by file (large).
     const auto place = [&](std::size_t i, bool in_new_dir) {
+        c.tree_entry = i;
         const mode_t mode = t.st[i].stx_mode;
         if (S_ISLNK(mode) || (!S_ISREG(mode) && !S_ISDIR(mode))) {
             const Where at = where(i);
@@ -290,7 +316,7 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
             }
             // A link is made again; a FIFO, a device, a socket too, never read (cp -R).
             const auto f = S_ISLNK(mode) ? copy_symlink(c, t.src.c_str(i), at, in_new_dir)
-                                         : copy_special(c, at, stat_of(t.st[i]));
+                                         : copy_special(c, t.src.c_str(i), at, stat_of(t.st[i]));
             if (f) c.report(*f);
         } else if (S_ISREG(mode)) {
             if (c.o.preserve.links && t.st[i].stx_nlink > 1) {
@@ -345,6 +371,8 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
             }
             present[i] = 1;
             created[i] = made_now;
+            c.tree_entry = i;
+            if (made_now) c.event(CopyEvent::copied, t.src[i], t.dst[i]);
             if (i == kRoot) {
                 chains_allowed = c.ring && closes_without_flush(held.held(kRoot), c.syscalls());
                 clones = tree_clones(c, src_root, root_path);
@@ -374,6 +402,7 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
             return;
         }
         const std::uint64_t skipped = c.result.skipped;
+        c.tree_entry = i;
         if (auto f = copy_file(c, t.src.c_str(i), at, created[t.parent[i]] != 0, expected_size))
             c.report(*f);
         else
@@ -429,7 +458,11 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
         ChainCopier chains(c, t, held, small);
         chains.run();
         large.insert(large.end(), chains.redo().begin(), chains.redo().end());
-        for (std::size_t i : chains.done()) copied[i] = 1;
+        for (std::size_t i : chains.done()) {
+            copied[i] = 1;
+            c.tree_entry = i;
+            c.event(CopyEvent::copied, t.src[i], t.dst[i]);
+        }
         // Chain-copied files get their attributes once all are written,
         // each through a descriptor opened at its name (never following).
         if (c.o.preserve.any())
@@ -480,6 +513,7 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
         std::optional<Failure> failure;
         bool linked = false;
         std::optional<Where> first_at;
+        const std::uint64_t skipped_before = c.result.skipped;
         if (here) {  // its directory stays open while this one's is found
             first_at = where(first->second);
             if (first_at->dir >= 0) held.pin(t.parent[first->second]);
@@ -497,7 +531,12 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target) {
         }
         if (first_at && first_at->dir >= 0) held.unpin(t.parent[first->second]);
         if (linked) {
-            if (failure) c.report(*failure);
+            if (failure)
+                c.report(*failure);
+            else if (c.result.skipped == skipped_before) {
+                c.tree_entry = i;
+                c.event(CopyEvent::copied, t.src[i], t.dst[i]);
+            }
             continue;
         }
         copy_one_file(i, std::nullopt);

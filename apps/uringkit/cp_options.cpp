@@ -1,0 +1,176 @@
+// -v, -i and coreutils' quoting of names (cp_options.hpp).
+#include "cp_options.hpp"
+
+#include "console.hpp"
+
+#include <clocale>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <cwchar>
+#include <cwctype>
+
+namespace uringkit::cli {
+
+namespace {
+
+// The environment's character set (LC_ALL, LC_CTYPE, LANG), as coreutils
+// reads it: a UTF-8 locale leaves printable multibyte characters as they are.
+bool multibyte_locale() {
+    static const bool multibyte = [] {
+        std::setlocale(LC_CTYPE, "");
+        return MB_CUR_MAX > 1;
+    }();
+    return multibyte;
+}
+
+}  // namespace
+
+std::string shell_quote(std::string_view name) {
+    // quotearg_buffer_restyled with shell_escape_always_quoting_style:
+    // printable characters stay, a few controls get their letter, every
+    // other byte three octal digits, each run inside '$'...''.
+    const bool multibyte = multibyte_locale();
+    std::string out = "'";
+    bool pending = false;  // inside a $'...' piece
+    bool single_quote = false, double_quote_ok = true;
+    for (std::size_t i = 0; i < name.size(); ++i) {
+        const unsigned char c = static_cast<unsigned char>(name[i]);
+        bool compatible = false;  // may stand inside "..." as it is
+        char escape = 0;
+        bool octal = false;
+        switch (c) {
+            case '\a':
+                escape = 'a';
+                break;
+            case '\b':
+                escape = 'b';
+                break;
+            case '\f':
+                escape = 'f';
+                break;
+            case '\n':
+                escape = 'n';
+                break;
+            case '\r':
+                escape = 'r';
+                break;
+            case '\t':
+                escape = 't';
+                break;
+            case '\v':
+                escape = 'v';
+                break;
+            case '\0':
+                escape = '0';
+                break;
+            case '{':
+            case '}':
+                compatible = name.size() == 1;
+                break;
+            case '#':
+            case '~':
+                compatible = i == 0;
+                break;
+            case ' ':
+                compatible = true;
+                break;
+            case '\'':
+                single_quote = compatible = true;
+                out += "'\\'";
+                pending = false;
+                break;
+            default:
+                if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    std::string_view("%+,-./:]_@").find(static_cast<char>(c)) !=
+                        std::string_view::npos)
+                    compatible = true;
+                else if (c >= 0x80 && multibyte) {
+                    std::mbstate_t state{};
+                    wchar_t w = 0;
+                    const std::size_t n =
+                        std::mbrtowc(&w, name.data() + i, name.size() - i, &state);
+                    if (n != static_cast<std::size_t>(-1) && n != static_cast<std::size_t>(-2) &&
+                        n > 1 && std::iswprint(static_cast<wint_t>(w))) {
+                        if (pending) out += "''";
+                        pending = false;
+                        out.append(name.substr(i, n));
+                        i += n - 1;
+                        continue;
+                    }
+                    octal = true;
+                } else if (c < 0x20 || c >= 0x7f)
+                    octal = true;
+                // the shell's specials (! " $ & ( ) * ; < = > [ ^ ` | ? \) stay as they are,
+                // but rule out the "..." form
+                break;
+        }
+        if (escape || octal) {
+            if (!pending) out += "'$'";
+            pending = true;
+            out += '\\';
+            if (octal) {
+                out += static_cast<char>('0' + (c >> 6));
+                out += static_cast<char>('0' + ((c >> 3) & 7));
+                out += static_cast<char>('0' + (c & 7));
+            } else {
+                out += escape;
+            }
+        } else {
+            if (pending) out += "''";
+            pending = false;
+            out += static_cast<char>(c);
+        }
+        if (!compatible) double_quote_ok = false;
+    }
+    out += '\'';
+    if (single_quote && double_quote_ok) return "\"" + std::string(name) + "\"";
+    return out;
+}
+
+void print_copy_event(fs::CopyEvent kind, std::string_view from, std::string_view to) {
+    switch (kind) {
+        case fs::CopyEvent::copied:
+            emit(stdout, "{} -> {}\n", shell_quote(from), shell_quote(to));
+            break;
+        case fs::CopyEvent::removed:
+            emit(stdout, "removed {}\n", shell_quote(from));
+            break;
+        case fs::CopyEvent::made_parent:
+            emit(stdout, "{} -> {}\n", from, to);
+            break;
+    }
+}
+
+bool ask_overwrite(std::string_view dst, mode_t unwritable, bool replaces) {
+    flush(stdout);
+    if (unwritable) {
+        // strmode(3)'s nine permission characters, set-ID and sticky bits included.
+        std::string perms = "rwxrwxrwx";
+        for (unsigned k = 0; k < 9; ++k)
+            if (!(unwritable & (0400u >> k))) perms[k] = '-';
+        const auto special = [&](std::size_t at, mode_t bit, char set, char unset) {
+            if (unwritable & bit) perms[at] = perms[at] == '-' ? unset : set;
+        };
+        special(2, S_ISUID, 's', 'S');
+        special(5, S_ISGID, 's', 'S');
+        special(8, S_ISVTX, 't', 'T');
+        if (replaces)
+            emit(stderr, "cp: replace {}, overriding mode {:04o} ({})? ", shell_quote(dst),
+                 unwritable & 07777, perms);
+        else
+            emit(stderr, "cp: unwritable {} (mode {:04o}, {}); try anyway? ", shell_quote(dst),
+                 unwritable & 07777, perms);
+    } else {
+        emit(stderr, "cp: overwrite {}? ", shell_quote(dst));
+    }
+    flush(stderr);
+    char* line = nullptr;
+    std::size_t size = 0;
+    const ssize_t n = ::getline(&line, &size, stdin);
+    const bool yes = n > 0 && (line[0] == 'y' || line[0] == 'Y');
+    std::free(line);
+    return yes;
+}
+
+}  // namespace uringkit::cli
