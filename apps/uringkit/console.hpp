@@ -38,7 +38,7 @@ namespace uringkit::cli {
 void set_tool_name(const char* name) noexcept;
 
 // Records that a write to `stream` (stdout or stderr) failed with `err`,
-// for code that writes to the stream itself (fs::print_xxhsum_line).
+// for code that writes to the stream itself (fs::print_hash_line).
 // Returns false, for `return failed_write(...)`.
 bool failed_write(std::FILE* stream, int err) noexcept;
 

@@ -1,9 +1,11 @@
 // `uringkit readfiles`: hash every regular file under some paths, through
-// open -> read -> close chains on the ring; output as `xxhsum -H1` prints it.
+// open -> read -> close chains on the ring; output as `xxhsum -H0..-H3`
+// prints it, and `--check` verifies such lists as `xxhsum -c` does.
 #include "command.hpp"
 #include "console.hpp"
 #include "interrupt.hpp"
 #include "manual.hpp"
+#include "readfiles_check.hpp"
 
 #include "cli/size.hpp"
 #include "fs/path_list.hpp"
@@ -134,8 +136,10 @@ std::string buffers_beyond_memory(const fs::ReadFilesOptions& o, const std::stri
 }
 
 Register readfiles_command{Command{
-    "readfiles", "Read and hash (XXH64) every file under some paths, many files in flight", 40,
-    [](CLI::App& app) -> std::function<int()> {
+    "readfiles",
+    "Read and hash (XXH64, XXH32, XXH128, XXH3) every file under some paths, or check a list, "
+    "many files in flight",
+    40, [](CLI::App& app) -> std::function<int()> {
         struct Args {
             std::vector<std::string> paths;
             std::string engine = "ring";
@@ -147,12 +151,17 @@ Register readfiles_command{Command{
             unsigned inflight = 32;
             unsigned threads = 0;
             std::string bs = "64k";
+            std::string algo;  // -H
+            bool tag = false;
+            bool little_endian = false;
+            bool check = false;
+            CheckFlags flags;
         };
         auto args = std::make_shared<Args>();
         app.add_option("paths", args->paths,
                        "Files and directories (walked depth-first, names in byte order); '-' reads "
-                       "a list of paths from stdin, one per line (with -0: each ended by a NUL)")
-            ->required();
+                       "a list of paths from stdin, one per line (with -0: each ended by a NUL); "
+                       "with --check: checksum lists ('-' or none: stdin)");
         app.add_flag(
             "-0,--null", args->null,
             "The list on stdin ('-') is NUL-separated, as `find -print0` writes it: any file name "
@@ -161,9 +170,32 @@ Register readfiles_command{Command{
                        "ring: open/read/close chains on io_uring; threadpool: blocking workers; "
                        "sync: one file at a time")
             ->check(CLI::IsMember({"ring", "threadpool", "sync"}));
-        app.add_option("--hash", args->hash,
-                       "xxh64 (as xxhsum -H1) or none (only count files and bytes)")
-            ->check(CLI::IsMember({"xxh64", "none"}));
+        auto* hash = app.add_option("--hash", args->hash,
+                                    "xxh64 (as xxhsum -H1), xxh32 (-H0), xxh128 (-H2), xxh3 (-H3), "
+                                    "or none (only count files and bytes)")
+                         ->check(CLI::IsMember({"xxh64", "xxh32", "xxh128", "xxh3", "none"}));
+        app.add_option("-H", args->algo,
+                       "The hash as xxhsum numbers it: 0 or 32 (XXH32), 1 or 64 (XXH64, the "
+                       "default), 2 or 128 (XXH128), 3 (XXH3, 64 bits; printed BSD style, as "
+                       "xxhsum 0.8.1 does)")
+            ->excludes(hash);
+        app.add_flag("--tag", args->tag,
+                     "BSD-style lines for every hash: 'XXH64 (name) = hex', as xxhsum --tag");
+        app.add_flag("--little-endian", args->little_endian,
+                     "Digits of the hash in little-endian order, as xxhsum --little-endian (with "
+                     "--check: GNU-style lines are read that way)");
+        app.add_flag("-c,--check", args->check,
+                     "Read xxhsum checksum lists (GNU or BSD style, any hash) and verify the files "
+                     "they name: 'name: OK' or 'name: FAILED', as xxhsum -c");
+        app.add_flag("-q,--quiet", args->flags.quiet, "--check: no line for a file that is OK");
+        app.add_flag("--status", args->flags.status,
+                     "--check: print nothing; the exit status says whether all is well");
+        app.add_flag("--strict", args->flags.strict,
+                     "--check: a badly formatted line makes the exit status 1");
+        app.add_flag("--warn", args->flags.warn,
+                     "--check: a line on stderr for each badly formatted line");
+        app.add_flag("--ignore-missing", args->flags.ignore_missing,
+                     "--check: a file that does not exist is neither reported nor a failure");
         app.add_flag("--unordered", args->unordered,
                      "Print each file as it completes, not in input order");
         app.add_flag("--summary", args->summary,
@@ -182,31 +214,44 @@ Register readfiles_command{Command{
         app.add_option("--bs", args->bs,
                        "Read size per request (e.g. 64k, 1m); the ring keeps 2 blocks per file in "
                        "flight on each thread, which must fit in memory");
-        name_values(app, {{"paths", "PATH..."}, {"--bs", "SIZE"}});
-        group_options(app, "What is read", {"-0", "--hash", "--unordered"});
+        name_values(app, {{"paths", "PATH..."}, {"--bs", "SIZE"}, {"-H", "N"}});
+        group_options(app, "What is read", {"-0", "--hash", "-H", "--unordered"});
+        group_options(app, "Checking (-c)",
+                      {"--check", "--quiet", "--status", "--strict", "--warn", "--ignore-missing"});
         group_options(app, "Engines", {"--engine", "--async", "--inflight", "--threads", "--bs"});
-        group_options(app, "Output", {"--summary"});
+        group_options(app, "Output", {"--tag", "--little-endian", "--summary"});
         describe(
             app,
             Manual{
                 .description = "Output: '<XXH64 hex>  <path>' per file, byte-identical to xxhsum "
                                "-H1 for the same "
-                               "files in the same order, so xxhsum -c checks it.\n\n"
+                               "files in the same order, so xxhsum -c checks it; -H0, -H2 and -H3 "
+                               "(XXH32, XXH128, XXH3), --tag and --little-endian print as xxhsum "
+                               "0.8.1 does.  --check verifies such lists (xxhsum 0.8.1's lines of "
+                               "every hash, and 0.8.2's 'XXH3_' and escaped lines) and prints as "
+                               "xxhsum -c: 'name: OK', 'name: FAILED', the lines of files that "
+                               "could not be read, then the counts.\n\n"
                                "Files that cannot be opened or read are reported on stderr with "
                                "their errno and "
                                "the rest continue; FIFOs, devices and sockets are skipped with a "
                                "note.  Without "
                                "io_uring the ring engine falls back to sync and says so.",
-                .examples = {{"uringkit readfiles src/ > sums && xxhsum -c sums",
-                              "Hash a tree; xxhsum checks the output as its own."},
-                             {"find /etc -name '*.conf' -print0 | uringkit readfiles -0 -",
-                              "Hash the files a list names, one per NUL."},
-                             {"uringkit readfiles --summary /usr/share/doc > /dev/null",
-                              "How fast a tree is read, and by which path."}},
-                .exits = {{0, "every file was read"},
+                .examples =
+                    {{"uringkit readfiles src/ > sums && xxhsum -c sums",
+                      "Hash a tree; xxhsum checks the output as its own."},
+                     {"find /etc -name '*.conf' -print0 | uringkit readfiles -0 -",
+                      "Hash the files a list names, one per NUL."},
+                     {"uringkit readfiles -H2 --tag src/ > sums && uringkit readfiles -c sums",
+                      "XXH128, BSD style; checked on the ring."},
+                     {"uringkit readfiles --summary /usr/share/doc > /dev/null",
+                      "How fast a tree is read, and by which path."}},
+                .exits = {{0, "every file was read (--check: every file matched)"},
                           {1,
                            "a file or directory inside a tree could not be read, a read failed, or "
-                           "standard output could not be written (readfiles stops there)"},
+                           "standard output could not be written (readfiles stops there); "
+                           "--check: a file did not match or could not be read, a list had no "
+                           "properly formatted line or could not be read, or (--strict) a line "
+                           "was badly formatted"},
                           {2, "bad option (buffers of --bs beyond the memory included)"},
                           {4,
                            "a path given (on the command line or in the '-' list) is missing or "
@@ -217,11 +262,51 @@ Register readfiles_command{Command{
                 .see_also = "xxhsum(1), sha256sum(1), find(1)",
                 .doc = "files.md"});
         return [args]() -> int {
+            const std::string_view cmd = "readfiles";
             fs::ReadFilesOptions o;
+            if (!args->algo.empty()) {
+                const auto a = fs::hash_from_number(args->algo);
+                if (!a)
+                    return usage_error(std::string(cmd),
+                                       "-H " + args->algo +
+                                           ": not a hash; give 0 or 32 (XXH32), 1 or 64 (XXH64), "
+                                           "2 or 128 (XXH128), 3 (XXH3)");
+                o.algo = *a;
+            } else if (args->hash != "none") {
+                o.algo = args->hash == "xxh32"    ? fs::HashAlgo::xxh32
+                         : args->hash == "xxh128" ? fs::HashAlgo::xxh128
+                         : args->hash == "xxh3"   ? fs::HashAlgo::xxh3
+                                                  : fs::HashAlgo::xxh64;
+            }
+            const CheckFlags& cf = args->flags;
+            if (!args->check) {
+                const char* only = cf.quiet            ? "--quiet"
+                                   : cf.status         ? "--status"
+                                   : cf.strict         ? "--strict"
+                                   : cf.warn           ? "--warn"
+                                   : cf.ignore_missing ? "--ignore-missing"
+                                                       : nullptr;
+                if (only)
+                    return usage_error(std::string(cmd),
+                                       std::string(only) + " is for --check (-c) only");
+                if (args->paths.empty())
+                    return usage_error(std::string(cmd),
+                                       "give at least one PATH ('-' reads a list of paths from "
+                                       "stdin)");
+            } else if (args->null || args->unordered || args->summary || args->hash == "none") {
+                return usage_error(
+                    std::string(cmd),
+                    std::string(args->null        ? "-0"
+                                : args->unordered ? "--unordered"
+                                : args->summary   ? "--summary"
+                                                  : "--hash none") +
+                        " does not go with --check: the lists name the files and their hashes "
+                        "(give '-' to read a list from stdin)");
+            }
             o.engine = args->engine == "ring"         ? fs::ReadEngine::ring
                        : args->engine == "threadpool" ? fs::ReadEngine::threadpool
                                                       : fs::ReadEngine::sync;
-            o.hash = args->hash == "xxh64";
+            o.hash = args->hash != "none";
             o.ordered = !args->unordered;
             o.inflight = args->inflight;
             o.threads = args->threads;
@@ -240,6 +325,7 @@ Register readfiles_command{Command{
                 emit(stderr, "uringkit readfiles: {}\n", why);
                 return kUsage;
             }
+            const fs::HashLineStyle style{o.algo, args->tag, args->little_endian};
 
             // SIGINT/SIGTERM: no new file is started, reads in flight are
             // abandoned, the lines of the files finished are printed (in
@@ -247,6 +333,13 @@ Register readfiles_command{Command{
             // signal, as GNU tools do.
             InterruptScope interrupt;
             o.stop = interrupt.flag();
+            if (args->check) {
+                CheckFlags flags = cf;
+                flags.little_endian = args->little_endian;
+                const int status = run_check(args->paths, flags, o);
+                flush(stdout);
+                return interrupt.exit_status(output_lost() ? kFailure : status);
+            }
 
             fs::PathList inputs;
             for (const std::string& p : args->paths) {
@@ -297,7 +390,8 @@ Register readfiles_command{Command{
                     emit(stderr, "uringkit readfiles: {}: {}: {} (errno {})\n", r.path, r.stage,
                          std::strerror(r.error), r.error);
                 } else if (o.hash && !output_lost()) {
-                    if (!fs::print_xxhsum_line(stdout, r.hash, r.path)) failed_write(stdout, errno);
+                    if (!fs::print_hash_line(stdout, style, r.value(), r.path))
+                        failed_write(stdout, errno);
                     stop_if_output_lost();
                 }
             };

@@ -32,13 +32,7 @@ const char* engine_name(ReadEngine e) noexcept {
 }
 
 bool print_xxhsum_line(std::FILE* out, std::uint64_t hash, std::string_view path) {
-    static const char digits[] = "0123456789abcdef";
-    char hex[18];
-    for (int i = 15; i >= 0; --i, hash >>= 4) hex[i] = digits[hash & 15];
-    hex[16] = hex[17] = ' ';
-    return std::fwrite(hex, 1, sizeof hex, out) == sizeof hex &&
-           std::fwrite(path.data(), 1, path.size(), out) == path.size() &&
-           std::fputc('\n', out) != EOF;
+    return print_hash_line(out, HashLineStyle{}, HashValue{hash, 0}, path);
 }
 
 namespace readfiles_detail {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include "fs/path_list.hpp"
+#include "fs/readfiles_hash.hpp"
 
 #include <atomic>
 #include <cstddef>
@@ -30,8 +31,12 @@ const char* engine_name(ReadEngine e) noexcept;
 
 struct ReadFilesOptions {
     ReadEngine engine = ReadEngine::ring;
-    bool hash = true;        // XXH64 (libxxhash) of each file; false: only count bytes
-    bool ordered = true;     // results in input order (false: as they complete)
+    bool hash = true;                 // hash each file (libxxhash, seed 0); false: only count bytes
+    HashAlgo algo = HashAlgo::xxh64;  // which hash (xxhsum -H0..-H3)
+    bool ordered = true;              // results in input order (false: as they complete)
+    // Directories given are walked; false: each input must be a file, and a
+    // directory fails with EISDIR (`readfiles --check`: one result per line).
+    bool walk = true;
     unsigned inflight = 32;  // ring: files in flight (fixed-file slots)
     // ring: threads, each with its own ring and `inflight` files (0: one per
     // CPU, up to 4; fewer when there are not enough files to fill them);
@@ -52,10 +57,13 @@ struct ReadFilesOptions {
 
 struct FileResult {
     std::string_view path;
-    std::uint64_t hash;   // XXH64, seed 0 (0 when hashing is off)
-    std::uint64_t bytes;  // bytes read
-    int error;            // 0, or the positive errno
-    const char* stage;    // "open" or "read" when error != 0
+    std::uint64_t hash;       // the hash of ReadFilesOptions::algo, seed 0 (0 when off);
+                              // XXH128's low half
+    std::uint64_t bytes;      // bytes read
+    int error;                // 0, or the positive errno
+    const char* stage;        // "open" or "read" when error != 0
+    std::uint64_t hash_high;  // XXH128's high half (0 for the others)
+    HashValue value() const noexcept { return {hash, hash_high}; }
 };
 
 struct ReadFilesSink {

@@ -21,7 +21,7 @@ Slot_result BlockingReader::read(const char* path, std::uint64_t& syscalls) {
         r.stage = "open";
         return r;
     }
-    if (hash_) XXH64_reset(st_, 0);
+    if (hash_) st_.reset();
     for (;;) {
         const ssize_t n = detail::read_full(fd, buf_.get(), bs_, r.bytes, false, syscalls);
         if (n < 0) {
@@ -29,7 +29,7 @@ Slot_result BlockingReader::read(const char* path, std::uint64_t& syscalls) {
             r.stage = "read";
             break;
         }
-        if (hash_) XXH64_update(st_, buf_.get(), static_cast<std::size_t>(n));
+        if (hash_) st_.update(buf_.get(), static_cast<std::size_t>(n));
         r.bytes += static_cast<std::uint64_t>(n);
         if (static_cast<std::size_t>(n) < bs_) break;  // read_full saw the end of the file
         if (stopping(o_)) {
@@ -39,7 +39,7 @@ Slot_result BlockingReader::read(const char* path, std::uint64_t& syscalls) {
     }
     ++syscalls;
     ::close(fd);
-    if (hash_ && !r.error) r.hash = XXH64_digest(st_);
+    if (hash_ && !r.error) r.hash = st_.digest();
     return r;
 }
 

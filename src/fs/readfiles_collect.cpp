@@ -39,7 +39,10 @@ public:
             if (r < 0) {
                 fail(inputs[i], -r);
             } else if (a.type == S_IFDIR) {
-                walk(std::string(inputs[i]));
+                if (o_.walk)
+                    walk(std::string(inputs[i]));
+                else
+                    fail(inputs[i], EISDIR);
             } else if (a.type == S_IFREG) {
                 add(inputs[i], false, a.short_read_is_eof);
             } else {

@@ -69,8 +69,25 @@ Buffer read_buffer(std::size_t bytes, const std::string& what);
 
 // ---- results in order --------------------------------------------------------
 
+// One file's hash state, of the algorithm of ReadFilesOptions::algo
+// (readfiles_hash.cpp); made once per reader or ring slot and reset per file.
+class Hasher {
+public:
+    explicit Hasher(HashAlgo a);
+    ~Hasher();
+    Hasher(const Hasher&) = delete;
+    Hasher& operator=(const Hasher&) = delete;
+    void reset() noexcept;
+    void update(const void* data, std::size_t n) noexcept;
+    HashValue digest() const noexcept;
+
+private:
+    HashAlgo algo_;
+    void* state_ = nullptr;
+};
+
 struct Slot_result {
-    std::uint64_t hash = 0;
+    HashValue hash;
     std::uint64_t bytes = 0;
     int error = 0;
     const char* stage = nullptr;
@@ -165,7 +182,8 @@ private:
             ++stats_.files;
             stats_.bytes += r.bytes;
         }
-        if (sink_.file) sink_.file(FileResult{files_[i], r.hash, r.bytes, r.error, r.stage});
+        if (sink_.file)
+            sink_.file(FileResult{files_[i], r.hash.low, r.bytes, r.error, r.stage, r.hash.high});
     }
 
     static constexpr std::size_t kWaitAhead = 64;
@@ -193,8 +211,7 @@ public:
           bs_(o.block_size),
           hash_(o.hash),
           buf_(read_buffer(o.block_size, "a block")),
-          st_(XXH64_createState()) {}
-    ~BlockingReader() { XXH64_freeState(st_); }
+          st_(o.algo) {}
     BlockingReader(const BlockingReader&) = delete;
     BlockingReader& operator=(const BlockingReader&) = delete;
 
@@ -206,7 +223,7 @@ private:
     std::size_t bs_;
     bool hash_;
     Buffer buf_;
-    XXH64_state_t* st_;
+    Hasher st_;
 };
 
 // The threadpool engine's workers: --threads, or 8.

@@ -54,7 +54,8 @@ public:
         }
         followups_.reserve(nslots_);
         for (unsigned s = 0; s < nslots_; ++s) {
-            slots_[s].state = XXH64_createState();
+            hashers_.push_back(std::make_unique<Hasher>(o.algo));
+            slots_[s].state = hashers_.back().get();
             free_.push_back(nslots_ - 1 - s);
         }
     }
@@ -63,7 +64,6 @@ public:
         // bufs_ after this (closing a ring does not wait for its requests),
         // so keep that memory for the rest of the process instead of freeing it.
         if (outstanding_ > 0) keep_for_kernel(bufs_.release());
-        for (Slot& s : slots_) XXH64_freeState(s.state);
     }
     RingReader(const RingReader&) = delete;
     RingReader& operator=(const RingReader&) = delete;
@@ -121,7 +121,7 @@ private:
     enum class Next : std::uint8_t { reopen, read, close };
     struct Slot {
         std::size_t file = 0;
-        XXH64_state_t* state = nullptr;
+        Hasher* state = nullptr;
         std::uint64_t total = 0;
         int open_res = 0, r1 = 0, r2 = 0;
         int pending = 0;
@@ -158,7 +158,7 @@ private:
     void start(unsigned slot, std::size_t file) {
         Slot& s = slots_[slot];
         s = Slot{file, s.state, 0, 0, 0, 0, 0, 0, nullptr, eof_[file]};
-        if (o_.hash) XXH64_reset(s.state, 0);
+        if (o_.hash) s.state->reset();
         Sqe open = ring_.prepare(
             op::OpenAt(AT_FDCWD, files_.c_str(file), O_RDONLY | O_NOCTTY).into_slot(slot));
         open.user_data(ud(slot, kOpen)).link();
@@ -173,7 +173,7 @@ private:
     }
 
     void consume(Slot& s, unsigned slot, int half, int n) noexcept {
-        if (o_.hash) XXH64_update(s.state, buf(slot, half), static_cast<std::size_t>(n));
+        if (o_.hash) s.state->update(buf(slot, half), static_cast<std::size_t>(n));
         s.total += static_cast<std::uint64_t>(n);
     }
     void fail(Slot& s, int res, const char* stage) noexcept {
@@ -324,7 +324,7 @@ private:
         r.error = s.error;
         r.stage = s.stage;
         r.abandoned = s.abandoned;
-        if (o_.hash && !s.error) r.hash = XXH64_digest(s.state);
+        if (o_.hash && !s.error) r.hash = s.state->digest();
         if (threaded_)
             out_.record(s.file, r);
         else
@@ -342,6 +342,7 @@ private:
     bool threaded_;
     unsigned nslots_;
     std::vector<Slot> slots_;
+    std::vector<std::unique_ptr<Hasher>> hashers_;  // one per slot, slots_[i].state
     std::vector<unsigned> free_;
     Buffer bufs_;
     bool fixed_buffers_ = false;
@@ -415,7 +416,7 @@ void run_rings(const FileList& list, const ReadFilesOptions& o, unsigned nthread
                 } catch (const BufferError& e) {
                     // Not even one block: its files fail with ENOMEM, each reported.
                     fallback[t] = std::string("its files could not be read: ") + e.what();
-                    const Slot_result no_memory{0, 0, ENOMEM, "read", false};
+                    const Slot_result no_memory{{}, 0, ENOMEM, "read", false};
                     for (std::size_t f : left) out.record(f, no_memory);
                     for (std::size_t i; cursor.take(i);) out.record(i, no_memory);
                 }

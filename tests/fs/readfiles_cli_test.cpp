@@ -308,3 +308,61 @@ TEST(ReadFilesCli, UnreadableNamedInputIsFourInsideATreeIsOne) {
 }
 
 }  // namespace
+
+// Every hash xxhsum 0.8.1 knows (-H0/-H32 XXH32, -H1/-H64 XXH64, -H2/-H128
+// XXH128, -H3 XXH3), in each of its line styles (GNU, --tag, either with
+// --little-endian): the same bytes on stdout and the same exit status as
+// xxhsum, for names with a space, a backslash, a CR and invalid UTF-8, an
+// empty file and a 1 MiB one.
+TEST(ReadFilesCli, EveryHashAndStyleByteIdenticalToXxhsum) {
+    if (!have_program("xxhsum")) GTEST_SKIP() << "xxhsum (Debian package xxhash) is not installed";
+    Scratch s;
+    std::vector<std::string> files;
+    const std::pair<const char*, std::size_t> made[] = {
+        {"plain", 3},     {"with space", 100},     {"back\\slash", 4097},
+        {"cr\rname", 17}, {"bad\xff\xfeutf8", 64}, {"empty", 0},
+        {"mib", 1 << 20}};
+    unsigned seed = 40;
+    for (const auto& [name, n] : made) {
+        files.push_back(s / name);
+        write_file(files.back(), random_bytes(n, seed++));
+    }
+    for (const char* h : {"-H0", "-H32", "-H1", "-H64", "-H2", "-H128", "-H3"})
+        for (const std::vector<std::string>& style : {std::vector<std::string>{},
+                                                      {"--tag"},
+                                                      {"--little-endian"},
+                                                      {"--tag", "--little-endian"}}) {
+            std::vector<std::string> x{"xxhsum", h}, ours = cmd({h});
+            x.insert(x.end(), style.begin(), style.end());
+            ours.insert(ours.end(), style.begin(), style.end());
+            x.insert(x.end(), files.begin(), files.end());
+            ours.insert(ours.end(), files.begin(), files.end());
+            const Child ref = run(x), got = run(ours);
+            ASSERT_EQ(ref.status, 0) << ref.err;
+            EXPECT_EQ(got.status, ref.status) << h << got.err;
+            EXPECT_EQ(got.out, ref.out) << h << " " << (style.empty() ? "" : style[0]);
+            EXPECT_EQ(count(got.out, "\n"), files.size());
+        }
+    // The other engines and --hash give the same lines.
+    std::vector<std::string> x{"xxhsum", "-H2"};
+    x.insert(x.end(), files.begin(), files.end());
+    const Child ref = run(x);
+    EXPECT_EQ(run(cmd({"--engine", "threadpool", "-H2"}, files)).out, ref.out);
+    EXPECT_EQ(run(cmd({"--engine", "sync", "--hash", "xxh128"}, files)).out, ref.out);
+    // A newline in a name: xxhsum 0.8.1 prints it as it is, and so does readfiles.
+    const std::string nl = s / "new\nline";
+    write_file(nl, "x");
+    for (const char* h : {"-H0", "-H3"}) {
+        const Child a = run({"xxhsum", h, nl}), b = run(cmd({h, nl}));
+        EXPECT_EQ(b.out, a.out) << h;
+        EXPECT_EQ(b.status, a.status);
+        EXPECT_NE(b.out.find("new\nline"), std::string::npos) << b.out;
+    }
+    // -H and --hash name one thing: both, or a number xxhsum does not know, is a usage error.
+    const Child both = run(cmd({"-H0", "--hash", "xxh64", files[0]}));
+    EXPECT_EQ(both.status, 2);
+    const Child four = run(cmd({"-H4", files[0]}));
+    EXPECT_EQ(four.status, 2);
+    EXPECT_NE(four.err.find("-H 4: not a hash"), std::string::npos) << four.err;
+    EXPECT_EQ(four.out, "");
+}

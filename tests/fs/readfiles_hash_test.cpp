@@ -114,6 +114,52 @@ INSTANTIATE_TEST_SUITE_P(All, ReadFilesEngines,
                                             ::testing::Bool(), ::testing::Values(1u, 3u, 64u),
                                             ::testing::Values(1u, 3u)));
 
+// Every hash (XXH32, XXH64, XXH128, XXH3) on every engine: each file's
+// digest is libxxhash's one-shot hash of its bytes, across several blocks
+// included; and a directory given with `walk` off fails with EISDIR (the
+// check lists of --check name files, one result per line).
+TEST(ReadFiles, EveryHashOnEveryEngineIsTheOneShotHash) {
+    using uringkit::fs::HashAlgo;
+    Tree t;
+    for (const ReadEngine engine : {ReadEngine::ring, ReadEngine::threadpool, ReadEngine::sync})
+        for (const HashAlgo algo :
+             {HashAlgo::xxh32, HashAlgo::xxh64, HashAlgo::xxh128, HashAlgo::xxh3}) {
+            uringkit::fs::ReadFilesOptions o;
+            o.engine = engine;
+            o.algo = algo;
+            o.block_size = kBlock;
+            const Collected c = run_lib({t.root()}, o);
+            ASSERT_EQ(c.paths, t.order);
+            for (std::size_t i = 0; i < c.files.size(); ++i) {
+                const std::string& d = t.content.at(c.paths[i]);
+                uringkit::fs::HashValue want;
+                switch (algo) {
+                    case HashAlgo::xxh32:
+                        want.low = XXH32(d.data(), d.size(), 0);
+                        break;
+                    case HashAlgo::xxh64:
+                        want.low = XXH64(d.data(), d.size(), 0);
+                        break;
+                    case HashAlgo::xxh128: {
+                        const XXH128_hash_t h = XXH3_128bits(d.data(), d.size());
+                        want = {h.low64, h.high64};
+                        break;
+                    }
+                    case HashAlgo::xxh3:
+                        want.low = XXH3_64bits(d.data(), d.size());
+                        break;
+                }
+                EXPECT_EQ(c.files[i].value(), want) << c.paths[i] << " algo " << int(algo);
+            }
+        }
+    uringkit::fs::ReadFilesOptions o;
+    o.walk = false;
+    const Collected c = run_lib({t.root(), t.order[0]}, o);
+    EXPECT_EQ(c.paths, std::vector<std::string>{t.order[0]});
+    ASSERT_EQ(c.notes.size(), 1u);
+    EXPECT_EQ(c.notes[0], t.root() + "|" + std::to_string(EISDIR) + "|");
+}
+
 // A ring thread that cannot set up its ring reads its share of the files with
 // blocking calls: nothing is lost, doubled or out of order, and a note says so.
 // The fault is injected between the calling thread's ring (made first, for

@@ -222,4 +222,143 @@ TEST(ReadFilesList, PathListReadInPiecesIsTheWholeText) {
     }
 }
 
+// ---- readfiles --check: xxhsum -c's lists, verified on the ring -------------
+
+// Files with odd names, and lists of them made by xxhsum 0.8.1 itself, of
+// every hash and style.
+struct CheckTree {
+    Scratch s;
+    std::vector<std::string> files;
+    CheckTree() {
+        const std::pair<const char*, std::size_t> made[] = {
+            {"a", 3}, {"sp ace", 100}, {"back\\slash", 5000}, {"empty", 0}, {"mib", 1 << 20}};
+        unsigned seed = 60;
+        for (const auto& [name, n] : made) {
+            files.push_back(s / name);
+            write_file(files.back(), random_bytes(n, seed++));
+        }
+    }
+    std::string xxhsum(std::vector<std::string> args) const {
+        args.insert(args.begin(), "xxhsum");
+        args.insert(args.end(), files.begin(), files.end());
+        const Child c = run(args);
+        EXPECT_EQ(c.status, 0) << c.err;
+        return c.out;
+    }
+    // Every algorithm, GNU and BSD style, and BSD lines in little-endian.
+    std::string good() const {
+        std::string all;
+        for (const char* h : {"-H0", "-H1", "-H2", "-H3"}) {
+            all += xxhsum({h});
+            all += xxhsum({h, "--tag"});
+            all += xxhsum({h, "--tag", "--little-endian"});
+        }
+        return all;
+    }
+};
+
+// `readfiles -c ARGS LIST` and `xxhsum -c ARGS LIST`: the same stdout and
+// status; returns readfiles' run.
+Child check_as_xxhsum(const std::vector<std::string>& args, const std::string& list,
+                      const std::string& stdin_text = {}) {
+    std::vector<std::string> x{"xxhsum", "-c"}, ours{URINGKIT_CLI, "readfiles", "-c"};
+    x.insert(x.end(), args.begin(), args.end());
+    ours.insert(ours.end(), args.begin(), args.end());
+    x.push_back(list);
+    ours.push_back(list);
+    const Child ref = run(x, stdin_text), got = run(ours, stdin_text);
+    EXPECT_EQ(got.out, ref.out) << list << " " << (args.empty() ? "" : args[0]) << "\n" << got.err;
+    EXPECT_EQ(got.status, ref.status) << list << " " << (args.empty() ? "" : args[0]);
+    return got;
+}
+
+const std::vector<std::vector<std::string>> kCheckOptions = {
+    {}, {"--quiet"}, {"--status"}, {"--strict"}, {"--warn"}, {"--quiet", "--strict", "--warn"}};
+
+// A list of every hash and style, all good: every line OK (--quiet: none),
+// status 0, whatever the options; from stdin too.
+TEST(ReadFilesCheck, GoodListAsXxhsum) {
+    if (!have_program("xxhsum")) GTEST_SKIP() << "xxhsum (Debian package xxhash) is not installed";
+    CheckTree t;
+    write_file(t.s / "good", t.good());
+    for (const auto& opts : kCheckOptions) {
+        const Child c = check_as_xxhsum(opts, t.s / "good");
+        EXPECT_EQ(c.status, 0) << c.err;
+        EXPECT_EQ(c.err, "");
+    }
+    const Child plain = check_as_xxhsum({}, t.s / "good");
+    EXPECT_EQ(count(plain.out, ": OK\n"), 12 * t.files.size()) << plain.out;
+    const Child in = check_as_xxhsum({}, "-", t.good());
+    EXPECT_EQ(in.out, plain.out);
+}
+
+// A corrupted hash, a missing file, a malformed line and a GNU line of
+// little-endian digits (read as big-endian, as xxhsum does): FAILED, "Could
+// not open or read", the counts, status 1; --strict, --warn, --quiet and
+// --status as xxhsum; --warn's line on stderr.
+TEST(ReadFilesCheck, BadLinesAsXxhsum) {
+    if (!have_program("xxhsum")) GTEST_SKIP() << "xxhsum (Debian package xxhash) is not installed";
+    CheckTree t;
+    std::string list = t.good();
+    list[0] = list[0] == '0' ? '1' : '0';  // the first XXH32 no longer matches
+    list += "ffffffffffffffff  " + t.files[1] + "\n";
+    list += "0123456789abcdef  " + (t.s / "missing") + "\n";
+    list += "XXH64 (" + (t.s / "gone too") + ") = 0123456789abcdef\n";
+    list += "this line is no checksum\n\n";
+    list += t.xxhsum({"-H2", "--little-endian"});
+    write_file(t.s / "bad", list);
+    for (const auto& opts : kCheckOptions) {
+        const Child c = check_as_xxhsum(opts, t.s / "bad");
+        EXPECT_EQ(c.status, 1);
+        const bool warn = std::find(opts.begin(), opts.end(), "--warn") != opts.end();
+        EXPECT_EQ(count(c.err, "Improperly formatted checksum line"), warn ? 2u : 0u) << c.err;
+    }
+    const Child c = check_as_xxhsum({}, t.s / "bad");
+    EXPECT_NE(c.out.find(t.files[1] + ": FAILED\n"), std::string::npos) << c.out;
+    EXPECT_NE(c.out.find("Could not open or read '" + (t.s / "missing") + "': No such file"),
+              std::string::npos)
+        << c.out;
+    EXPECT_NE(c.out.find("2 lines are improperly formatted\n2 listed files could not be read\n"),
+              std::string::npos)
+        << c.out;
+    // Only badly formatted lines besides good ones: status 0, unless --strict.
+    write_file(t.s / "some", t.xxhsum({"-H1"}) + "junk\n");
+    EXPECT_EQ(check_as_xxhsum({}, t.s / "some").status, 0);
+    EXPECT_EQ(check_as_xxhsum({"--strict"}, t.s / "some").status, 1);
+    // No properly formatted line at all: status 1.
+    write_file(t.s / "none", "junk\n");
+    EXPECT_EQ(check_as_xxhsum({}, t.s / "none").status, 1);
+}
+
+// Beyond 0.8.1, as xxhsum 0.8.2 writes and reads: "XXH3_" GNU lines, names
+// escaped behind a leading backslash, --ignore-missing.  A list that cannot
+// be read is status 1; -0 does not go with --check (status 2).
+TEST(ReadFilesCheck, NewerFormsAndRefusals) {
+    CheckTree t;
+    const std::string nl = t.s / "new\nline\\x";
+    write_file(nl, "abc");
+    const Child h3 = run({URINGKIT_CLI, "readfiles", "-H3", t.files[0]});
+    ASSERT_EQ(h3.status, 0) << h3.err;
+    const std::string hex = h3.out.substr(h3.out.rfind(' ') + 1, 16);
+    const std::string escaped = (t.s / "new\\nline\\\\x");
+    write_file(t.s / "newer", "XXH3_" + hex + "  " + t.files[0] + "\n" + "\\44bc2cf5ad770999  " +
+                                  escaped + "\n" + "0123456789abcdef  " + (t.s / "missing") + "\n");
+    const Child c = run({URINGKIT_CLI, "readfiles", "-c", "--ignore-missing", t.s / "newer"});
+    EXPECT_EQ(c.status, 0) << c.out << c.err;
+    EXPECT_EQ(c.out, t.files[0] + ": OK\n" + nl + ": OK\n");
+    const Child strict = run({URINGKIT_CLI, "readfiles", "-c", t.s / "newer"});
+    EXPECT_EQ(strict.status, 1);
+    EXPECT_NE(strict.out.find("1 listed file could not be read"), std::string::npos) << strict.out;
+    const Child nolist = run({URINGKIT_CLI, "readfiles", "-c", t.s / "no-such-list"});
+    EXPECT_EQ(nolist.status, 1);
+    EXPECT_EQ(nolist.out, "");
+    EXPECT_NE(nolist.err.find("no-such-list"), std::string::npos) << nolist.err;
+    const Child nul = run({URINGKIT_CLI, "readfiles", "-c", "-0", "-"});
+    EXPECT_EQ(nul.status, 2);
+    EXPECT_NE(nul.err.find("-0 does not go with --check"), std::string::npos) << nul.err;
+    const Child quiet = run({URINGKIT_CLI, "readfiles", "--quiet", t.files[0]});
+    EXPECT_EQ(quiet.status, 2);
+    EXPECT_NE(quiet.err.find("--quiet is for --check"), std::string::npos) << quiet.err;
+}
+
 }  // namespace

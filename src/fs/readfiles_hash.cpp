@@ -1,0 +1,159 @@
+#include "fs/readfiles_hash.hpp"
+
+#include "readfiles_internal.hpp"
+
+#include <cstring>
+
+namespace uringkit::fs {
+
+const char* hash_tag(HashAlgo a) noexcept {
+    switch (a) {
+        case HashAlgo::xxh32:
+            return "XXH32";
+        case HashAlgo::xxh64:
+            return "XXH64";
+        case HashAlgo::xxh128:
+            return "XXH128";
+        case HashAlgo::xxh3:
+            return "XXH3";
+    }
+    return "?";
+}
+
+std::optional<HashAlgo> hash_from_number(std::string_view n) noexcept {
+    if (n == "0" || n == "32") return HashAlgo::xxh32;
+    if (n == "1" || n == "64") return HashAlgo::xxh64;
+    if (n == "2" || n == "128") return HashAlgo::xxh128;
+    if (n == "3") return HashAlgo::xxh3;
+    return std::nullopt;
+}
+
+unsigned hash_hex_digits(HashAlgo a) noexcept {
+    return a == HashAlgo::xxh32 ? 8 : a == HashAlgo::xxh128 ? 32 : 16;
+}
+
+unsigned format_hash_hex(char* hex, HashAlgo a, HashValue h, bool little_endian) noexcept {
+    static const char digits[] = "0123456789abcdef";
+    // The canonical form: big-endian bytes, XXH128's high half first.
+    unsigned char bytes[16];
+    const unsigned n = hash_hex_digits(a) / 2;
+    const auto put = [&](unsigned at, std::uint64_t v, unsigned len) {
+        for (unsigned i = 0; i < len; ++i)
+            bytes[at + len - 1 - i] = static_cast<unsigned char>(v >> (8 * i));
+    };
+    if (a == HashAlgo::xxh128) {
+        put(0, h.high, 8);
+        put(8, h.low, 8);
+    } else {
+        put(0, h.low, n);
+    }
+    for (unsigned i = 0; i < n; ++i) {
+        const unsigned char b = bytes[little_endian ? n - 1 - i : i];
+        hex[2 * i] = digits[b >> 4];
+        hex[2 * i + 1] = digits[b & 15];
+    }
+    return 2 * n;
+}
+
+bool print_hash_line(std::FILE* out, const HashLineStyle& style, HashValue h,
+                     std::string_view path) {
+    char hex[32];
+    const unsigned n = format_hash_hex(hex, style.algo, h, style.little_endian);
+    const auto put = [out](const char* p, std::size_t len) {
+        return std::fwrite(p, 1, len, out) == len;
+    };
+    if (!style.tag && style.algo != HashAlgo::xxh3)
+        return put(hex, n) && put("  ", 2) && put(path.data(), path.size()) &&
+               std::fputc('\n', out) != EOF;
+    const char* tag = hash_tag(style.algo);
+    return put(tag, std::strlen(tag)) && (!style.little_endian || put("_LE", 3)) && put(" (", 2) &&
+           put(path.data(), path.size()) && put(") = ", 4) && put(hex, n) &&
+           std::fputc('\n', out) != EOF;
+}
+
+namespace readfiles_detail {
+
+Hasher::Hasher(HashAlgo a) : algo_(a) {
+    switch (a) {
+        case HashAlgo::xxh32:
+            state_ = XXH32_createState();
+            break;
+        case HashAlgo::xxh64:
+            state_ = XXH64_createState();
+            break;
+        case HashAlgo::xxh128:
+        case HashAlgo::xxh3:
+            state_ = XXH3_createState();
+            break;
+    }
+    if (!state_) throw std::bad_alloc();
+}
+
+Hasher::~Hasher() {
+    switch (algo_) {
+        case HashAlgo::xxh32:
+            XXH32_freeState(static_cast<XXH32_state_t*>(state_));
+            break;
+        case HashAlgo::xxh64:
+            XXH64_freeState(static_cast<XXH64_state_t*>(state_));
+            break;
+        case HashAlgo::xxh128:
+        case HashAlgo::xxh3:
+            XXH3_freeState(static_cast<XXH3_state_t*>(state_));
+            break;
+    }
+}
+
+void Hasher::reset() noexcept {
+    switch (algo_) {
+        case HashAlgo::xxh32:
+            XXH32_reset(static_cast<XXH32_state_t*>(state_), 0);
+            break;
+        case HashAlgo::xxh64:
+            XXH64_reset(static_cast<XXH64_state_t*>(state_), 0);
+            break;
+        case HashAlgo::xxh128:
+            XXH3_128bits_reset(static_cast<XXH3_state_t*>(state_));
+            break;
+        case HashAlgo::xxh3:
+            XXH3_64bits_reset(static_cast<XXH3_state_t*>(state_));
+            break;
+    }
+}
+
+void Hasher::update(const void* data, std::size_t n) noexcept {
+    switch (algo_) {
+        case HashAlgo::xxh32:
+            XXH32_update(static_cast<XXH32_state_t*>(state_), data, n);
+            break;
+        case HashAlgo::xxh64:
+            XXH64_update(static_cast<XXH64_state_t*>(state_), data, n);
+            break;
+        case HashAlgo::xxh128:
+            XXH3_128bits_update(static_cast<XXH3_state_t*>(state_), data, n);
+            break;
+        case HashAlgo::xxh3:
+            XXH3_64bits_update(static_cast<XXH3_state_t*>(state_), data, n);
+            break;
+    }
+}
+
+HashValue Hasher::digest() const noexcept {
+    switch (algo_) {
+        case HashAlgo::xxh32:
+            return {XXH32_digest(static_cast<XXH32_state_t*>(state_)), 0};
+        case HashAlgo::xxh64:
+            return {XXH64_digest(static_cast<XXH64_state_t*>(state_)), 0};
+        case HashAlgo::xxh128: {
+            const XXH128_hash_t h = XXH3_128bits_digest(static_cast<XXH3_state_t*>(state_));
+            return {h.low64, h.high64};
+        }
+        case HashAlgo::xxh3:
+            return {XXH3_64bits_digest(static_cast<XXH3_state_t*>(state_)), 0};
+    }
+    return {};
+}
+
+}  // namespace readfiles_detail
+
+}  // namespace uringkit::fs
