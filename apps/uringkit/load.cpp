@@ -9,23 +9,33 @@
 #include "cli/output_file.hpp"
 #include "cli/size.hpp"
 #include "load/load.hpp"
+#include "load/request.hpp"
 #include "net/server.hpp"
 
+#include <fcntl.h>
 #include <fmt/core.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace uringkit::cli {
 namespace {
 
 struct Options {
     std::string target, mode = "http", duration = "5s", timeout = "2s", size = "64", json;
+    std::string method = "GET";
+    std::vector<std::string> headers;
+    std::optional<std::string> body;
+    bool latency = false;  // wrk's --latency: the percentiles are always printed
     unsigned connections = 64, threads = 1, pipeline = 1;
     double rate = 0;
 };
@@ -36,6 +46,43 @@ std::chrono::nanoseconds duration_of(const char* opt, const std::string& text, b
         throw UsageError{
             fmt::format("{} {}: give a time above 0, like 5s, 500ms or 1m", opt, text)};
     return std::chrono::nanoseconds(static_cast<std::int64_t>(std::llround(*s * 1e9)));
+}
+
+constexpr std::size_t kMaxBody = 16u << 20;
+
+// -b @FILE: a regular file's bytes (16 MiB at most), read once; -b TEXT: the text.
+std::string body_of(const std::string& arg) {
+    if (arg.empty() || arg.front() != '@') {
+        if (arg.size() > kMaxBody) throw UsageError{"--body: over 16 MiB"};
+        return arg;
+    }
+    const std::string path = arg.substr(1);
+    if (path.empty()) throw UsageError{"--body @: no file name after the '@'"};
+    // O_NONBLOCK: a FIFO named here must not block the open; it is refused below.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        throw UsageError{fmt::format("--body {}: cannot open: {}", arg, std::strerror(errno))};
+    struct stat st {};
+    std::string out;
+    std::string why;
+    if (::fstat(fd, &st) < 0)
+        why = std::strerror(errno);
+    else if (!S_ISREG(st.st_mode))
+        why = "not a regular file (give a file, or the text itself without '@')";
+    else if (static_cast<std::uint64_t>(st.st_size) > kMaxBody)
+        why = "over 16 MiB";
+    while (why.empty()) {
+        char buf[65536];
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) why = std::strerror(errno);
+        if (n <= 0) break;
+        out.append(buf, static_cast<std::size_t>(n));
+        if (out.size() > kMaxBody) why = "over 16 MiB";
+    }
+    ::close(fd);
+    if (!why.empty()) throw UsageError{fmt::format("--body {}: {}", arg, why)};
+    return out;
 }
 
 load::LoadConfig make_config(const Options& o) {
@@ -60,6 +107,24 @@ load::LoadConfig make_config(const Options& o) {
         throw UsageError{fmt::format(
             "--rate {}: give requests per second above 0 (or 0 for a closed loop)", o.rate)};
     c.rate = o.rate;
+    if (c.mode == load::Mode::Echo) {
+        const char* http_only = !o.headers.empty()  ? "--header"
+                                : o.body            ? "--body"
+                                : o.method != "GET" ? "--method"
+                                                    : nullptr;
+        if (http_only)
+            throw UsageError{fmt::format(
+                "{}: an option of HTTP requests; --mode echo sends --size bytes per message",
+                http_only)};
+    }
+    try {
+        load::check_method(o.method);
+        c.method = o.method;
+        for (const std::string& h : o.headers) c.headers.push_back(load::parse_header(h));
+    } catch (const load::RequestError& e) {
+        throw UsageError{e.what()};
+    }
+    if (o.body) c.body = body_of(*o.body);
     c.duration = duration_of("--duration", o.duration, false);
     c.timeout = duration_of("--timeout", o.timeout, false);
     const auto size = cli::parse_size(o.size);
@@ -78,6 +143,10 @@ load::LoadConfig make_config(const Options& o) {
     }
     if (c.mode == load::Mode::Echo && c.target.url)
         throw UsageError{fmt::format("{}: --mode echo takes HOST:PORT, not a URL", o.target)};
+    if (c.mode == load::Mode::Http &&
+        static_cast<double>(load::http_request(c).size()) * c.pipeline >
+            static_cast<double>(1u << 30))
+        throw UsageError{"--body x --pipeline: over 1 GiB of requests in one write"};
     return c;
 }
 
@@ -161,25 +230,44 @@ const Register reg{Command{
             ->capture_default_str();
         app.add_option("--size", o->size, "Echo mode: bytes per message (1 to 16m)")
             ->capture_default_str();
-        app.add_option("--rate", o->rate,
-                       "Requests per second over all connections: an open loop (as wrk2) whose "
-                       "latency counts "
-                       "from the moment each request was due, so a server's stall shows in the "
-                       "percentiles; "
-                       "0: closed loop (as wrk)")
+        app.add_option("-R,--rate", o->rate,
+                       "Requests per second over all connections, at fixed intervals: an open loop "
+                       "(as wrk2) whose latency counts from the moment each request was scheduled, "
+                       "not from when it was sent, so a server's stall shows in the percentiles "
+                       "(coordinated omission corrected as wrk2 does); 0: closed loop (as wrk)")
             ->capture_default_str();
         app.add_option("--timeout", o->timeout,
                        "A connection with requests outstanding that receives nothing for this long "
-                       "counts a "
-                       "timeout and is opened again; also the connect timeout")
+                       "counts a timeout (as wrk's timeout count) and is closed and opened again; "
+                       "also the connect timeout")
             ->capture_default_str();
+        app.add_option("-m,--method", o->method,
+                       "HTTP method of every request (GET, HEAD, POST...; a HEAD response ends "
+                       "with its head)")
+            ->capture_default_str();
+        app.add_option("-H,--header", o->headers,
+                       "'Name: value' added to every HTTP request (repeat for more; a Host field "
+                       "replaces the one made from the URL)")
+            ->allow_extra_args(false)
+            ->take_all();
+        app.add_option("-b,--body", o->body,
+                       "Body of every HTTP request, sent with its Content-Length: the text given, "
+                       "or @FILE, that file's bytes (a regular file, 16 MiB at most)");
+        app.add_flag("--latency", o->latency,
+                     "Accepted for wrk's spelling: the latency percentiles are always printed");
         app.add_option("--json", o->json,
                        "Write every figure as JSON (docs/json.md); - is standard "
                        "output (the table then goes to stderr)");
-        name_values(app, {{"target", "URL|HOST:PORT"}, {"--json", "FILE"}, {"--duration", "TIME"}});
+        name_values(app, {{"target", "URL|HOST:PORT"},
+                          {"--json", "FILE"},
+                          {"--duration", "TIME"},
+                          {"--timeout", "TIME"},
+                          {"--header", "HEADER"},
+                          {"--body", "BODY|@FILE"},
+                          {"--method", "METHOD"}});
         group_options(app, "Load", {"-c", "-t", "-d", "--pipeline", "--rate", "--timeout"});
-        group_options(app, "Workload", {"--mode", "--size"});
-        group_options(app, "Output", {"--json"});
+        group_options(app, "Workload", {"--mode", "--method", "--header", "--body", "--size"});
+        group_options(app, "Output", {"--latency", "--json"});
         describe(
             app,
             Manual{
@@ -197,11 +285,20 @@ const Register reg{Command{
                     "to "
                     "the target given, and first checks it accepts a connection.  With --rate the "
                     "load is an open loop (as wrk2): latency counts from each request's intended "
-                    "send time, so a stalled server cannot hide its queue.",
+                    "send time, so a stalled server cannot hide its queue.\n\n"
+                    "wrk's and wrk2's spellings work with their meaning: -c, -t, -d, -H (repeat "
+                    "it), --latency (accepted; the percentiles are always printed), --timeout, -R "
+                    "for --rate, -m and -b.  A malformed -H field (no ':', an empty name, CR or "
+                    "LF) is refused naming it.",
                 .examples = {{"uringkit load http://127.0.0.1:8080/",
                               "64 connections on one thread for 5 s, closed loop (as wrk)."},
                              {"uringkit load --rate 20000 http://127.0.0.1:8080/",
                               "An open loop at 20,000 requests/s (as wrk2)."},
+                             {"uringkit load -c 64 -d 10s -t 2 --latency -H 'Accept: */*' "
+                              "http://127.0.0.1:8080/",
+                              "As wrk is typed: the same connections, time, threads and header."},
+                             {"uringkit load -R 1000 -m POST -b @req.json http://127.0.0.1:8080/",
+                              "1,000 POSTs/s of the file's bytes, with their Content-Length."},
                              {"uringkit load --mode echo --size 4k 127.0.0.1:7000",
                               "An echo server, every echoed byte compared with the byte sent."}},
                 .exits = {{0, "the run completed without errors"},

@@ -11,7 +11,9 @@
 #include <exception>
 #include <initializer_list>
 #include <new>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace uringkit::cli {
 std::vector<Command>& registry() {
@@ -19,8 +21,64 @@ std::vector<Command>& registry() {
     return commands;
 }
 
+namespace {
+
+// The command line and the subcommand it chose, for as_typed().
+int typed_argc = 0;
+char** typed_argv = nullptr;
+const CLI::App* typed_app = nullptr;
+
+bool is_name_char(char c) noexcept {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+}
+
+// Replaces each `from` standing as a word of `text` (not a piece of a longer
+// option name) with `to`.
+void replace_word(std::string& text, const std::string& from, const std::string& to) {
+    for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at)) {
+        const std::size_t end = at + from.size();
+        if ((at > 0 && is_name_char(text[at - 1])) ||
+            (end < text.size() && is_name_char(text[end]))) {
+            at = end;
+            continue;
+        }
+        text.replace(at, from.size(), to);
+        at += to.size();
+    }
+}
+
+// CLI11 and the subcommands name an option by its long name; whoever typed
+// only its short one (load -H, -c) is told about the token they typed.
+std::string as_typed(std::string message) {
+    if (typed_app == nullptr) return message;
+    std::vector<const CLI::App*> apps{typed_app};
+    for (const CLI::App* nested : typed_app->get_subcommands({})) apps.push_back(nested);
+    for (const CLI::App* a : apps)
+        for (const CLI::Option* opt : a->get_options()) {
+            if (opt->get_snames().size() != 1 || opt->get_lnames().empty()) continue;
+            const std::string short_name = "-" + opt->get_snames().front();
+            bool typed_short = false, typed_long = false;
+            for (int i = 1; i < typed_argc; ++i) {
+                const std::string_view arg = typed_argv[i];
+                if (arg == "--") break;
+                // -H, or -cVALUE
+                if (arg.size() >= 2 && arg[1] != '-' && arg.substr(0, 2) == short_name)
+                    typed_short = true;
+                for (const std::string& l : opt->get_lnames())
+                    if (arg == "--" + l || arg.starts_with("--" + l + "=")) typed_long = true;
+            }
+            if (!typed_short || typed_long) continue;
+            for (const std::string& l : opt->get_lnames())
+                replace_word(message, "--" + l, short_name);
+        }
+    return message;
+}
+
+}  // namespace
+
 // One style for every parse error: "uringkit CMD: what", then where to look.
 int usage_error(const std::string& cmd, std::string message) {
+    message = as_typed(std::move(message));
     if (message.size() > 1 && std::isupper(static_cast<unsigned char>(message[0])) &&
         std::islower(static_cast<unsigned char>(message[1])))
         message[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(message[0])));
@@ -199,6 +257,9 @@ int main(int argc, char** argv) {
             "", option ? fmt::format("unknown option '{}'; a command comes first", argv[1])
                        : "a command is required: probe, bench, cp, readfiles, serve or load"));
     }
+    typed_argc = argc;
+    typed_argv = argv;
+    typed_app = actions.empty() ? nullptr : actions.front().first;
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

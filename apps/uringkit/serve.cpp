@@ -58,40 +58,37 @@ int serve(const Args& a, bool batch_wait_given) {
     cfg.max_conns = max_conns;
     const auto idle_ms = cli::parse_duration(idle);  // 0 turns the timeout off
     if (!idle_ms) {
-        emit(stderr,
-             "uringkit serve: --idle-timeout {}: not a duration (write 30, 30s, 500ms or 2m)\n",
-             idle);
-        return kUsage;
+        return usage_error(
+            "serve",
+            fmt::format("--idle-timeout {}: not a duration (write 30, 30s, 500ms or 2m)", idle));
     }
     // 0 disables the timeout: a deadline no connection reaches.
     cfg.idle_timeout = idle_ms->count() == 0 ? std::chrono::hours(24 * 365) : *idle_ms;
     const auto pending = cli::parse_size(a.max_pending);
     if (!pending || *pending == 0) {
-        emit(stderr,
-             "uringkit serve: --max-pending {}: not a size of at least 1 (write 256k, 1m...)\n",
-             a.max_pending);
-        return kUsage;
+        return usage_error(
+            "serve", fmt::format("--max-pending {}: not a size of at least 1 (write 256k, 1m...)",
+                                 a.max_pending));
     }
     cfg.max_pending = *pending;
     const auto send_ms = cli::parse_duration(a.send_timeout);
     if (!send_ms) {
-        emit(stderr,
-             "uringkit serve: --send-timeout {}: not a duration (write 30, 30s, 500ms or 2m)\n",
-             a.send_timeout);
-        return kUsage;
+        return usage_error(
+            "serve", fmt::format("--send-timeout {}: not a duration (write 30, 30s, 500ms or 2m)",
+                                 a.send_timeout));
     }
     cfg.send_timeout = send_ms->count() == 0 ? std::chrono::hours(24 * 365) : *send_ms;
     const auto body = cli::parse_size(body_size);
     if (!body || *body > (64u << 20)) {
-        emit(stderr, "uringkit serve: --body-size {}: not a size up to 64m (write 128, 4k...)\n",
-             body_size);
-        return kUsage;
+        return usage_error(
+            "serve",
+            fmt::format("--body-size {}: not a size up to 64m (write 128, 4k...)", body_size));
     }
     cfg.body_size = *body;
     const auto limit = cli::parse_size(max_body);
     if (!limit) {
-        emit(stderr, "uringkit serve: --max-body {}: not a size (write 1m, 64k...)\n", max_body);
-        return kUsage;
+        return usage_error("serve",
+                           fmt::format("--max-body {}: not a size (write 1m, 64k...)", max_body));
     }
     cfg.limits.max_body_bytes = *limit;
     cfg.batch_wait = std::chrono::microseconds(batch_wait_us);
@@ -162,16 +159,23 @@ int serve(const Args& a, bool batch_wait_given) {
     try {
         server = std::make_unique<net::Server>(cfg);
     } catch (const std::system_error& e) {
+        if (e.code().value() == EINVAL) {
+            std::string what = e.what();
+            const std::string suffix = ": " + e.code().message();
+            if (what.size() > suffix.size() && what.ends_with(suffix))
+                what.resize(what.size() - suffix.size());
+            return usage_error("serve", what);
+        }
         emit(stderr, "uringkit serve: {} (choose another --bind/--port)\n", e.what());
-        return e.code().value() == EINVAL ? kUsage : kFailure;
+        return kFailure;
     }
     server->start();
     // The line clients and scripts wait for (with --port 0, the only place
     // the port is told): where it cannot be written the server stops at once.
     const bool announced =
         emit(stdout, "uringkit serve: listening on {} (engine {}, mode {}, {} thread{})\n",
-             net::endpoint_name(cfg.bind, server->port()), net::engine_name(cfg.engine), mode,
-             cfg.threads, cfg.threads == 1 ? "" : "s") &&
+             net::endpoint_name(server->address(), server->port()), net::engine_name(cfg.engine),
+             mode, cfg.threads, cfg.threads == 1 ? "" : "s") &&
         flush(stdout);
 
     const timespec poll_interval{0, 200'000'000};
@@ -221,7 +225,10 @@ Register serve_command{Command{
                "Engine threads, each with its own ring, accepting from one shared listening socket")
             ->check(CLI::Range(1u, 256u))
             ->capture_default_str();
-        app.add_option("--bind", a->bind, "Address to listen on (IPv4 or IPv6)")
+        app.add_option("--bind", a->bind,
+                       "Address to listen on: IPv4, IPv6, or a host name such as localhost, whose "
+                       "first address (getaddrinfo's order, as clients try them) is used and "
+                       "printed")
             ->capture_default_str();
         app.add_option("--port", a->port, "TCP port; 0 picks a free one (printed)")
             ->check(CLI::Range(0u, 65535u))

@@ -4,6 +4,8 @@
 
 #include "worker.hpp"
 
+#include "load/request.hpp"
+
 #include <sys/resource.h>
 #include <time.h>
 
@@ -75,9 +77,7 @@ LoadResult run_load(const LoadConfig& config, const std::atomic<bool>* stop,
     detail::Shared shared;
     shared.config = &config;
     shared.stop = stop;
-    if (config.mode == Mode::Http)
-        shared.request = fmt::format("GET {} HTTP/1.1\r\nHost: {}\r\n\r\n", config.target.path,
-                                     config.target.host_header());
+    if (config.mode == Mode::Http) shared.request = http_request(config);
     std::latch ready(n), measured(n);
     shared.ready = &ready;
     shared.measured = &measured;

@@ -20,7 +20,9 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace uringkit::load {
@@ -34,7 +36,13 @@ struct LoadConfig {
     unsigned threads = 1;
     unsigned pipeline = 1;  // requests in flight per connection
     std::size_t size = 64;  // echo: bytes per message
-    double rate = 0;        // requests/s over all connections; 0: closed loop
+    // http: the request (load/request.hpp builds it; check the method and
+    // the fields with check_method and parse_header).  A response to HEAD
+    // ends with its head.
+    std::string method = "GET";
+    std::vector<std::pair<std::string, std::string>> headers;  // after Host, in order
+    std::optional<std::string> body;                           // sent with its Content-Length
+    double rate = 0;  // requests/s over all connections; 0: closed loop
     std::chrono::nanoseconds duration = std::chrono::seconds(5);
     // A connection with requests outstanding that receives nothing for this
     // long is counted as a timeout, closed and opened again.

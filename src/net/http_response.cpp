@@ -117,7 +117,7 @@ void ResponseReader::reset() noexcept {
 ResponseReader::Status ResponseReader::begin_body() noexcept {
     const int s = head_.status;
     // RFC 9112 6.3: 1xx, 204 and 304 responses end with their head.
-    if ((s >= 100 && s < 200) || s == 204 || s == 304) return Status::Complete;
+    if ((s >= 100 && s < 200) || s == 204 || s == 304 || head_requests_) return Status::Complete;
     if (head_.chunked) {
         chunked_ = ChunkedBody(response_limits());
         state_ = State::Chunked;

@@ -53,6 +53,9 @@ public:
     const char* error() const noexcept { return error_; }
     // Some bytes of a response arrived and its end has not.
     bool mid_response() const noexcept { return state_ != State::Head || !buffer_.empty(); }
+    // Every response answers a HEAD request: it ends with its head whatever
+    // its Content-Length says (RFC 9110 9.3.2).  Kept across reset().
+    void set_head_requests(bool on) noexcept { head_requests_ = on; }
     void reset() noexcept;
 
 private:
@@ -65,6 +68,7 @@ private:
     ChunkedBody chunked_;
     std::string buffer_;  // a head that arrived in pieces; capacity kMaxHead, reserved once
     const char* error_ = "";
+    bool head_requests_ = false;
 };
 
 }  // namespace uringkit::net

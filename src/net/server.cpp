@@ -8,6 +8,7 @@
 #include "uringkit/util/unique_fd.hpp"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/eventfd.h>
@@ -125,7 +126,7 @@ namespace {
     throw std::system_error(err, std::system_category(), what);
 }
 
-int make_listener(const ServerConfig& c, std::uint16_t port) {
+int make_listener(const ServerConfig& c, std::uint16_t port, std::string& address) {
     sockaddr_storage ss{};
     socklen_t len = 0;
     int family = AF_INET;
@@ -133,17 +134,42 @@ int make_listener(const ServerConfig& c, std::uint16_t port) {
     auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
     if (::inet_pton(AF_INET, c.bind.c_str(), &v4->sin_addr) == 1) {
         v4->sin_family = AF_INET;
-        v4->sin_port = htons(port);
         len = sizeof *v4;
     } else if (::inet_pton(AF_INET6, c.bind.c_str(), &v6->sin6_addr) == 1) {
         family = AF_INET6;
         v6->sin6_family = AF_INET6;
-        v6->sin6_port = htons(port);
         len = sizeof *v6;
     } else {
-        throw std::system_error(EINVAL, std::system_category(),
-                                "--bind " + c.bind + ": not an IPv4 or IPv6 address");
+        // A host name: the first address getaddrinfo gives, the one a client
+        // (load, wrk, curl) resolving the same name tries first.
+        addrinfo hints{};
+        hints.ai_family = AF_UNSPEC;
+        hints.ai_socktype = SOCK_STREAM;
+        addrinfo* res = nullptr;
+        const int rc =
+            c.bind.empty() ? EAI_NONAME : ::getaddrinfo(c.bind.c_str(), nullptr, &hints, &res);
+        if (rc != 0 || res == nullptr) {
+            const std::string why = rc == EAI_SYSTEM ? std::strerror(errno) : ::gai_strerror(rc);
+            throw std::system_error(
+                EINVAL, std::system_category(),
+                "--bind " + (c.bind.empty() ? std::string("''") : c.bind) +
+                    ": not an IPv4 or IPv6 address, and no host name that resolves (" + why + ")" +
+                    (c.bind.find(':') != std::string::npos ? "; give the port with --port" : ""));
+        }
+        std::memcpy(&ss, res->ai_addr, res->ai_addrlen);
+        len = res->ai_addrlen;
+        family = ss.ss_family;
+        ::freeaddrinfo(res);
     }
+    char text[INET6_ADDRSTRLEN] = {};
+    if (family == AF_INET) {
+        v4->sin_port = htons(port);
+        ::inet_ntop(AF_INET, &v4->sin_addr, text, sizeof text);
+    } else {
+        v6->sin6_port = htons(port);
+        ::inet_ntop(AF_INET6, &v6->sin6_addr, text, sizeof text);
+    }
+    address = text;
     const int fd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) fail("socket", errno);
     const int one = 1;
@@ -160,7 +186,7 @@ int make_listener(const ServerConfig& c, std::uint16_t port) {
     if (::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) < 0) {
         const int e = errno;
         ::close(fd);
-        fail("bind " + endpoint_name(c.bind, port), e);
+        fail("bind " + endpoint_name(address, port), e);
     }
     if (::listen(fd, c.backlog) < 0) {
         const int e = errno;
@@ -191,7 +217,7 @@ Server::Server(ServerConfig config) : config_(std::move(config)) {
         throw std::system_error(EINVAL, std::system_category(),
                                 "recv bundles and incremental buffer rings are not combined here");
     stats_ = std::make_unique<std::vector<ServerStats>>(config_.threads);
-    listener_ = make_listener(config_, config_.port);
+    listener_ = make_listener(config_, config_.port, address_);
     try {
         port_ = bound_port(listener_);
         for (unsigned i = 0; i < config_.threads; ++i) {

@@ -35,6 +35,8 @@ struct ServerConfig {
     Mode mode = Mode::Http;
     EngineKind engine = EngineKind::Uring;
     unsigned threads = 1;
+    // An IPv4 or IPv6 address, or a host name: its first address from
+    // getaddrinfo (the one clients resolving the name try first).
     std::string bind = "127.0.0.1";
     std::uint16_t port = 8080;   // 0: an ephemeral port (see Server::port())
     unsigned max_conns = 10000;  // for the whole server, shared evenly by the threads
@@ -105,6 +107,9 @@ public:
     Server& operator=(const Server&) = delete;
 
     std::uint16_t port() const noexcept { return port_; }
+    // The address listened on, numeric ("127.0.0.1", "::1"): config().bind,
+    // or the first address its host name resolved to.
+    const std::string& address() const noexcept { return address_; }
     const ServerConfig& config() const noexcept { return config_; }
 
     // Starts the engine threads.
@@ -123,6 +128,7 @@ public:
 private:
     ServerConfig config_;
     std::uint16_t port_ = 0;
+    std::string address_;
     int listener_ = -1;          // shared by every engine thread
     std::vector<int> wake_fds_;  // eventfds: written by stop()
     std::unique_ptr<std::vector<ServerStats>> stats_;

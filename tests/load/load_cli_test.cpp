@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 using namespace load_test;
@@ -112,6 +113,44 @@ TEST(LoadCli, BadInputIsAUsageError) {
     expect_usage({"--mode", "echo", "http://127.0.0.1:8080/"}, "HOST:PORT, not a URL");
     expect_usage({"--pipeline", "0", "127.0.0.1:8080"}, "--pipeline 0");
     expect_usage({"--size", "0", "127.0.0.1:8080"}, "--size 0");
+    // wrk's -H: a malformed field is refused naming the text given.
+    expect_usage({"-H", "NoColon", "127.0.0.1:8080"}, "-H 'NoColon': no ':'");
+    expect_usage({"-H", ": value", "127.0.0.1:8080"}, "-H ': value': no field name");
+    expect_usage({"-H", "X-A: 1\r\nX-B: 2", "127.0.0.1:8080"},
+                 "-H 'X-A: 1\\r\\nX-B: 2': a header field may not hold CR, LF or NUL");
+    expect_usage({"--header", "Bad Name: 1", "127.0.0.1:8080"},
+                 "the field name 'Bad Name' holds ' '");
+    expect_usage({"-H", "Content-Length: 3", "127.0.0.1:8080"}, "sets Content-Length from --body");
+    expect_usage({"-H", "X: 1", "--mode", "echo", "127.0.0.1:8080"},
+                 "-H: an option of HTTP requests");
+    expect_usage({"-m", "GE T", "127.0.0.1:8080"}, "-m 'GE T': not a method token");
+    expect_usage({"--method", "CONNECT", "127.0.0.1:8080"}, "--method CONNECT");
+    expect_usage({"-b", "@/nonexistent/body", "127.0.0.1:8080"},
+                 "-b @/nonexistent/body: cannot open: No such file or directory");
+    expect_usage({"--body", "@/dev/null", "127.0.0.1:8080"},
+                 "--body @/dev/null: not a regular file");
+    expect_usage({"--timeout", "0", "127.0.0.1:8080"}, "--timeout 0");
+    expect_usage({"-R", "-5", "127.0.0.1:8080"}, "-R -5: give requests per second");
+    expect_usage({"--rate", "-5", "127.0.0.1:8080"}, "--rate -5: give requests per second");
+}
+
+// Every usage error ends with the Try line, and names the token that is
+// wrong, including those CLI11 itself finds (an option without its value).
+TEST(LoadCli, UsageErrorsNameTheTokenAndEndWithTheTryLine) {
+    for (const auto& [args, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+             {{"-H", "NoColon", "127.0.0.1:8080"}, "NoColon"},
+             {{"--header", "NoColon", "127.0.0.1:8080"}, "--header 'NoColon'"},
+             {{"127.0.0.1:8080", "-H"}, "load: -H: 1 required HEADER missing"},
+             {{"127.0.0.1:8080", "--header"}, "load: --header: 1 required"},
+             {{"--bogus", "127.0.0.1:8080"}, "--bogus"},
+             {{"-c", "many", "127.0.0.1:8080"}, "-c = many"},
+             {{"-t", "2", "--connections", "many", "127.0.0.1:8080"}, "--connections = many"}}) {
+        const Outcome r = run_cli(args);
+        EXPECT_EQ(r.status, 2) << r.err;
+        EXPECT_EQ(r.err.rfind("uringkit load: ", 0), 0u) << r.err;
+        EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+        EXPECT_TRUE(r.err.ends_with("Try 'uringkit load --help' for more information.\n")) << r.err;
+    }
 }
 
 TEST(LoadCli, NothingListeningIsStatus4) {
@@ -176,6 +215,158 @@ TEST(LoadCli, ARunPrintsTheTableAndJson) {
     EXPECT_EQ(by_thread, j["requests"].get<std::uint64_t>());
     // The server answered at least what the client counted.
     EXPECT_GE(server.stats().requests, j["requests"].get<std::uint64_t>());
+}
+
+// The requests one connection of `load` sent, as a server read them: each
+// head, with its body when it has a Content-Length.  Answers each with
+// `response`.
+struct Recorder {
+    std::mutex m;
+    std::vector<std::string> requests;
+    std::string response = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+    bool answer = true;
+    void handle(int fd, const std::atomic<bool>& stop) {
+        std::string carry;
+        for (;;) {
+            if (!read_until(fd, carry, stop, [](const std::string& c) {
+                    return c.find("\r\n\r\n") != std::string::npos;
+                }))
+                return;
+            std::size_t end = carry.find("\r\n\r\n") + 4;
+            const std::size_t cl = carry.find("Content-Length: ");
+            if (cl != std::string::npos && cl < end) {
+                end += std::stoul(carry.substr(cl + 16));
+                if (!read_until(fd, carry, stop,
+                                [end](const std::string& c) { return c.size() >= end; }))
+                    return;
+            }
+            {
+                const std::lock_guard<std::mutex> g(m);
+                requests.push_back(carry.substr(0, end));
+            }
+            carry.erase(0, end);
+            if (answer && !send_all(fd, response)) return;
+        }
+    }
+};
+
+// wrk's everyday spellings: -c -t -d, --latency, -H (repeated), and -m with
+// -b: every request carries the fields and the body, with its Content-Length.
+TEST(LoadCli, WrkSpellingsShapeEveryRequest) {
+    Recorder rec;
+    ScriptedServer server([&](int fd, const std::atomic<bool>& stop) { rec.handle(fd, stop); });
+    const std::string port = std::to_string(server.port());
+    const Outcome r = run_cli({"-c", "1", "-t", "1", "-d", "300ms", "--latency", "-H",
+                               "X-Test: one", "-H", "Accept:  text/plain ", "-m", "POST", "-b",
+                               "hello", "--json", "-", "http://127.0.0.1:" + port + "/p"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["connections"].get<unsigned>(), 1u);
+    EXPECT_EQ(j["threads"].get<unsigned>(), 1u);
+    EXPECT_DOUBLE_EQ(j["duration_s"].get<double>(), 0.3);
+    EXPECT_GT(j["requests"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(j["errors"]["total"].get<std::uint64_t>(), 0u);
+    EXPECT_NE(r.err.find("p99.9"), std::string::npos) << r.err;
+    const std::lock_guard<std::mutex> g(rec.m);
+    ASSERT_FALSE(rec.requests.empty());
+    for (const std::string& q : rec.requests)
+        ASSERT_EQ(q, "POST /p HTTP/1.1\r\nHost: 127.0.0.1:" + port +
+                         "\r\nX-Test: one\r\nAccept: text/plain\r\nContent-Length: 5\r\n\r\nhello");
+}
+
+// A Host field given with -H replaces the one made from the URL; -b @FILE
+// sends the file's bytes, whatever they are.
+TEST(LoadCli, HostFieldAndBodyFromAFile) {
+    char path[] = "/tmp/load-body-XXXXXX";
+    const int fd = ::mkstemp(path);
+    ASSERT_GE(fd, 0);
+    const std::string body("a\0b\r\n\xff", 6);
+    ASSERT_EQ(::write(fd, body.data(), body.size()), static_cast<ssize_t>(body.size()));
+    ::close(fd);
+    Recorder rec;
+    ScriptedServer server([&](int s, const std::atomic<bool>& stop) { rec.handle(s, stop); });
+    const Outcome r = run_cli({"-c", "1", "-d", "200ms", "-H", "host: example.test", "-b",
+                               std::string("@") + path,
+                               "http://127.0.0.1:" + std::to_string(server.port()) + "/"});
+    ::unlink(path);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::lock_guard<std::mutex> g(rec.m);
+    ASSERT_FALSE(rec.requests.empty());
+    EXPECT_EQ(rec.requests.front(),
+              "GET / HTTP/1.1\r\nhost: example.test\r\nContent-Length: 6\r\n\r\n" + body);
+}
+
+// --timeout: a server that reads requests and never answers.  Each
+// connection that waits --timeout counts one timeout error (wrk's timeout
+// count), is closed, and is opened again.
+TEST(LoadCli, TimeoutCountsAndReconnects) {
+    Recorder rec;
+    rec.answer = false;
+    ScriptedServer server([&](int fd, const std::atomic<bool>& stop) { rec.handle(fd, stop); });
+    const Outcome r = run_cli({"-c", "1", "-d", "700ms", "--timeout", "100ms", "--json", "-",
+                               "http://127.0.0.1:" + std::to_string(server.port()) + "/"});
+    EXPECT_EQ(r.status, 1) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_DOUBLE_EQ(j["timeout_s"].get<double>(), 0.1);
+    EXPECT_GE(j["errors"]["timeout"].get<std::uint64_t>(), 2u);
+    EXPECT_EQ(j["errors"]["total"].get<std::uint64_t>(),
+              j["errors"]["timeout"].get<std::uint64_t>());
+    EXPECT_GE(j["reconnects"].get<std::uint64_t>(), 1u);
+    EXPECT_EQ(j["requests"].get<std::uint64_t>(), 0u);
+    // The reachability check, the first connection, then at least one reopened.
+    EXPECT_GE(server.accepted(), 3u);
+}
+
+net::ServerConfig serve_config(const char* bind = "127.0.0.1") {
+    net::ServerConfig sc;
+    sc.port = 0;
+    sc.bind = bind;
+    sc.engine =
+        net::uring_unavailable_reason().empty() ? net::EngineKind::Uring : net::EngineKind::Epoll;
+    sc.grace = 500ms;
+    return sc;
+}
+
+// Against `serve`: POST with a body and HEAD (whose responses end with their
+// head, though they announce a Content-Length) complete without errors;
+// serve answers both, and a name (localhost) resolves to the address serve
+// listens on for the same name.
+TEST(LoadCli, MethodsAndBodiesAgainstServe) {
+    net::Server server(serve_config("localhost"));
+    server.start();
+    const std::string url = "http://localhost:" + std::to_string(server.port()) + "/";
+    for (const std::vector<std::string>& extra : std::vector<std::vector<std::string>>{
+             {"-m", "POST", "-b", "x=1&y=2"}, {"--method", "HEAD"}, {"--body", ""}}) {
+        std::vector<std::string> args{"-c", "2", "-d", "200ms", "--json", "-"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        args.push_back(url);
+        const Outcome r = run_cli(args);
+        ASSERT_EQ(r.status, 0) << extra[0] << ": " << r.err;
+        const auto j = nlohmann::json::parse(r.out);
+        EXPECT_GT(j["requests"].get<std::uint64_t>(), 0u) << extra[1];
+        EXPECT_EQ(j["non_2xx"].get<std::uint64_t>(), 0u) << extra[1];
+        EXPECT_EQ(j["errors"]["total"].get<std::uint64_t>(), 0u) << extra[1] << ": " << r.err;
+    }
+    server.stop();
+    server.wait();
+}
+
+// -R (wrk2's spelling of --rate): over 2 s at 200 requests/s about 400
+// requests are sent; the bounds are loose, counts, not timings.
+TEST(LoadCli, RateSpellingHoldsTheRate) {
+    net::Server server(serve_config());
+    server.start();
+    const Outcome r = run_cli({"-R", "200", "-c", "4", "-t", "2", "-d", "2s", "--json", "-",
+                               "http://127.0.0.1:" + std::to_string(server.port()) + "/"});
+    server.stop();
+    server.wait();
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["asked_requests_per_s"].get<double>(), 200.0);
+    const auto sent = j["sent"].get<std::uint64_t>();
+    EXPECT_GE(sent, 300u);
+    EXPECT_LE(sent, 500u);
+    EXPECT_EQ(j["errors"]["total"].get<std::uint64_t>(), 0u);
 }
 
 // The system calls load reports are the ones the kernel saw: strace counts

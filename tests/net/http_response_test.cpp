@@ -132,3 +132,27 @@ TEST(HttpResponse, MidResponseAndReset) {
 }
 
 }  // namespace
+
+namespace {
+
+// Responses to HEAD requests end with their head: the Content-Length they
+// announce (that of the GET) is not read as a body, across reset() too.
+TEST(HttpResponse, HeadRequestResponsesEndWithTheirHead) {
+    ResponseReader reader;
+    reader.set_head_requests(true);
+    const std::string two =
+        "HTTP/1.1 200 OK\r\nContent-Length: 128\r\n\r\n"
+        "HTTP/1.1 404 Not Found\r\nContent-Length: 10\r\n\r\n";
+    for (int round = 0; round < 2; ++round) {
+        std::string_view data = two;
+        ASSERT_EQ(reader.next(data), ResponseReader::Status::Complete);
+        EXPECT_EQ(reader.head().status, 200);
+        ASSERT_EQ(reader.next(data), ResponseReader::Status::Complete);
+        EXPECT_EQ(reader.head().status, 404);
+        EXPECT_TRUE(data.empty());
+        EXPECT_FALSE(reader.mid_response());
+        reader.reset();
+    }
+}
+
+}  // namespace

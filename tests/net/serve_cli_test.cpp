@@ -8,7 +8,9 @@
 
 #include "serve_test_support.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -203,6 +205,7 @@ TEST(ServeCli, BadOptionsExit2WithOneLine) {
          std::vector<std::vector<std::string>>{{"--idle-timeout", "soon"},
                                                {"--body-size", "lots"},
                                                {"--bind", "localhost:80"},
+                                               {"--bind", ""},
                                                {"--engine", "kqueue"},
                                                {"--max-pending", "0"},
                                                {"--max-pending", "lots"},
@@ -373,6 +376,69 @@ TEST(ServeCli, Ipv6AddressesPrintBracketed) {
         << second->err_text;
     ::kill(c->pid, SIGTERM);
     EXPECT_EQ(c->wait_exit(), 0) << c->err_text;
+}
+
+// --bind with a host name listens on its first address from getaddrinfo,
+// the one a client resolving the same name (load, wrk, curl) tries first, and
+// prints that address.  The other loopback family is not listened on.
+TEST(ServeCli, BindAHostNameListensOnItsFirstAddress) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* res = nullptr;
+    if (::getaddrinfo("localhost", nullptr, &hints, &res) != 0 || res == nullptr)
+        GTEST_SKIP() << "localhost does not resolve here";
+    sockaddr_storage first{};
+    std::memcpy(&first, res->ai_addr, res->ai_addrlen);
+    const socklen_t len = res->ai_addrlen;
+    ::freeaddrinfo(res);
+    char text[INET6_ADDRSTRLEN] = {};
+    const bool v6 = first.ss_family == AF_INET6;
+    if (v6)
+        ::inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&first)->sin6_addr, text,
+                    sizeof text);
+    else
+        ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&first)->sin_addr, text, sizeof text);
+    EXPECT_TRUE(std::string(text) == "127.0.0.1" || std::string(text) == "::1") << text;
+
+    auto c =
+        spawn({URINGKIT_CLI, "serve", "--bind", "localhost", "--port", "0", "--engine", "epoll"});
+    const auto m = c->wait_for(std::regex(R"(listening on (\S+):(\d+) \(engine epoll)"));
+    ASSERT_FALSE(m.empty()) << c->out_text << c->err_text;
+    EXPECT_EQ(m[1], v6 ? "[" + std::string(text) + "]" : std::string(text)) << c->out_text;
+    const auto port = static_cast<std::uint16_t>(std::stoi(m[2]));
+    if (v6)
+        reinterpret_cast<sockaddr_in6*>(&first)->sin6_port = htons(port);
+    else
+        reinterpret_cast<sockaddr_in*>(&first)->sin_port = htons(port);
+    const int fd = ::socket(first.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&first), len), 0) << std::strerror(errno);
+    const std::string req = "GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    ASSERT_EQ(::send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
+    std::string got;
+    char buf[4096];
+    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
+        got.append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+    EXPECT_EQ(got.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << got;
+    ::kill(c->pid, SIGTERM);
+    EXPECT_EQ(c->wait_exit(), 0) << c->err_text;
+}
+
+// A --bind that is neither an address nor a name that resolves: status 2,
+// the token named, the Try line last.
+TEST(ServeCli, BindThatDoesNotResolveIsAUsageError) {
+    auto c = spawn({URINGKIT_CLI, "serve", "--port", "0", "--bind", "localhost:80"});
+    EXPECT_EQ(c->wait_exit(), 2) << c->err_text;
+    EXPECT_EQ(c->err_text.rfind("uringkit serve: --bind localhost:80: not an IPv4 or IPv6 address, "
+                                "and no host name that resolves",
+                                0),
+              0u)
+        << c->err_text;
+    EXPECT_NE(c->err_text.find("give the port with --port"), std::string::npos) << c->err_text;
+    EXPECT_TRUE(c->err_text.ends_with("Try 'uringkit serve --help' for more information.\n"))
+        << c->err_text;
+    EXPECT_EQ(c->out_text, "");
 }
 
 // RLIMIT_NOFILE so low that accept fails with EMFILE while clients hold
