@@ -42,6 +42,11 @@ void replace_word(std::string& text, const std::string& from, const std::string&
             at = end;
             continue;
         }
+        // "--target-directory (-t)" names both already: leave it.
+        if (text.compare(end, to.size() + 3, " (" + to + ")") == 0) {
+            at = end;
+            continue;
+        }
         text.replace(at, from.size(), to);
         at += to.size();
     }

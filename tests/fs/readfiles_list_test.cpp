@@ -355,7 +355,8 @@ TEST(ReadFilesCheck, NewerFormsAndRefusals) {
     EXPECT_NE(nolist.err.find("no-such-list"), std::string::npos) << nolist.err;
     const Child nul = run({URINGKIT_CLI, "readfiles", "-c", "-0", "-"});
     EXPECT_EQ(nul.status, 2);
-    EXPECT_NE(nul.err.find("-0 does not go with --check"), std::string::npos) << nul.err;
+    EXPECT_NE(nul.err.find("-0 does not go with -c:"), std::string::npos)
+        << "the token typed, -c: " << nul.err;
     const Child quiet = run({URINGKIT_CLI, "readfiles", "--quiet", t.files[0]});
     EXPECT_EQ(quiet.status, 2);
     EXPECT_NE(quiet.err.find("--quiet is for --check"), std::string::npos) << quiet.err;
