@@ -82,8 +82,12 @@ LoopCore::LoopCore(Ring& ring) : ring_(&ring) {
 }
 
 LoopCore::~LoopCore() {
-    // Not drained: the kernel may still write into lent buffers.
-    if (!shut_down()) (void)fixed_.release();
+    // Not drained: the kernel may still write into lent buffers, and the
+    // frames (with any chunk in them) are leaked, so no chunk comes back.
+    if (!shut_down()) {
+        (void)fixed_.release();
+        return;
+    }
     if (buffers_lent_ > 0) {
         // A stream's chunk held past the loop (outside every frame) would give
         // its buffer back through this destroyed object: stop here, loudly.
