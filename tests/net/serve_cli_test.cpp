@@ -106,6 +106,19 @@ std::string get(std::uint16_t port, const std::string& path) {
     return s.read_all();
 }
 
+// GET / on the connected socket `fd` with `host`, read to the end (the
+// request asks to close), and expect 200; closes fd.
+void expect_root_ok(int fd, const std::string& host) {
+    const std::string req = "GET / HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n";
+    ASSERT_EQ(::send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
+    std::string got;
+    char buf[4096];
+    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
+        got.append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+    EXPECT_EQ(got.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << got;
+}
+
 TEST(ServeCli, PrintsPortServesAndStopsOnSignals) {
     for (int sig : {SIGTERM, SIGINT}) {
         auto c = spawn({URINGKIT_CLI, "serve", "--port", "0", "--engine", "auto"});
@@ -359,14 +372,7 @@ TEST(ServeCli, Ipv6AddressesPrintBracketed) {
     const int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
     a.sin6_port = htons(static_cast<std::uint16_t>(std::stoi(m[1])));
     ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-    const std::string req = "GET / HTTP/1.1\r\nHost: [::1]\r\nConnection: close\r\n\r\n";
-    ASSERT_EQ(::send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
-    std::string got;
-    char buf[4096];
-    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
-        got.append(buf, static_cast<std::size_t>(n));
-    ::close(fd);
-    EXPECT_EQ(got.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << got;
+    expect_root_ok(fd, "[::1]");
     // A port taken on IPv6 is named the same way.
     auto second =
         spawn({URINGKIT_CLI, "serve", "--bind", "::1", "--port", m[1], "--engine", "epoll"});
@@ -413,14 +419,7 @@ TEST(ServeCli, BindAHostNameListensOnItsFirstAddress) {
         reinterpret_cast<sockaddr_in*>(&first)->sin_port = htons(port);
     const int fd = ::socket(first.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&first), len), 0) << std::strerror(errno);
-    const std::string req = "GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
-    ASSERT_EQ(::send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
-    std::string got;
-    char buf[4096];
-    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
-        got.append(buf, static_cast<std::size_t>(n));
-    ::close(fd);
-    EXPECT_EQ(got.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << got;
+    expect_root_ok(fd, "localhost");
     ::kill(c->pid, SIGTERM);
     EXPECT_EQ(c->wait_exit(), 0) << c->err_text;
 }
