@@ -35,7 +35,8 @@ struct Options {
     std::string method = "GET";
     std::vector<std::string> headers;
     std::optional<std::string> body;
-    bool latency = false;  // wrk's --latency: the percentiles are always printed
+    std::optional<std::string> script;  // wrk's -s: refused, named, with what to use
+    bool latency = false;               // wrk's --latency: the percentiles are always printed
     unsigned connections = 64, threads = 1, pipeline = 1;
     double rate = 0;
 };
@@ -88,6 +89,11 @@ std::string body_of(const std::string& arg) {
 load::LoadConfig make_config(const Options& o) {
     load::LoadConfig c;
     c.mode = o.mode == "echo" ? load::Mode::Echo : load::Mode::Http;
+    if (o.script)
+        throw UsageError{fmt::format(
+            "--script {}: wrk's Lua scripts have no counterpart here; the request is shaped "
+            "with -m, -H and -b, pipelining with --pipeline, the rate with -R",
+            *o.script)};
     if (o.connections == 0) throw UsageError{"--connections 0: give at least 1 connection"};
     if (o.connections > 100000)
         throw UsageError{fmt::format("--connections {}: at most 100000", o.connections)};
@@ -253,6 +259,9 @@ const Register reg{Command{
         app.add_option("-b,--body", o->body,
                        "Body of every HTTP request, sent with its Content-Length: the text given, "
                        "or @FILE, that file's bytes (a regular file, 16 MiB at most)");
+        app.add_option("-s,--script", o->script,
+                       "wrk's Lua script: refused with what to use instead (-m, -H, -b, "
+                       "--pipeline, -R); uringkit load runs no scripts");
         app.add_flag("--latency", o->latency,
                      "Accepted for wrk's spelling: the latency percentiles are always printed");
         app.add_option("--json", o->json,
@@ -264,9 +273,11 @@ const Register reg{Command{
                           {"--timeout", "TIME"},
                           {"--header", "HEADER"},
                           {"--body", "BODY|@FILE"},
-                          {"--method", "METHOD"}});
+                          {"--method", "METHOD"},
+                          {"--script", "FILE"}});
         group_options(app, "Load", {"-c", "-t", "-d", "--pipeline", "--rate", "--timeout"});
-        group_options(app, "Workload", {"--mode", "--method", "--header", "--body", "--size"});
+        group_options(app, "Workload",
+                      {"--mode", "--method", "--header", "--body", "--size", "--script"});
         group_options(app, "Output", {"--latency", "--json"});
         describe(
             app,

@@ -132,6 +132,10 @@ TEST(LoadCli, BadInputIsAUsageError) {
     expect_usage({"--timeout", "0", "127.0.0.1:8080"}, "--timeout 0");
     expect_usage({"-R", "-5", "127.0.0.1:8080"}, "-R -5: give requests per second");
     expect_usage({"--rate", "-5", "127.0.0.1:8080"}, "--rate -5: give requests per second");
+    // wrk's -s has no counterpart: refused by name, with what to use instead.
+    expect_usage({"-s", "post.lua", "http://127.0.0.1:8080/"},
+                 "-s post.lua: wrk's Lua scripts have no counterpart here");
+    expect_usage({"--script", "post.lua", "http://127.0.0.1:8080/"}, "-m, -H and -b");
 }
 
 // Every usage error ends with the Try line, and names the token that is
