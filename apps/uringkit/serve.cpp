@@ -116,10 +116,13 @@ int serve(const Args& a, bool batch_wait_given) {
     }
     if (a.recv_bundle) {
         if (cfg.engine != net::EngineKind::Uring) {
-            emit(stderr,
-                 "uringkit serve: --recv-bundle: an option of the uring engine, not of {}\n",
-                 net::engine_name(cfg.engine));
-            return engine == "auto" ? kNoUring : kUsage;
+            const std::string why =
+                fmt::format("--recv-bundle: an option of the uring engine, not of {}",
+                            net::engine_name(cfg.engine));
+            // With --engine auto the fallback (no io_uring) made it epoll: not a usage error.
+            if (engine != "auto") return usage_error("serve", why);
+            emit(stderr, "uringkit serve: {}\n", why);
+            return kNoUring;
         }
         const std::string why = net::recv_bundle_unavailable_reason();
         if (!why.empty()) {
@@ -130,9 +133,12 @@ int serve(const Args& a, bool batch_wait_given) {
     }
     if (a.recv_incremental) {
         if (cfg.engine != net::EngineKind::Uring || a.recv_bundle) {
-            emit(stderr, "uringkit serve: --recv-incremental: an option of the uring engine{}\n",
-                 a.recv_bundle ? ", not combined with --recv-bundle" : "");
-            return engine == "auto" && !a.recv_bundle ? kNoUring : kUsage;
+            const std::string why =
+                fmt::format("--recv-incremental: an option of the uring engine{}",
+                            a.recv_bundle ? ", not combined with --recv-bundle" : "");
+            if (engine != "auto" || a.recv_bundle) return usage_error("serve", why);
+            emit(stderr, "uringkit serve: {}\n", why);
+            return kNoUring;
         }
         const std::string why = net::recv_incremental_unavailable_reason();
         if (!why.empty()) {

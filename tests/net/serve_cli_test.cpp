@@ -253,13 +253,20 @@ void echo_with_option(const char* option, const std::string& why, std::size_t by
     EXPECT_EQ(c->wait_exit(), 0) << c->err_text;
 }
 
+// A usage error is one line naming the option, then the Try line.
+void expect_usage_lines(const std::string& err) {
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 2) << err;
+    EXPECT_EQ(err.rfind("uringkit serve: ", 0), 0u) << err;
+    EXPECT_TRUE(err.ends_with("Try 'uringkit serve --help' for more information.\n")) << err;
+}
+
 // --recv-bundle belongs to the uring engine: with another it is a usage
 // error; where the kernel has no bundles (before 6.10) it exits 3 saying so.
 TEST(ServeCli, RecvBundleIsAnOptionOfTheUringEngine) {
     for (const char* engine : {"epoll", "uring-coro"}) {
         auto c = spawn({URINGKIT_CLI, "serve", "--port", "0", "--engine", engine, "--recv-bundle"});
         EXPECT_EQ(c->wait_exit(), 2) << engine << ": " << c->err_text;
-        EXPECT_EQ(std::count(c->err_text.begin(), c->err_text.end(), '\n'), 1) << c->err_text;
+        expect_usage_lines(c->err_text);
         EXPECT_NE(c->err_text.find("--recv-bundle: an option of the uring engine"),
                   std::string::npos)
             << c->err_text;
@@ -276,7 +283,7 @@ TEST(ServeCli, RecvIncrementalIsAnOptionOfTheUringEngine) {
         args.insert(args.end(), extra.begin(), extra.end());
         auto c = spawn(args);
         EXPECT_EQ(c->wait_exit(), 2) << extra[1] << ": " << c->err_text;
-        EXPECT_EQ(std::count(c->err_text.begin(), c->err_text.end(), '\n'), 1) << c->err_text;
+        expect_usage_lines(c->err_text);
         EXPECT_NE(c->err_text.find("--recv-incremental: an option of the uring engine"),
                   std::string::npos)
             << c->err_text;
