@@ -181,7 +181,7 @@ unsigned Ring::copy_completions(std::span<Completion> out) noexcept {
         unsigned head = *cq_.khead;
         const unsigned tail = barrier::load_acquire(cq_.ktail);
         for (; head != tail && n < out.size(); ++head, ++n) {
-            const io_uring_cqe& c = cq_.cqes[head & cq_.mask];
+            const io_uring_cqe& c = cq_.cqes[(head & cq_.mask) << cq_.shift];
             out[n] = Completion{c.user_data, c.res, c.flags};
         }
         barrier::store_release(cq_.khead, head);

@@ -82,23 +82,33 @@ Ring Ring::create(unsigned entries, RingOptions options) {
 }
 
 Ring::Ring(unsigned entries, const RingOptions& options) {
-    // These change the layout of the SQEs, CQEs or of the rings' memory,
-    // which every line of this class assumes (64-byte SQEs, 16-byte CQEs,
-    // rings mapped from the ring fd).
+    // A Ring's type says its SQEs are 64 bytes, so no 128-byte operation can
+    // be prepared in it: the big layout is a BigRing's alone.
     if (options.extra_flags & IORING_SETUP_SQE128)
         throw RingError(
-            "RingOptions::extra_flags: IORING_SETUP_SQE128 (128-byte SQEs) is not supported",
+            "RingOptions::extra_flags: IORING_SETUP_SQE128 (128-byte SQEs) makes a BigRing "
+            "(ring/big_ring.hpp), not a Ring",
             EINVAL);
     if (options.extra_flags & IORING_SETUP_CQE32)
         throw RingError(
-            "RingOptions::extra_flags: IORING_SETUP_CQE32 (32-byte CQEs) is not supported", EINVAL);
+            "RingOptions::extra_flags: IORING_SETUP_CQE32 (32-byte CQEs) makes a BigRing "
+            "(ring/big_ring.hpp), not a Ring",
+            EINVAL);
+    setup(entries, options, 0);
+}
+
+Ring::Ring(unsigned entries, const RingOptions& options, BigLayout) {
+    setup(entries, options, IORING_SETUP_SQE128 | IORING_SETUP_CQE32);
+}
+
+void Ring::setup(unsigned entries, const RingOptions& options, std::uint32_t layout_flags) {
     if (options.extra_flags & (IORING_SETUP_NO_MMAP | IORING_SETUP_REGISTERED_FD_ONLY))
         throw RingError(
             "RingOptions::extra_flags: IORING_SETUP_NO_MMAP (rings in memory of ours) is not "
             "supported",
             EINVAL);
     io_uring_params p{};
-    p.flags = setup_flags_of(options);
+    p.flags = setup_flags_of(options) | layout_flags;
     p.cq_entries = options.cq_entries;
     p.sq_thread_idle = options.sq_thread_idle_ms;
     p.sq_thread_cpu = options.sq_thread_cpu >= 0 ? static_cast<unsigned>(options.sq_thread_cpu) : 0;
@@ -110,9 +120,12 @@ Ring::Ring(unsigned entries, const RingOptions& options) {
     features_ = p.features;
     setup_flags_ = p.flags;
 
+    sq_.shift = (p.flags & IORING_SETUP_SQE128) ? 1 : 0;
+    cq_.shift = (p.flags & IORING_SETUP_CQE32) ? 1 : 0;
     try {
         sq_.ring_size = p.sq_off.array + p.sq_entries * sizeof(unsigned);
-        cq_.ring_size = p.cq_off.cqes + p.cq_entries * sizeof(io_uring_cqe);
+        cq_.ring_size =
+            p.cq_off.cqes + (std::size_t{p.cq_entries} * sizeof(io_uring_cqe) << cq_.shift);
         if (features_ & IORING_FEAT_SINGLE_MMAP) {
             sq_.ring_size = cq_.ring_size = std::max(sq_.ring_size, cq_.ring_size);
             sq_.ring_ptr = cq_.ring_ptr = map_ring(fd, sq_.ring_size, IORING_OFF_SQ_RING);
@@ -120,7 +133,7 @@ Ring::Ring(unsigned entries, const RingOptions& options) {
             sq_.ring_ptr = map_ring(fd, sq_.ring_size, IORING_OFF_SQ_RING);
             cq_.ring_ptr = map_ring(fd, cq_.ring_size, IORING_OFF_CQ_RING);
         }
-        sq_.sqes_size = p.sq_entries * sizeof(io_uring_sqe);
+        sq_.sqes_size = std::size_t{p.sq_entries} * sizeof(io_uring_sqe) << sq_.shift;
         sq_.sqes = static_cast<io_uring_sqe*>(map_ring(fd, sq_.sqes_size, IORING_OFF_SQES));
     } catch (...) {
         release();

@@ -5,11 +5,14 @@
 // lists must work.  Every wait is bounded: a lost wake fails, never hangs.
 #include "uring_test_support.hpp"
 #include "uringkit/ops/ops.hpp"
+#include "uringkit/ring/big_ring.hpp"
 #include "uringkit/ring/buffer_ring.hpp"
 
 #include <gtest/gtest.h>
 
+#include <netinet/in.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -17,6 +20,7 @@
 #include <chrono>
 #include <climits>
 #include <cstring>
+#include <set>
 #include <string>
 
 using namespace uringkit;
@@ -315,6 +319,45 @@ TEST(NewerOps, TeeCopiesWithoutConsuming) {
     ASSERT_EQ(reap_one_bounded(ring).res, static_cast<std::int32_t>(text.size()));
     EXPECT_EQ(read_some(out.read_end.get(), 256), text);
     EXPECT_EQ(read_some(in.read_end.get(), 256), text) << "the source pipe still holds it";
+}
+
+// URING_CMD on a socket (6.7): SIOCINQ answers with the bytes waiting, in
+// a plain ring and in a BigRing (an ordinary SQE in a 128-byte slot, its
+// CQE read at the 32-byte stride).
+TEST(NewerOps, SocketCmdCountsTheBytesWaiting) {
+    Ring ring(4);
+    REQUIRE_NEW_OP(ring, op::SocketCmd::code);
+    UniqueFd rx(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    UniqueFd tx(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    ASSERT_EQ(::bind(rx.get(), reinterpret_cast<sockaddr*>(&a), len), 0);
+    ASSERT_EQ(::getsockname(rx.get(), reinterpret_cast<sockaddr*>(&a), &len), 0);
+    const std::string msg(37, 'q');
+    ASSERT_EQ(::sendto(tx.get(), msg.data(), msg.size(), 0, reinterpret_cast<sockaddr*>(&a), len),
+              static_cast<ssize_t>(msg.size()));
+    ring.prepare(op::SocketCmd(Fd{rx.get()}, op::SocketCommand::siocinq)).user_data(1);
+    const Completion c = reap_one_bounded(ring);
+    if (c.res == -EOPNOTSUPP)
+        GTEST_SKIP() << "URING_CMD on sockets needs Linux 6.7, have Linux " << kernel_release();
+    EXPECT_EQ(c.res, 37);
+
+    BigRing big(4);
+    std::set<std::uint64_t> seen;
+    for (std::uint64_t first : {10, 13}) {  // six SQEs through four slots: the stride wraps
+        for (std::uint64_t ud = first; ud < first + 3; ++ud)
+            ASSERT_TRUE(
+                big.prepare(op::SocketCmd(Fd{rx.get()}, op::SocketCommand::siocinq)).user_data(ud));
+        ASSERT_EQ(big.ring().submit_and_wait(3), 3);
+        EXPECT_EQ(big.for_each_completion([&](const BigCompletion& b) {
+            EXPECT_EQ(b.res, 37) << b.user_data;
+            seen.insert(b.user_data);
+        }),
+                  3u);
+    }
+    EXPECT_EQ(seen, (std::set<std::uint64_t>{10, 11, 12, 13, 14, 15}));
 }
 
 TEST(NewerOps, EpollWaitReturnsTheReadyEvent) {

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <type_traits>
 
 using namespace uringkit;
@@ -218,3 +219,57 @@ TEST(OpEncoding, AcceptDefaultsToCloseOnExec) {
 }
 
 }  // namespace
+
+// NVMe passthrough: struct nvme_uring_cmd at the SQE's cmd field (offset 48),
+// running into the second 64 bytes, as liburing's io_uring_prep_cmd and
+// fio's io_uring_cmd engine lay it out.
+TEST(OpEncoding, NvmeCmdFillsTheBigSqeAsTheDriverReadsIt) {
+    static_assert(op::NvmeCmd::kBigSqe);
+    alignas(64) unsigned char slot[128];
+    std::memset(slot, 0, sizeof slot);
+    auto& s = *reinterpret_cast<io_uring_sqe*>(slot);
+    char buf[8192];
+    op::NvmeCmd::read(Fd{5}, 1, 0x1'0000'0002ULL, 2, buf, sizeof buf).prepare(s);
+    EXPECT_EQ(s.opcode, IORING_OP_URING_CMD);
+    EXPECT_EQ(s.fd, 5);
+    EXPECT_EQ(s.cmd_op, static_cast<std::uint32_t>(NVME_URING_CMD_IO));
+    EXPECT_EQ(s.uring_cmd_flags, 0u);
+    nvme_uring_cmd c;
+    std::memcpy(&c, slot + 48, sizeof c);
+    EXPECT_EQ(c.opcode, 0x02) << "NVMe Read";
+    EXPECT_EQ(c.nsid, 1u);
+    EXPECT_EQ(c.addr, reinterpret_cast<std::uintptr_t>(buf));
+    EXPECT_EQ(c.data_len, sizeof buf);
+    EXPECT_EQ(c.cdw10, 2u) << "starting LBA, low dword";
+    EXPECT_EQ(c.cdw11, 1u) << "starting LBA, high dword";
+    EXPECT_EQ(c.cdw12, 1u) << "number of blocks, 0's based";
+    EXPECT_EQ(c.cdw13 | c.cdw14 | c.cdw15 | c.timeout_ms | c.metadata_len, 0u);
+    EXPECT_EQ(slot[48 + sizeof c], 0) << "nothing past the command";
+
+    std::memset(slot, 0, sizeof slot);
+    op::NvmeCmd::write(Fixed{3}, 1, 7, 1, buf, 4096).fixed_buffer(9).timeout_ms(50).prepare(s);
+    std::memcpy(&c, slot + 48, sizeof c);
+    EXPECT_EQ(s.flags, IOSQE_FIXED_FILE);
+    EXPECT_EQ(s.uring_cmd_flags, IORING_URING_CMD_FIXED);
+    EXPECT_EQ(s.buf_index, 9u);
+    EXPECT_EQ(c.opcode, 0x01) << "NVMe Write";
+    EXPECT_EQ(c.cdw10, 7u);
+    EXPECT_EQ(c.cdw12, 0u);
+    EXPECT_EQ(c.timeout_ms, 50u);
+
+    std::memset(slot, 0, sizeof slot);
+    op::NvmeCmd::flush(Fd{5}, 1).prepare(s);
+    std::memcpy(&c, slot + 48, sizeof c);
+    EXPECT_EQ(c.opcode, 0x00) << "NVMe Flush";
+    EXPECT_EQ(c.addr | c.data_len | c.cdw10 | c.cdw11 | c.cdw12, 0u);
+}
+
+TEST(OpEncoding, SocketCmdIsAnOrdinarySqe) {
+    static_assert(!uringkit::detail::BigSqeOp<op::SocketCmd>);
+    io_uring_sqe s{};
+    op::SocketCmd(Fd{4}, op::SocketCommand::siocoutq).prepare(s);
+    EXPECT_EQ(s.opcode, IORING_OP_URING_CMD);
+    EXPECT_EQ(s.fd, 4);
+    EXPECT_EQ(s.cmd_op, 1u);
+    EXPECT_EQ(s.addr | s.len | s.addr3, 0u);
+}

@@ -14,7 +14,8 @@
 // (read, write and their vectored, registered-buffer and provided-buffer
 // forms, splice, tee), fs.hpp (open, close, pipe, stat, sync, directory
 // entries, xattrs), net.hpp (sockets), control.hpp (nop, timeouts, cancel,
-// poll, epoll_wait, msg_ring) and sync.hpp (futexes, waitid).  This header
+// poll, epoll_wait, msg_ring), sync.hpp (futexes, waitid) and passthrough.hpp
+// (URING_CMD: socket commands, NVMe commands for a BigRing).  This header
 // includes them all.
 #pragma once
 
@@ -22,5 +23,6 @@
 #include "uringkit/ops/control.hpp"
 #include "uringkit/ops/fs.hpp"
 #include "uringkit/ops/net.hpp"
+#include "uringkit/ops/passthrough.hpp"
 #include "uringkit/ops/rw.hpp"
 #include "uringkit/ops/sync.hpp"

@@ -47,9 +47,11 @@ struct RingOptions {
     // creating thread before handing the ring to another one for good.
     bool register_ring_fd = false;
     // Raw IORING_SETUP_* bits OR-ed in, for flags this struct does not name.
-    // SQE128, CQE32 and NO_MMAP (and REGISTERED_FD_ONLY, which needs it)
-    // change the ring layout this class relies on: the constructor refuses
-    // them with RingError(EINVAL).
+    // SQE128 and CQE32 are refused here with RingError(EINVAL): a ring with
+    // 128-byte SQEs is a BigRing (ring/big_ring.hpp), whose type lets the
+    // 128-byte operations in.  NO_MMAP (and REGISTERED_FD_ONLY, which needs
+    // it) puts the rings in memory of ours, which this class does not do:
+    // refused the same way.
     std::uint32_t extra_flags = 0;
 };
 
@@ -73,7 +75,14 @@ private:
     unsigned last_op_ = 0;
 };
 
+class BigRing;
+
 namespace detail {
+// An operation that fills a whole 128-byte SQE (a passthrough command) says
+// so with `static constexpr bool kBigSqe = true`; only a BigRing takes it.
+template <class Op>
+concept BigSqeOp = Op::kBigSqe;
+
 // A number for the calling thread, never reused within the process (unlike
 // a thread id or a thread_local's address after the thread exits).
 std::uint64_t next_thread_token() noexcept;
@@ -122,24 +131,39 @@ public:
     // ---- submission --------------------------------------------------------
 
     // The next free SQE, zeroed, or nullptr when the SQ is full (nothing is
-    // ever overwritten).  Prefer prepare().
+    // ever overwritten).  In a BigRing the whole 128-byte slot is zeroed.
+    // Prefer prepare().
     io_uring_sqe* get_sqe() noexcept {
         const unsigned head = barrier::load_acquire(sq_.khead);
         if (sq_.tail - head >= sq_.entries) return nullptr;
-        io_uring_sqe* s = &sq_.sqes[sq_.tail & sq_.mask];
+        // SQE i starts at sqes + (i << shift) in 64-byte units (liburing's
+        // io_uring_sqe_shift): a 128-byte SQE spans two.
+        io_uring_sqe* s = &sq_.sqes[(sq_.tail & sq_.mask) << sq_.shift];
         ++sq_.tail;
-        std::memset(s, 0, sizeof *s);  // no stale field from the slot's last use
+        // No stale field from the slot's last use; two fixed-size clears keep
+        // the usual ring's one inlined 64-byte clear.
+        std::memset(s, 0, sizeof *s);
+        if (sq_.shift) std::memset(s + 1, 0, sizeof *s);
         return s;
     }
 
     // Writes a whole SQE from a typed operation (see ops/ops.hpp).  Empty when
-    // the SQ is full: submit() and reap, then try again.
+    // the SQ is full: submit() and reap, then try again.  A 128-byte operation
+    // (a passthrough command) does not compile here: it needs a BigRing.
     template <class Op>
-    Sqe prepare(const Op& op) noexcept {
+    requires(!detail::BigSqeOp<Op>) Sqe prepare(const Op& op)
+    noexcept {
         io_uring_sqe* s = get_sqe();
         if (s) op.prepare(*s);
         return Sqe(s);
     }
+    // A 128-byte operation would run into the next SQE here: it needs a
+    // BigRing (ring/big_ring.hpp), whose slots are 128 bytes.
+    template <detail::BigSqeOp Op>
+    Sqe prepare(const Op&) noexcept = delete;
+    // 128-byte SQEs and 32-byte CQEs (IORING_SETUP_SQE128 / CQE32): only a BigRing.
+    bool big_sqes() const noexcept { return sq_.shift != 0; }
+    bool big_cqes() const noexcept { return cq_.shift != 0; }
 
     // Free SQEs.  A linked chain must fit whole before its first SQE is
     // prepared: the chain ends at the submit boundary, so a chain split across
@@ -230,22 +254,11 @@ public:
     // submit, but must not reap from this ring.  Returns the number delivered.
     template <class F>
     unsigned for_each_completion(F&& f) {
-        unsigned total = 0;
-        for (bool entered = false;;) {
-            unsigned head = *cq_.khead;
-            const unsigned tail = barrier::load_acquire(cq_.ktail);
-            for (; head != tail; ++head) {
-                const io_uring_cqe& c = cq_.cqes[head & cq_.mask];
-                const Completion done{c.user_data, c.res, c.flags};
-                barrier::store_release(cq_.khead, head + 1);
-                f(done);
-                ++total;
-            }
-            if (!peek_needs_enter(total, entered)) return total;
-            entered = true;
-            if (flush_overflow() < 0) return total;
-            if (cq_ready() == 0) return total;
-        }
+        return for_each_cqe(
+            [&](const io_uring_cqe& c) {
+                return Completion{c.user_data, c.res, c.flags};
+            },
+            f);
     }
 
     // Copies up to out.size() completions and advances past them.
@@ -303,6 +316,33 @@ public:
     std::uint64_t enter_calls() const noexcept { return enter_calls_; }
 
 private:
+    friend class BigRing;
+    // Only BigRing sets up the 128-byte/32-byte layout.
+    struct BigLayout {};
+    Ring(unsigned entries, const RingOptions& options, BigLayout);
+    void setup(unsigned entries, const RingOptions& options, std::uint32_t layout_flags);
+
+    // The reaping loop behind for_each_completion: `copy` turns the CQE into
+    // what f receives (read before the head moves past it), then f runs.
+    template <class Copy, class F>
+    unsigned for_each_cqe(Copy&& copy, F&& f) {
+        unsigned total = 0;
+        for (bool entered = false;;) {
+            unsigned head = *cq_.khead;
+            const unsigned tail = barrier::load_acquire(cq_.ktail);
+            for (; head != tail; ++head) {
+                const auto done = copy(cq_.cqes[(head & cq_.mask) << cq_.shift]);
+                barrier::store_release(cq_.khead, head + 1);
+                f(done);
+                ++total;
+            }
+            if (!peek_needs_enter(total, entered)) return total;
+            entered = true;
+            if (flush_overflow() < 0) return total;
+            if (cq_ready() == 0) return total;
+        }
+    }
+
     struct SubmissionQueue {
         unsigned* khead = nullptr;
         unsigned* ktail = nullptr;
@@ -310,7 +350,8 @@ private:
         unsigned* kdropped = nullptr;
         unsigned mask = 0;
         unsigned entries = 0;
-        unsigned tail = 0;  // our next SQE to hand out; published on submit
+        unsigned tail = 0;   // our next SQE to hand out; published on submit
+        unsigned shift = 0;  // 1 with 128-byte SQEs: SQE i is at sqes[i << shift]
         io_uring_sqe* sqes = nullptr;
         void* ring_ptr = nullptr;
         std::size_t ring_size = 0;
@@ -322,6 +363,7 @@ private:
         unsigned* koverflow = nullptr;
         unsigned mask = 0;
         unsigned entries = 0;
+        unsigned shift = 0;  // 1 with 32-byte CQEs: CQE i is at cqes[i << shift]
         io_uring_cqe* cqes = nullptr;
         void* ring_ptr = nullptr;  // == sq.ring_ptr with IORING_FEAT_SINGLE_MMAP
         std::size_t ring_size = 0;
