@@ -96,8 +96,10 @@ fetch_kernel() {  # PACKAGE -> unpacked tree under $cache/x/PACKAGE
 }
 
 # What the VM loads: the PCI transport, the disk, 9p, the overlay root and ext4
-# (crc32c is ext4's checksum, found through the crypto API, not a module dependency).
-WANTED_MODULES="virtio_pci virtio_blk 9pnet_virtio 9p overlay ext4 crc32c_generic"
+# (crc32c is ext4's checksum, found through the crypto API, not a module
+# dependency), and the NVMe driver for the emulated drive (init loads it with
+# poll queues, so IOPOLL and passthrough run on a real driver).
+WANTED_MODULES="virtio_pci virtio_blk 9pnet_virtio 9p overlay ext4 crc32c_generic nvme"
 
 # Copies MODULE and what it depends on (modinfo's depends=, read from the
 # module) into DEST/lib/modules, decompressed, appending to DEST/modules.order
@@ -158,8 +160,12 @@ run_kernel() {  # SERIES
     build_initramfs "$tree" "$out/initramfs.cpio"
     truncate -s 4G "$out/scratch.img"
     mkfs.ext4 -q -F "$out/scratch.img"
+    # qemu's emulated NVMe drive, sparse: what the passthrough and IOPOLL
+    # tests (nvme_passthrough_test) may overwrite.
+    truncate -s 64M "$out/nvme.img"
     cat >"$out/cmd.sh" <<EOF
 cd "$build"
+[ -b /dev/nvme0n1 ] && export URINGKIT_TEST_NVME=/dev/nvme0n1
 uname -r >/run/uringkit-out/uname
 start=\$(date +%s)
 { ${URINGKIT_VM_COMMAND:-ctest --test-dir "$build" -j 2 --timeout $test_timeout --output-junit /run/uringkit-out/junit.xml $selection}; echo \$? >/run/uringkit-out/ctest.rc; } 2>&1 | tee /run/uringkit-out/ctest.log
@@ -196,11 +202,13 @@ EOF
         -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
         -virtfs "local,path=$out,mount_tag=out,security_model=none" \
         -drive "file=$out/scratch.img,if=virtio,format=raw,cache=unsafe" \
+        -drive "file=$out/nvme.img,if=none,id=nvm,format=raw,cache=unsafe" \
+        -device "nvme,serial=uringkit,drive=nvm" \
         </dev/null >"$out/console.log" 2>&1 || true
     kill "$progress_pid" 2>/dev/null
     wait "$progress_pid" 2>/dev/null
     echo $(($(date +%s) - started)) >"$out/vm_seconds"
-    rm -f "$out/scratch.img"
+    rm -f "$out/scratch.img" "$out/nvme.img"
     python3 "$here/summary.py" "$1" "$package" "$accel" "$out" | tee "$out/summary.txt"
 }
 
