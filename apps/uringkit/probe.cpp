@@ -23,7 +23,7 @@ Register probe_command{Command{
     [](CLI::App& app) -> std::function<int()> {
         struct Args {
             bool json = false;
-            std::string dir;
+            std::string dir, dev;
         };
         auto args = std::make_shared<Args>();
         app.add_flag("--json", args->json, "Print the report as JSON (docs/json.md)");
@@ -31,7 +31,12 @@ Register probe_command{Command{
             "--dir", args->dir,
             "Directory for the file trials' temporary files; IOPOLL is tried on its file "
             "system (default: the current directory if writable, else $TMPDIR or /tmp)");
-        name_values(app, {{"--dir", "DIR"}});
+        app.add_option("--dev", args->dev,
+                       "A block device to try IOPOLL and, for an NVMe namespace "
+                       "(/dev/nvmeXnY), passthrough on: its first 4 KiB are read "
+                       "(never written) by polling and through /dev/ngXnY, each compared "
+                       "with an O_DIRECT pread");
+        name_values(app, {{"--dir", "DIR"}, {"--dev", "BLOCKDEV"}});
         describe(
             app,
             Manual{
@@ -45,7 +50,9 @@ Register probe_command{Command{
                 .examples = {{"uringkit probe", "A table for people."},
                              {"uringkit probe --json", "The same for scripts."},
                              {"uringkit probe --dir /mnt/nvme",
-                              "Try IOPOLL and the file trials on that directory's file system."}},
+                              "Try IOPOLL and the file trials on that directory's file system."},
+                             {"uringkit probe --dev /dev/nvme0n1",
+                              "Also read the device by polling and by NVMe passthrough."}},
                 .exits = {{0,
                            "io_uring is usable: a ring can be set up and a NOP goes round it "
                            "(some trials may still be unsupported)"},
@@ -53,7 +60,9 @@ Register probe_command{Command{
                           {3,
                            "io_uring cannot be set up here (sysctl, seccomp, a kernel without "
                            "it; the reason is printed), or io_uring_enter is refused"},
-                          {4, "--dir is not a directory a test file can be created in"}},
+                          {4,
+                           "--dir is not a directory a test file can be created in, or --dev "
+                           "is not a block device"}},
                 .see_also = "io_uring(7), io_uring_setup(2)",
                 .doc = "probe.md"});
         return [args]() -> int {
@@ -77,6 +86,19 @@ Register probe_command{Command{
                     return kBadInput;
                 }
                 options.dir = args->dir;
+            }
+            if (!args->dev.empty()) {
+                struct stat st {};
+                if (::stat(args->dev.c_str(), &st) != 0 || !S_ISBLK(st.st_mode)) {
+                    emit(stderr,
+                         "uringkit probe: --dev {}: {} (name a block device, like "
+                         "/dev/nvme0n1)\n",
+                         args->dev,
+                         errno && !S_ISBLK(st.st_mode) && st.st_mode == 0 ? std::strerror(errno)
+                                                                          : "not a block device");
+                    return kBadInput;
+                }
+                options.dev = args->dev;
             }
             // SIGINT/SIGTERM: each trial is short and removes its own file,
             // so the trials finish, the report is printed, and probe then

@@ -11,7 +11,7 @@ namespace {
 // Oldest first.  `name` is the probe trial that tries the feature where there
 // is one, so `probe --json` can give each trial its `needs`.  The releases are
 // those of the kernel's io_uring history (liburing's man pages name them).
-constexpr std::array<FeatureNeed, 16> kNeeds{{
+constexpr std::array<FeatureNeed, 20> kNeeds{{
     {"nop",
      {5, 1},
      "every io_uring path",
@@ -21,6 +21,10 @@ constexpr std::array<FeatureNeed, 16> kNeeds{{
      {5, 1},
      "bench uring-iopoll",
      "the engine is reported unavailable with the errno (it also needs a device with poll queues)"},
+    {"iopoll_device",
+     {5, 1},
+     "bench uring-iopoll --filename DEV",
+     "as iopoll: the device needs poll queues (nvme poll_queues=N, virtio_blk poll_queues=N)"},
     {"registered_buffers",
      {5, 1},
      "bench uring-reg, cp, readfiles",
@@ -56,6 +60,14 @@ constexpr std::array<FeatureNeed, 16> kNeeds{{
      "serve --engine uring",
      "serve --engine auto falls back to epoll saying why; --engine uring exits 3 naming it"},
     {"multishot_accept", {5, 19}, "serve --engine uring", "as provided_buffer_ring"},
+    {"big_ring",
+     {5, 19},
+     "BigRing: NVMe passthrough (op::NvmeCmd)",
+     "io_uring_setup refuses SQE128|CQE32 with EINVAL; BigRing throws RingError"},
+    {"nvme_passthrough",
+     {5, 19},
+     "op::NvmeCmd on /dev/ngXnY",
+     "no /dev/ngXnY char device: only the block device's paths (pread, the ring, IOPOLL)"},
     {"multishot_recv",
      {6, 0},
      "serve --engine uring",
@@ -72,6 +84,10 @@ constexpr std::array<FeatureNeed, 16> kNeeds{{
      {6, 12},
      "serve --batch-wait (IORING_FEAT_MIN_TIMEOUT)",
      "plain waits; serve says so once"},
+    {"hybrid_iopoll",
+     {6, 13},
+     "RingOptions::extra_flags = IORING_SETUP_HYBRID_IOPOLL",
+     "io_uring_setup refuses it with EINVAL: plain IOPOLL polls from the start"},
 }};
 
 }  // namespace

@@ -223,7 +223,7 @@ Report run(const Options& options) {
         }
         return r;
     }
-    detail::run_trials(r.dir, r.trials);
+    detail::run_trials(r.dir, options.dev, r.trials);
     return r;
 }
 

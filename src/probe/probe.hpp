@@ -83,6 +83,9 @@ struct Options {
     // file system and device the user cares about).  Empty: the current
     // directory when it is writable, else $TMPDIR, else /tmp.
     std::string dir;
+    // A block device for the device trials (IOPOLL, NVMe passthrough), only
+    // read; empty: those trials are left out.
+    std::string dev;
 };
 
 // Runs every check.  Never throws for what the kernel refuses (that is a

@@ -284,7 +284,7 @@ int check_dir(const std::string& dir) {
 
 namespace uringkit::probe::detail {
 
-void run_trials(const std::string& dir, std::vector<Trial>& out) {
+void run_trials(const std::string& dir, const std::string& dev, std::vector<Trial>& out) {
     out.push_back(attempt("nop", "a NOP round trip on a plain ring", nop));
     out.push_back(attempt("sqpoll", "SQPOLL: the kernel thread submits, no system call", sqpoll));
     out.push_back(attempt("iopoll", "IOPOLL: polled O_DIRECT read of a file in the trial directory",
@@ -299,6 +299,7 @@ void run_trials(const std::string& dir, std::vector<Trial>& out) {
                           registered_ring_fd));
     out.push_back(attempt("direct_openat", "openat into a fixed slot, read and close through it",
                           [&](Trial& t) { direct_openat(t, dir); }));
+    run_block_trials(dev, out);
 }
 
 }  // namespace uringkit::probe::detail

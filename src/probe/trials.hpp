@@ -11,6 +11,10 @@ namespace uringkit::probe::detail {
 
 // Appends one Trial per check to `out`.  `dir` is a writable directory for
 // temporary files (each removed before its trial returns).
-void run_trials(const std::string& dir, std::vector<Trial>& out);
+// `dev`: a block device for the device trials (probe --dev), or empty.
+void run_trials(const std::string& dir, const std::string& dev, std::vector<Trial>& out);
+// The 128-byte-SQE ring, hybrid IOPOLL and, with `dev`, a polled read and an
+// NVMe passthrough read of it (trials_block.cpp).
+void run_block_trials(const std::string& dev, std::vector<Trial>& out);
 
 }  // namespace uringkit::probe::detail

@@ -118,7 +118,9 @@ const std::set<std::string> kTrialNames = {"nop",
                                            "provided_buffer_ring",
                                            "multishot_recv",
                                            "registered_ring_fd",
-                                           "direct_openat"};
+                                           "direct_openat",
+                                           "big_ring",
+                                           "hybrid_iopoll"};
 
 const json* trial(const json& j, const std::string& name) {
     for (const json& t : j.at("trials"))
@@ -297,6 +299,33 @@ TEST(ProbeCli, BadDirIsRefusedWithStatusFour) {
     const Child f = run({URINGKIT_CLI, "probe", "--dir", "/etc/hostname"});
     EXPECT_EQ(f.status, 4);
     EXPECT_NE(f.err.find("not a directory"), std::string::npos) << f.err;
+}
+
+TEST(ProbeCli, DevThatIsNoBlockDeviceIsStatusFour) {
+    for (const char* dev : {"/dev/null", "/nonexistent/nvme0n1"}) {
+        const Child r = run({URINGKIT_CLI, "probe", "--dev", dev});
+        EXPECT_EQ(r.status, 4) << dev;
+        EXPECT_TRUE(r.out.empty()) << r.out;
+        EXPECT_NE(r.err.find(std::string("--dev ") + dev + ": "), std::string::npos) << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    }
+}
+
+// On an NVMe namespace with poll queues (make test-kernels' emulated drive,
+// named by URINGKIT_TEST_NVME) the device trials read it by polling and by
+// passthrough, each checked against an O_DIRECT pread.
+TEST(ProbeCli, DevTrialsReadTheNvmeDrive) {
+    const char* dev = std::getenv("URINGKIT_TEST_NVME");
+    if (!dev || !*dev)
+        GTEST_SKIP() << "URINGKIT_TEST_NVME names no NVMe namespace (make test-kernels sets it)";
+    const Child r = run({URINGKIT_CLI, "probe", "--json", "--dev", dev});
+    ASSERT_EQ(r.status, 0) << r.err;
+    const json j = parse(r);
+    for (const char* name : {"big_ring", "iopoll_device", "nvme_passthrough"}) {
+        const json* t = trial(j, name);
+        ASSERT_NE(t, nullptr) << name;
+        EXPECT_EQ(t->at("result"), "ok") << t->dump();
+    }
 }
 
 // A directory where no file can be created fails before any trial: /proc

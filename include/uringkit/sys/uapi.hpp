@@ -20,6 +20,9 @@
 #ifndef IORING_SETUP_NO_SQARRAY
 #define IORING_SETUP_NO_SQARRAY (1U << 16)  // 6.6
 #endif
+#ifndef IORING_SETUP_HYBRID_IOPOLL
+#define IORING_SETUP_HYBRID_IOPOLL (1U << 17)  // 6.13: sleep before polling, then poll
+#endif
 
 // ---- features ------------------------------------------------------------
 #ifndef IORING_FEAT_RSRC_TAGS
