@@ -33,6 +33,12 @@ constexpr EngineInfo kEngines[] = {
     {"uring-iopoll",
      "io_uring polling for completions (IOPOLL; O_DIRECT on devices with poll queues)",
      start_uring_iopoll},
+    {"uring-cmd",
+     "NVMe passthrough: each I/O an NVMe command to /dev/ngXnY on 128-byte SQEs (fio's "
+     "io_uring_cmd); --filename /dev/nvmeXnY, never the page cache",
+     start_uring_cmd},
+    {"uring-cmd-reg", "uring-cmd with the data in one registered buffer (fio's fixedbufs)",
+     start_uring_cmd_reg},
     {"liburing", "the uring loop written on liburing, as a peer", start_liburing},
     {"auto", "pread for a lone waited-on I/O (depth 1), the ring once several are in flight",
      start_auto},

@@ -1,5 +1,5 @@
 // The io_uring benchmark loop shared by uring, uring-reg, uring-sqpoll,
-// uring-iopoll and auto (not installed).  At depth D and batch B it keeps D
+// uring-iopoll, uring-cmd and auto (not installed).  At depth D and batch B it keeps D
 // I/Os in flight; each turn prepares SQEs for every slot freed, then makes ONE
 // io_uring_enter that submits them and waits for min(B, in flight)
 // completions, then reaps everything ready.  So the system calls per I/O are
@@ -54,6 +54,12 @@ protected:
     // room (it holds at least `depth` entries and at most `depth` are in flight).
     template <class Prep>
     PhaseResult run_loop(Ring& ring, const Phase& ph, Prep&& prep) {
+        return run_loop(ring, ph, prep, [](const Completion& c) { return c.res; });
+    }
+    // As above; `result(c)` turns a completion into the byte count or -errno
+    // a read or write returns (NVMe passthrough answers 0 or an NVMe status).
+    template <class Prep, class Result>
+    PhaseResult run_loop(Ring& ring, const Phase& ph, Prep&& prep, Result&& result) {
         PhaseState st(*this, ph);
         const bool sqpoll = ring.setup_flags() & IORING_SETUP_SQPOLL;
         const std::uint64_t enters_before = ring.enter_calls();
@@ -78,7 +84,7 @@ protected:
             if (ring.sq_flags() & IORING_SQ_CQ_OVERFLOW) ++st.r.cq_overflows;
             const std::uint64_t t_reap = now_ns();
             ring.for_each_completion([&](const Completion& c) {
-                complete(ph, st, static_cast<unsigned>(c.user_data), c.res, t_reap);
+                complete(ph, st, static_cast<unsigned>(c.user_data), result(c), t_reap);
             });
             end_turn(ph, st, t_reap);
         }

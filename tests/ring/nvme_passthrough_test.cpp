@@ -13,6 +13,7 @@
 #include "uringkit/sys/nvme.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <fcntl.h>
 #include <sys/uio.h>
@@ -21,6 +22,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -260,3 +262,21 @@ TEST(NvmeStatus, NamesTheStatusAndTheDnrBit) {
 }
 
 }  // namespace
+
+// bench on the drive: every engine that reads a block device gives an `ok`
+// row, passthrough (plain and from a registered buffer) and IOPOLL included.
+TEST(NvmeBench, EveryBlockEngineRunsOnTheDrive) {
+    REQUIRE_NAMESPACE(ns);
+    const std::string out = "/tmp/uringkit-nvme-bench.json";
+    const std::string cmd =
+        std::string(URINGKIT_CLI) + " bench --filename " + ns->block_device +
+        " --direct --engines pread,libaio,uring,uring-reg,uring-iopoll,uring-cmd,uring-cmd-reg "
+        "--iodepth 1,8 --rounds 1 --ios 300 --json " +
+        out + " >/dev/null 2>/tmp/uringkit-nvme-bench.err";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    std::ifstream in(out);
+    const auto j = nlohmann::json::parse(in);
+    std::remove(out.c_str());
+    ASSERT_EQ(j.at("rows").size(), 14u);
+    for (const auto& row : j.at("rows")) EXPECT_EQ(row.at("status"), "ok") << row.dump();
+}
