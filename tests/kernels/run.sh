@@ -201,7 +201,8 @@ EOF
         -append "console=ttyS0 panic=-1 quiet loglevel=3 no_timer_check" \
         -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
         -virtfs "local,path=$out,mount_tag=out,security_model=none" \
-        -drive "file=$out/scratch.img,if=virtio,format=raw,cache=unsafe" \
+        -drive "file=$out/scratch.img,if=none,id=scratch,format=raw,cache=unsafe" \
+        -device "virtio-blk-pci,drive=scratch,num-queues=2" \
         -drive "file=$out/nvme.img,if=none,id=nvm,format=raw,cache=unsafe" \
         -device "nvme,serial=uringkit,drive=nvm" \
         </dev/null >"$out/console.log" 2>&1 || true
