@@ -94,6 +94,13 @@ struct EngineInfo {
     // it keeps the depth in flight.  The table says so rather than show a
     // depth the engine never had.
     unsigned most_in_flight = 0;
+    // The device path its I/O takes: "block" (the file system and block
+    // layer, or the page cache) or "nvme-passthrough" (NVMe commands through
+    // /dev/ngXnY).  And how it learns of a completion: "blocking" (the
+    // calling thread waits in the system call), "interrupt" (the device
+    // interrupts; a page-cache hit completes inline) or "polled" (IOPOLL).
+    std::string_view io_path = "block";
+    std::string_view completion = "interrupt";
 };
 
 // Every engine built into this binary, in the order the table lists them.

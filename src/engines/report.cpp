@@ -170,6 +170,17 @@ std::vector<std::string> notes(const Report& rep) {
             "is "
             "not concurrency");
     if (has("pread")) n.push_back("pread: one I/O at a time whatever the depth (fio's psync)");
+    if (has("uring-iopoll"))
+        n.push_back(
+            "uring-iopoll: completions found by polling the device's poll queues, no "
+            "interrupt (the others: interrupts, or the caller blocks in pread)");
+    for (std::string_view e : {"uring-cmd", "uring-cmd-reg"})
+        if (has(e)) {
+            n.push_back(
+                fmt::format("{}: NVMe commands through the namespace's char device "
+                            "(/dev/ngXnY), not the block layer; never the page cache",
+                            e));
+        }
     if (rep.spec.workload.direct)
         n.push_back("cache: O_DIRECT, the page cache is bypassed");
     else if (rep.spec.cache == Cache::cold)

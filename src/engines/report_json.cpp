@@ -112,11 +112,14 @@ std::string to_json(const Report& rep) {
     };
     json rows = json::array();
     for (const Row& r : rep.results.rows) {
+        const EngineInfo* info = find_engine(r.engine.substr(0, r.engine.find('#')));
         json row = {{"engine", r.engine},
                     {"iodepth", r.iodepth},
                     {"batch", r.batch},
                     {"status", status_name(r.status)},
-                    {"reason", r.reason}};
+                    {"reason", r.reason},
+                    {"io_path", info ? info->io_path : "block"},
+                    {"completion", info ? info->completion : "interrupt"}};
         if (r.status == Row::ok) {
             row.update({
                 {"note", r.note},

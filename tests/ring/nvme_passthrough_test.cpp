@@ -278,5 +278,15 @@ TEST(NvmeBench, EveryBlockEngineRunsOnTheDrive) {
     const auto j = nlohmann::json::parse(in);
     std::remove(out.c_str());
     ASSERT_EQ(j.at("rows").size(), 14u);
-    for (const auto& row : j.at("rows")) EXPECT_EQ(row.at("status"), "ok") << row.dump();
+    for (const auto& row : j.at("rows")) {
+        EXPECT_EQ(row.at("status"), "ok") << row.dump();
+        const std::string engine = row.at("engine");
+        EXPECT_EQ(row.at("io_path"),
+                  engine.rfind("uring-cmd", 0) == 0 ? "nvme-passthrough" : "block")
+            << engine;
+        EXPECT_EQ(row.at("completion"), engine == "uring-iopoll" ? "polled"
+                                        : engine == "pread"      ? "blocking"
+                                                                 : "interrupt")
+            << engine;
+    }
 }
