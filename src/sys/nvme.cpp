@@ -68,6 +68,7 @@ std::optional<Namespace> find_namespace(const std::string& block_device, std::st
     ns.lba_count = sectors * 512 / ns.lba_size;  // sysfs counts 512-byte sectors
     const std::string ng = "ng" + ctrl + "n" + nsnum;
     ns.char_device = "/dev/" + ng;
+    ns.controller = "/dev/nvme" + ctrl;
     if (::stat(ns.char_device.c_str(), &st) != 0 || !S_ISCHR(st.st_mode)) {
         std::string dev;
         std::ifstream numbers("/sys/class/nvme-generic/" + ng + "/dev");

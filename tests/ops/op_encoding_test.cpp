@@ -262,6 +262,15 @@ TEST(OpEncoding, NvmeCmdFillsTheBigSqeAsTheDriverReadsIt) {
     std::memcpy(&c, slot + 48, sizeof c);
     EXPECT_EQ(c.opcode, 0x00) << "NVMe Flush";
     EXPECT_EQ(c.addr | c.data_len | c.cdw10 | c.cdw11 | c.cdw12, 0u);
+
+    std::memset(slot, 0, sizeof slot);
+    op::NvmeCmd::identify(Fd{6}, 1, 0, buf).prepare(s);
+    std::memcpy(&c, slot + 48, sizeof c);
+    EXPECT_EQ(s.cmd_op, static_cast<std::uint32_t>(NVME_URING_CMD_ADMIN));
+    EXPECT_EQ(c.opcode, 0x06) << "NVMe Identify";
+    EXPECT_EQ(c.data_len, 4096u);
+    EXPECT_EQ(c.cdw10, 0u) << "CNS 0: the namespace";
+    EXPECT_EQ(c.cdw11 | c.cdw12, 0u);
 }
 
 TEST(OpEncoding, SocketCmdIsAnOrdinarySqe) {

@@ -253,6 +253,23 @@ TEST(NvmePassthrough, IopollCompletesByPollingNotInterrupts) {
     EXPECT_EQ(std::memcmp(got.get(), want.get(), bytes), 0) << "polled passthrough read";
 }
 
+// Identify Namespace through the controller: its first field, NSZE, is the
+// namespace's size in logical blocks, which sysfs gave too.
+TEST(NvmePassthrough, IdentifyGivesTheNamespaceSize) {
+    REQUIRE_NAMESPACE(ns);
+    UniqueFd ctrl(::open(ns->controller.c_str(), O_RDONLY | O_CLOEXEC));
+    ASSERT_GE(ctrl.get(), 0) << ns->controller << ": " << std::strerror(errno);
+    Aligned id = aligned(4096);
+    BigRing big(4);
+    big.prepare(op::NvmeCmd::identify(Fd{ctrl.get()}, ns->nsid, 0, id.get())).user_data(1);
+    const auto c = reap_bounded<BigRing, BigCompletion>(big, big.ring());
+    ASSERT_TRUE(c) << "no completion within 10 s";
+    ASSERT_EQ(c->res, 0) << nvme::status_text(c->res);
+    std::uint64_t nsze = 0;
+    std::memcpy(&nsze, id.get(), sizeof nsze);  // little-endian, as x86
+    EXPECT_EQ(nsze, ns->lba_count);
+}
+
 TEST(NvmeStatus, NamesTheStatusAndTheDnrBit) {
     EXPECT_EQ(nvme::status_text(0), "success");
     EXPECT_EQ(nvme::status_text(-EIO), std::strerror(EIO));

@@ -4,7 +4,8 @@
 // - SocketCmd: the socket commands (6.7: SIOCINQ, SIOCOUTQ; 6.7:
 //   getsockopt/setsockopt), a 64-byte SQE like any other operation.
 // - NvmeCmd: an NVMe I/O command to a namespace's generic char device
-//   (/dev/ngXnY), struct nvme_uring_cmd (72 bytes) in a 128-byte SQE.  It
+//   (/dev/ngXnY), or an admin Identify to the controller (/dev/nvmeX),
+//   struct nvme_uring_cmd (72 bytes) in a 128-byte SQE.  It
 //   says so with `kBigSqe`, so only a BigRing (ring/big_ring.hpp) takes it;
 //   its CQE's res is the NVMe status (0, a positive NVMe status code, or
 //   -errno) and the 32-byte CQE's big[0] the command's result.
@@ -52,6 +53,7 @@ public:
     static constexpr bool kBigSqe = true;  // struct nvme_uring_cmd runs past 64 bytes
     // NVMe's I/O opcodes (NVM Command Set specification, figure "Opcodes for NVM Commands").
     static constexpr std::uint8_t kFlush = 0x00, kWrite = 0x01, kRead = 0x02;
+    static constexpr std::uint8_t kIdentify = 0x06;  // admin command set
 
     static NvmeCmd read(File ng, std::uint32_t nsid, std::uint64_t first_lba, std::uint32_t blocks,
                         void* buf, std::uint32_t bytes) noexcept {
@@ -63,6 +65,16 @@ public:
     }
     static NvmeCmd flush(File ng, std::uint32_t nsid) noexcept {
         return NvmeCmd(ng, nsid, kFlush, 0, 0, nullptr, 0);
+    }
+    // An admin Identify (opcode 0x06) sent to the controller's char device
+    // (/dev/nvmeX, root only): `cns` 0 is the namespace's data structure
+    // (its size in blocks first), 1 the controller's.  `buf` holds 4096 bytes.
+    static NvmeCmd identify(File controller, std::uint32_t nsid, std::uint8_t cns,
+                            void* buf) noexcept {
+        NvmeCmd c(controller, nsid, kIdentify, 0, 0, buf, 4096);
+        c.cmd_.cdw10 = cns;
+        c.admin_ = true;
+        return c;
     }
     // The buffer lies in registered buffer `index` (IORING_URING_CMD_FIXED, 6.0).
     NvmeCmd& fixed_buffer(std::uint16_t index) noexcept {
@@ -80,7 +92,7 @@ public:
     void prepare(io_uring_sqe& s) const noexcept {
         s.opcode = code;
         f_.apply(s);
-        s.cmd_op = NVME_URING_CMD_IO;
+        s.cmd_op = admin_ ? NVME_URING_CMD_ADMIN : NVME_URING_CMD_IO;
         if (fixed_) {
             s.uring_cmd_flags = IORING_URING_CMD_FIXED;
             s.buf_index = buf_index_;
@@ -100,7 +112,7 @@ private:
         cmd_.nsid = nsid;
         cmd_.addr = reinterpret_cast<std::uintptr_t>(buf);
         cmd_.data_len = bytes;
-        if (opcode != kFlush) {
+        if (opcode == kRead || opcode == kWrite) {
             cmd_.cdw10 = static_cast<std::uint32_t>(slba);        // starting LBA, low
             cmd_.cdw11 = static_cast<std::uint32_t>(slba >> 32);  // starting LBA, high
             cmd_.cdw12 = blocks - 1;                              // 0's based count
@@ -109,6 +121,7 @@ private:
     File f_;
     nvme_uring_cmd cmd_{};
     bool fixed_ = false;
+    bool admin_ = false;
     std::uint16_t buf_index_ = 0;
 };
 

@@ -15,6 +15,7 @@ namespace uringkit::nvme {
 struct Namespace {
     std::string block_device;     // /dev/nvme0n1
     std::string char_device;      // /dev/ng0n1: what NvmeCmd is sent to
+    std::string controller;       // /dev/nvme0: admin commands (NvmeCmd::identify)
     std::uint32_t nsid = 0;       // the namespace id every command names
     std::uint32_t lba_size = 0;   // bytes per logical block
     std::uint64_t lba_count = 0;  // logical blocks in the namespace
