@@ -33,6 +33,10 @@ constexpr EngineInfo kEngines[] = {
     {"uring-iopoll",
      "io_uring polling for completions (IOPOLL; O_DIRECT on devices with poll queues)",
      start_uring_iopoll, 0, "block", "polled"},
+    {"uring-hybrid",
+     "uring-iopoll that sleeps for part of each request's latency before polling "
+     "(HYBRID_IOPOLL, Linux 6.13)",
+     start_uring_hybrid, 0, "block", "polled"},
     {"uring-cmd",
      "NVMe passthrough: each I/O an NVMe command to /dev/ngXnY on 128-byte SQEs (fio's "
      "io_uring_cmd); --filename /dev/nvmeXnY, never the page cache",

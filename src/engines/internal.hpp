@@ -15,6 +15,7 @@ std::unique_ptr<EngineJob> start_uring_async(const JobContext& ctx);
 std::unique_ptr<EngineJob> start_uring_reg(const JobContext& ctx);
 std::unique_ptr<EngineJob> start_uring_sqpoll(const JobContext& ctx);
 std::unique_ptr<EngineJob> start_uring_iopoll(const JobContext& ctx);
+std::unique_ptr<EngineJob> start_uring_hybrid(const JobContext& ctx);
 std::unique_ptr<EngineJob> start_uring_cmd(const JobContext& ctx);
 std::unique_ptr<EngineJob> start_uring_cmd_reg(const JobContext& ctx);
 std::unique_ptr<EngineJob> start_liburing(const JobContext& ctx);
