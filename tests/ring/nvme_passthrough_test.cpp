@@ -287,15 +287,15 @@ TEST(NvmeBench, EveryBlockEngineRunsOnTheDrive) {
     const std::string out = "/tmp/uringkit-nvme-bench.json";
     const std::string cmd =
         std::string(URINGKIT_CLI) + " bench --filename " + ns->block_device +
-        " --direct --engines pread,libaio,uring,uring-reg,uring-iopoll,uring-hybrid,uring-cmd,"
-        "uring-cmd-reg "
+        " --direct --engines pread,threadpool,libaio,uring,uring-async,uring-reg,uring-sqpoll,"
+        "uring-iopoll,uring-hybrid,uring-cmd,uring-cmd-reg,auto "
         "--iodepth 1,8 --rounds 1 --ios 300 --json " +
         out + " >/dev/null 2>/tmp/uringkit-nvme-bench.err";
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
     std::ifstream in(out);
     const auto j = nlohmann::json::parse(in);
     std::remove(out.c_str());
-    ASSERT_EQ(j.at("rows").size(), 16u);
+    ASSERT_EQ(j.at("rows").size(), 24u);
     for (const auto& row : j.at("rows")) {
         const std::string engine = row.at("engine");
         // Neither test kernel (6.1, 6.12) has HYBRID_IOPOLL (6.13): it must say so.
@@ -310,10 +310,9 @@ TEST(NvmeBench, EveryBlockEngineRunsOnTheDrive) {
         EXPECT_EQ(row.at("io_path"),
                   engine.rfind("uring-cmd", 0) == 0 ? "nvme-passthrough" : "block")
             << engine;
-        EXPECT_EQ(row.at("completion"), engine == "uring-iopoll" || engine == "uring-hybrid"
-                                            ? "polled"
-                                        : engine == "pread" ? "blocking"
-                                                            : "interrupt")
-            << engine;
+        std::string completion = "interrupt";
+        if (engine == "uring-iopoll" || engine == "uring-hybrid") completion = "polled";
+        if (engine == "pread" || engine == "threadpool") completion = "blocking";
+        EXPECT_EQ(row.at("completion"), completion) << engine;
     }
 }
