@@ -89,13 +89,12 @@ Register probe_command{Command{
             }
             if (!args->dev.empty()) {
                 struct stat st {};
-                if (::stat(args->dev.c_str(), &st) != 0 || !S_ISBLK(st.st_mode)) {
+                const bool found = ::stat(args->dev.c_str(), &st) == 0;
+                if (!found || !S_ISBLK(st.st_mode)) {
                     emit(stderr,
                          "uringkit probe: --dev {}: {} (name a block device, like "
                          "/dev/nvme0n1)\n",
-                         args->dev,
-                         errno && !S_ISBLK(st.st_mode) && st.st_mode == 0 ? std::strerror(errno)
-                                                                          : "not a block device");
+                         args->dev, found ? "not a block device" : std::strerror(errno));
                     return kBadInput;
                 }
                 options.dev = args->dev;
