@@ -10,7 +10,6 @@
 
 #include <gtest/gtest.h>
 
-#include <sys/utsname.h>
 #include <sys/wait.h>
 
 #include <string>
@@ -22,16 +21,7 @@ using namespace uringkit::testing;
 
 namespace {
 
-// REQUIRE_OP with the running release: "kernel lacks IORING_OP_FUTEX_WAIT
-// (needs Linux 6.7), have Linux 6.1.0-37-amd64".
-#define REQUIRE_NEW_OP(ring, op)                                                  \
-    do {                                                                          \
-        const std::string why_ = missing_opcode((ring), (op));                    \
-        utsname u_{};                                                             \
-        ::uname(&u_);                                                             \
-        if (!why_.empty()) GTEST_SKIP() << why_ << ", have Linux " << u_.release; \
-    } while (0)
-#define REQUIRE_FUTEX_OPS(ring) REQUIRE_NEW_OP(ring, op::FutexWait::code)
+#define REQUIRE_FUTEX_OPS(ring) REQUIRE_OP(ring, op::FutexWait::code)
 
 // A limit for one loop's waits: past `seconds`, `expired` is stopped (every
 // lock and wait given its token returns -ECANCELED); finish() ends the watch.
@@ -159,7 +149,7 @@ TEST(AsyncSync, EventSetWakesEveryWaiterOnce) {
 
 TEST(AsyncSync, WaitChildReturnsExitStatusOrSignal) {
     Ring ring(8);
-    REQUIRE_NEW_OP(ring, op::Waitid::code);
+    REQUIRE_OP(ring, op::Waitid::code);
     async::Loop loop(ring);
     const pid_t exits = ::fork();
     ASSERT_GE(exits, 0);

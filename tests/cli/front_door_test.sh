@@ -107,7 +107,7 @@ expect_completion() {
 expect_completion "bench " uringkit be
 expect_completion "net " uringkit bench ""
 expect_completion "--engines " uringkit bench --eng
-expect_completion "pread,uring pread,uring-async pread,uring-iopoll pread,uring-reg pread,uring-sqpoll " \
+expect_completion "pread,uring pread,uring-async pread,uring-cmd pread,uring-cmd-reg pread,uring-hybrid pread,uring-iopoll pread,uring-reg pread,uring-sqpoll " \
     uringkit bench --engines pread,ur
 expect_completion "epoll " uringkit bench net --engines ep
 expect_completion "always auto never " uringkit cp --reflink ""

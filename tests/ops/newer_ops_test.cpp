@@ -34,14 +34,6 @@ std::string kernel_release() {
     return ::uname(&u) == 0 ? u.release : "unknown";
 }
 
-// REQUIRE_OP with the running release: "kernel lacks IORING_OP_PIPE (needs
-// Linux 6.16), have Linux 6.12.38".
-#define REQUIRE_NEW_OP(ring, op)                                                        \
-    do {                                                                                \
-        const std::string why_ = missing_opcode((ring), (op));                          \
-        if (!why_.empty()) GTEST_SKIP() << why_ << ", have Linux " << kernel_release(); \
-    } while (0)
-
 // Exactly `n` completions, or a failure after 10 s: a wake that never comes
 // ends the test instead of hanging it.
 std::vector<Completion> reap_bounded(Ring& ring, unsigned n) {
@@ -81,7 +73,7 @@ std::string read_some(int fd, std::size_t n) {
 
 TEST(NewerOps, FutexWaitEndsOnWakeAndWakeCountsWaiters) {
     Ring ring(8);
-    REQUIRE_NEW_OP(ring, op::FutexWait::code);
+    REQUIRE_OP(ring, op::FutexWait::code);
     std::uint32_t word = 0;
     // A word that does not hold the expected value: -EAGAIN at once.
     ring.prepare(op::FutexWait(&word, 1)).user_data(9);
@@ -118,7 +110,7 @@ TEST(NewerOps, FutexWaitEndsOnWakeAndWakeCountsWaiters) {
 
 TEST(NewerOps, FutexWaitvNamesTheWordThatWoke) {
     Ring ring(8);
-    REQUIRE_NEW_OP(ring, op::FutexWaitv::code);
+    REQUIRE_OP(ring, op::FutexWaitv::code);
     std::uint32_t a = 0, b = 0;
     futex_waitv v[2]{};
     v[0].val = 0;
@@ -139,7 +131,7 @@ TEST(NewerOps, FutexWaitvNamesTheWordThatWoke) {
 
 TEST(NewerOps, WaitidReportsExitStatusAndSignal) {
     Ring ring(4);
-    REQUIRE_NEW_OP(ring, op::Waitid::code);
+    REQUIRE_OP(ring, op::Waitid::code);
     const pid_t exits = ::fork();
     ASSERT_GE(exits, 0);
     if (exits == 0) ::_exit(42);
@@ -173,8 +165,8 @@ TEST(NewerOps, WaitidReportsExitStatusAndSignal) {
 
 TEST(NewerOps, BindThenListenAcceptsAConnection) {
     Ring ring(4);
-    REQUIRE_NEW_OP(ring, op::Bind::code);
-    REQUIRE_NEW_OP(ring, op::Listen::code);
+    REQUIRE_OP(ring, op::Bind::code);
+    REQUIRE_OP(ring, op::Listen::code);
     const UniqueFd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
     ASSERT_GE(s.get(), 0);
     sockaddr_in addr{};
@@ -202,7 +194,7 @@ TEST(NewerOps, BindThenListenAcceptsAConnection) {
 
 TEST(NewerOps, ReadMultishotDeliversEachPieceThenEndsAtEof) {
     Ring ring(8);
-    REQUIRE_NEW_OP(ring, op::ReadMultishot::code);
+    REQUIRE_OP(ring, op::ReadMultishot::code);
     BufferRing buffers(ring, 3, 4, 64);
     Pipe pipe;
     const std::string pieces[] = {"first piece", "the second, longer piece", "3"};
@@ -232,7 +224,7 @@ TEST(NewerOps, ReadMultishotDeliversEachPieceThenEndsAtEof) {
 
 TEST(NewerOps, FtruncateShrinksAndExtends) {
     Ring ring(4);
-    REQUIRE_NEW_OP(ring, op::Ftruncate::code);
+    REQUIRE_OP(ring, op::Ftruncate::code);
     TempFile file(8192, 5);
     ring.prepare(op::Ftruncate(Fd{file.fd()}, 1000)).user_data(1);
     ASSERT_EQ(reap_one_bounded(ring).res, 0);
@@ -250,7 +242,7 @@ TEST(NewerOps, FtruncateShrinksAndExtends) {
 
 TEST(NewerOps, FixedFdInstallMakesARegularDescriptor) {
     Ring ring(4);
-    REQUIRE_NEW_OP(ring, op::FixedFdInstall::code);
+    REQUIRE_OP(ring, op::FixedFdInstall::code);
     ring.register_files_sparse(2);
     TempFile file(4096, 9);
     ring.prepare(op::OpenAt(AT_FDCWD, file.path().c_str(), O_RDONLY).into_slot(1)).user_data(1);
@@ -280,7 +272,7 @@ TEST(NewerOps, FixedFdInstallMakesARegularDescriptor) {
 
 TEST(NewerOps, SendMsgZcPostsResultThenNotification) {
     Ring ring(4);
-    REQUIRE_NEW_OP(ring, op::SendMsgZc::code);
+    REQUIRE_OP(ring, op::SendMsgZc::code);
     TcpPair pair;
     const auto data = pattern(3000, 2);
     iovec iov[2] = {{const_cast<std::byte*>(data.data()), 1000},
@@ -308,7 +300,7 @@ TEST(NewerOps, SendMsgZcPostsResultThenNotification) {
 
 TEST(NewerOps, TeeCopiesWithoutConsuming) {
     Ring ring(4);
-    REQUIRE_NEW_OP(ring, op::Tee::code);
+    REQUIRE_OP(ring, op::Tee::code);
     Pipe in, out;
     const std::string text = "tee keeps the source intact";
     ASSERT_EQ(::write(in.write_end.get(), text.data(), text.size()),
@@ -326,7 +318,7 @@ TEST(NewerOps, TeeCopiesWithoutConsuming) {
 // CQE read at the 32-byte stride).
 TEST(NewerOps, SocketCmdCountsTheBytesWaiting) {
     Ring ring(4);
-    REQUIRE_NEW_OP(ring, op::SocketCmd::code);
+    REQUIRE_OP(ring, op::SocketCmd::code);
     UniqueFd rx(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
     UniqueFd tx(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
     sockaddr_in a{};
@@ -362,7 +354,7 @@ TEST(NewerOps, SocketCmdCountsTheBytesWaiting) {
 
 TEST(NewerOps, EpollWaitReturnsTheReadyEvent) {
     Ring ring(4);
-    REQUIRE_NEW_OP(ring, op::EpollWait::code);
+    REQUIRE_OP(ring, op::EpollWait::code);
     const UniqueFd ep(::epoll_create1(EPOLL_CLOEXEC));
     ASSERT_GE(ep.get(), 0);
     Pipe pipe;
@@ -384,7 +376,7 @@ TEST(NewerOps, EpollWaitReturnsTheReadyEvent) {
 
 TEST(NewerOps, VectoredIoThroughOneRegisteredBuffer) {
     Ring ring(4);
-    REQUIRE_NEW_OP(ring, op::WritevFixed::code);
+    REQUIRE_OP(ring, op::WritevFixed::code);
     std::vector<std::byte> reg(8192);
     const auto data = pattern(1000, 4);
     std::memcpy(reg.data() + 100, data.data(), 500);
@@ -412,7 +404,7 @@ TEST(NewerOps, VectoredIoThroughOneRegisteredBuffer) {
 
 TEST(NewerOps, PipeMakesDescriptorsOrDirectSlots) {
     Ring ring(4);
-    REQUIRE_NEW_OP(ring, op::Pipe::code);
+    REQUIRE_OP(ring, op::Pipe::code);
     int fds[2] = {-1, -1};
     ring.prepare(op::Pipe(fds, O_CLOEXEC)).user_data(1);
     ASSERT_EQ(reap_one_bounded(ring).res, 0);

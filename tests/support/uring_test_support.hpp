@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -192,9 +193,9 @@ inline Completion find(const std::vector<Completion>& cs, std::uint64_t user_dat
 
 // Empty when the running kernel has opcode `op` (IORING_REGISTER_PROBE on
 // `ring` lists it as supported); otherwise the reason a test skips, naming
-// the opcode and the release that added it: "kernel lacks IORING_OP_STATX
-// (needs Linux 5.6)".  A kernel without the probe (before 5.6, below the
-// supported 6.1) throws the probe's RingError: it cannot say.
+// the opcode, the release that added it and the one running: "kernel lacks
+// IORING_OP_STATX (needs Linux 5.6), have Linux 5.4.0-150-generic".  A kernel without the probe
+// (before 5.6, below the supported 6.1) throws the probe's RingError: it cannot say.
 inline std::string missing_opcode(const Ring& ring, unsigned op) {
     if (ring.probe_opcodes().supported(op)) return {};
     std::string what;
@@ -208,6 +209,8 @@ inline std::string missing_opcode(const Ring& ring, unsigned op) {
     std::string why = "kernel lacks " + what;
     if (const char* since = sys::opcode_since(op))
         why += std::string(" (needs Linux ") + since + ")";
+    utsname u{};
+    why += std::string(", have Linux ") + (::uname(&u) == 0 ? u.release : "unknown");
     return why;
 }
 
