@@ -224,12 +224,15 @@ TEST(OpEncoding, AcceptDefaultsToCloseOnExec) {
 // running into the second 64 bytes, as liburing's io_uring_prep_cmd and
 // fio's io_uring_cmd engine lay it out.
 TEST(OpEncoding, NvmeCmdFillsTheBigSqeAsTheDriverReadsIt) {
-    static_assert(op::NvmeCmd::kBigSqe);
-    alignas(64) unsigned char slot[128];
-    std::memset(slot, 0, sizeof slot);
-    auto& s = *reinterpret_cast<io_uring_sqe*>(slot);
+    static_assert(uringkit::detail::BigSqeOp<op::NvmeCmd>);
+    static_assert(
+        !std::is_invocable_v<decltype(&op::NvmeCmd::prepare), const op::NvmeCmd&, io_uring_sqe&>,
+        "an NVMe command cannot be prepared into a 64-byte SQE");
+    BigSqe big{};
+    const io_uring_sqe& s = big.sqe();
+    const unsigned char* slot = big.bytes();
     char buf[8192];
-    op::NvmeCmd::read(Fd{5}, 1, 0x1'0000'0002ULL, 2, buf, sizeof buf).prepare(s);
+    op::NvmeCmd::read(Fd{5}, 1, 0x1'0000'0002ULL, 2, buf, sizeof buf).prepare(big);
     EXPECT_EQ(s.opcode, IORING_OP_URING_CMD);
     EXPECT_EQ(s.fd, 5);
     EXPECT_EQ(s.cmd_op, static_cast<std::uint32_t>(NVME_URING_CMD_IO));
@@ -246,8 +249,8 @@ TEST(OpEncoding, NvmeCmdFillsTheBigSqeAsTheDriverReadsIt) {
     EXPECT_EQ(c.cdw13 | c.cdw14 | c.cdw15 | c.timeout_ms | c.metadata_len, 0u);
     EXPECT_EQ(slot[48 + sizeof c], 0) << "nothing past the command";
 
-    std::memset(slot, 0, sizeof slot);
-    op::NvmeCmd::write(Fixed{3}, 1, 7, 1, buf, 4096).fixed_buffer(9).timeout_ms(50).prepare(s);
+    big = {};
+    op::NvmeCmd::write(Fixed{3}, 1, 7, 1, buf, 4096).fixed_buffer(9).timeout_ms(50).prepare(big);
     std::memcpy(&c, slot + 48, sizeof c);
     EXPECT_EQ(s.flags, IOSQE_FIXED_FILE);
     EXPECT_EQ(s.uring_cmd_flags, IORING_URING_CMD_FIXED);
@@ -257,14 +260,14 @@ TEST(OpEncoding, NvmeCmdFillsTheBigSqeAsTheDriverReadsIt) {
     EXPECT_EQ(c.cdw12, 0u);
     EXPECT_EQ(c.timeout_ms, 50u);
 
-    std::memset(slot, 0, sizeof slot);
-    op::NvmeCmd::flush(Fd{5}, 1).prepare(s);
+    big = {};
+    op::NvmeCmd::flush(Fd{5}, 1).prepare(big);
     std::memcpy(&c, slot + 48, sizeof c);
     EXPECT_EQ(c.opcode, 0x00) << "NVMe Flush";
     EXPECT_EQ(c.addr | c.data_len | c.cdw10 | c.cdw11 | c.cdw12, 0u);
 
-    std::memset(slot, 0, sizeof slot);
-    op::NvmeCmd::identify(Fd{6}, 1, 0, buf).prepare(s);
+    big = {};
+    op::NvmeCmd::identify(Fd{6}, 1, 0, buf).prepare(big);
     std::memcpy(&c, slot + 48, sizeof c);
     EXPECT_EQ(s.cmd_op, static_cast<std::uint32_t>(NVME_URING_CMD_ADMIN));
     EXPECT_EQ(c.opcode, 0x06) << "NVMe Identify";

@@ -5,8 +5,8 @@
 //   getsockopt/setsockopt), a 64-byte SQE like any other operation.
 // - NvmeCmd: an NVMe I/O command to a namespace's generic char device
 //   (/dev/ngXnY), or an admin Identify to the controller (/dev/nvmeX),
-//   struct nvme_uring_cmd (72 bytes) in a 128-byte SQE.  It
-//   says so with `kBigSqe`, so only a BigRing (ring/big_ring.hpp) takes it;
+//   struct nvme_uring_cmd (72 bytes) in a 128-byte SQE: its prepare() takes
+//   a BigSqe&, so only a BigRing (ring/big_ring.hpp) takes it;
 //   its CQE's res is the NVMe status (0, a positive NVMe status code, or
 //   -errno) and the 32-byte CQE's big[0] the command's result.
 #pragma once
@@ -50,7 +50,6 @@ private:
 class NvmeCmd {
 public:
     static constexpr std::uint8_t code = IORING_OP_URING_CMD;
-    static constexpr bool kBigSqe = true;  // struct nvme_uring_cmd runs past 64 bytes
     // NVMe's I/O opcodes (NVM Command Set specification, figure "Opcodes for NVM Commands").
     static constexpr std::uint8_t kFlush = 0x00, kWrite = 0x01, kRead = 0x02;
     static constexpr std::uint8_t kIdentify = 0x06;  // admin command set
@@ -89,7 +88,9 @@ public:
     }
     const nvme_uring_cmd& command() const noexcept { return cmd_; }
 
-    void prepare(io_uring_sqe& s) const noexcept {
+    // struct nvme_uring_cmd runs past the first 64 bytes: a BigSqe only.
+    void prepare(BigSqe& big) const noexcept {
+        io_uring_sqe& s = big.sqe();
         s.opcode = code;
         f_.apply(s);
         s.cmd_op = admin_ ? NVME_URING_CMD_ADMIN : NVME_URING_CMD_IO;
@@ -100,8 +101,7 @@ public:
         // The command starts at the SQE's cmd field (offset 48) and ends in
         // the second 64 bytes of the 128-byte slot.
         static_assert(offsetof(io_uring_sqe, cmd) + sizeof(nvme_uring_cmd) <= 128);
-        std::memcpy(reinterpret_cast<unsigned char*>(&s) + offsetof(io_uring_sqe, cmd), &cmd_,
-                    sizeof cmd_);
+        std::memcpy(big.bytes() + offsetof(io_uring_sqe, cmd), &cmd_, sizeof cmd_);
     }
 
 private:

@@ -4,10 +4,11 @@
 // its SQE and whose result carries a second 64-bit value in the CQE's extra
 // 16 bytes.
 //
-// Its own type so that a 128-byte operation (one that declares
-// `kBigSqe = true`, see ops/passthrough.hpp) can only be prepared where its
-// slot is 128 bytes: Ring::prepare refuses it at compile time, and a Ring
-// cannot be set up with this layout (its constructor refuses the flags).
+// Its own type so that a 128-byte operation (one whose prepare() takes a
+// BigSqe&, see ops/passthrough.hpp) can only be prepared where its slot is
+// 128 bytes: nothing else hands out a BigSqe, Ring::prepare has no overload
+// for it, and a Ring cannot be set up with this layout (its constructor
+// refuses the flags).
 // Every ordinary operation stays legal here: it fills the first 64 bytes of
 // a slot whose second half get_sqe() has zeroed.
 //
@@ -44,8 +45,12 @@ public:
     // Empty when the SQ is full.
     template <class Op>
     Sqe prepare(const Op& op) noexcept {
-        io_uring_sqe* s = ring_.get_sqe();
-        if (s) op.prepare(*s);
+        io_uring_sqe* s = ring_.get_sqe();  // 128 bytes here, all zeroed
+        if (!s) return Sqe();
+        if constexpr (detail::BigSqeOp<Op>)
+            op.prepare(*reinterpret_cast<BigSqe*>(s));
+        else
+            op.prepare(*s);
         return Sqe(s);
     }
 

@@ -78,10 +78,12 @@ private:
 class BigRing;
 
 namespace detail {
-// An operation that fills a whole 128-byte SQE (a passthrough command) says
-// so with `static constexpr bool kBigSqe = true`; only a BigRing takes it.
+// An operation that fills a whole 128-byte SQE (a passthrough command): its
+// prepare() takes a BigSqe&, which only a BigRing hands out.
 template <class Op>
-concept BigSqeOp = Op::kBigSqe;
+concept BigSqeOp = requires(const Op& op, BigSqe& s) {
+    op.prepare(s);
+};
 
 // A number for the calling thread, never reused within the process (unlike
 // a thread id or a thread_local's address after the thread exits).

@@ -39,6 +39,25 @@ private:
     bool fixed_;
 };
 
+// A 128-byte submission entry (a BigRing's): the usual 64 bytes, then the
+// 64 a passthrough command runs into.  An operation that needs them takes a
+// BigSqe& in its prepare(), so it cannot be written into a 64-byte slot by
+// any path: Ring::prepare, the async layer and hand-written loops all hand
+// operations an io_uring_sqe&.
+class BigSqe {
+public:
+    io_uring_sqe& sqe() noexcept { return *reinterpret_cast<io_uring_sqe*>(bytes_); }
+    const io_uring_sqe& sqe() const noexcept {
+        return *reinterpret_cast<const io_uring_sqe*>(bytes_);
+    }
+    unsigned char* bytes() noexcept { return bytes_; }
+    const unsigned char* bytes() const noexcept { return bytes_; }
+
+private:
+    alignas(io_uring_sqe) unsigned char bytes_[128];
+};
+static_assert(sizeof(BigSqe) == 128);
+
 // A prepared SQE, returned by Ring::prepare().  Empty when the SQ was full
 // (test it like a pointer); the setters add per-request flags and user_data.
 // On an empty Sqe the setters do nothing, so `ring.prepare(op).user_data(x)`
