@@ -28,10 +28,11 @@ int exit_status(fs::CopyStatus s) {
             return kOk;
         case fs::CopyStatus::failure:
             return kFailure;
+        // coreutils' cp exits 1 for every failure, a missing source and a
+        // full disk included; scripts written for it test for 1.
         case fs::CopyStatus::bad_input:
-            return kBadInput;
         case fs::CopyStatus::no_space:
-            return kNoSpace;
+            return kFailure;
         case fs::CopyStatus::usage:
             return kUsage;
         case fs::CopyStatus::interrupted:
@@ -328,14 +329,15 @@ Register cp_command{Command{
                       "Copy the bytes even where extents could be shared."}},
                 .exits = {{0, "copied"},
                           {1,
-                           "an I/O error, a source that changed while copied, a destination that "
-                           "may not be created or written (permission, read-only), a copy that "
-                           "--verify found different"},
-                          {2, "bad option or arguments"},
-                          {4,
-                           "a source is missing or unreadable, a destination directory does not "
-                           "exist, a directory without -r, or a copy onto itself"},
-                          {5, "no space (ENOSPC, EFBIG, EDQUOT)"},
+                           "any file could not be copied, as coreutils' cp: a source missing or "
+                           "unreadable, a destination directory that does not exist or may not "
+                           "be written, a directory without -r, a copy onto itself, no space "
+                           "(ENOSPC, EFBIG, EDQUOT), an I/O error, a source that changed while "
+                           "copied, a copy that --verify found different (the message says "
+                           "which; the other operands are still copied)"},
+                          {2,
+                           "bad option or arguments (coreutils says 1 here too; every uringkit "
+                           "command keeps 2 for a command line it cannot run)"},
                           {130,
                            "interrupted by SIGINT or SIGTERM: what is in flight completes, files "
                            "being created are removed, what was copied is reported, then cp "
@@ -394,7 +396,7 @@ Register cp_command{Command{
                     const int err = errno;
                     emit(stderr, "uringkit cp: target directory '{}': {}\n", dest,
                          std::strerror(err));
-                    return err == ENOENT || err == ENOTDIR ? kBadInput : kFailure;
+                    return kFailure;
                 }
                 if (!S_ISDIR(st.st_mode))
                     return usage_error("cp", "target directory '" + dest + "': Not a directory");

