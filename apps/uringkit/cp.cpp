@@ -94,7 +94,9 @@ Register cp_command{Command{
                      "existing file keeps its own mode and owner")
             ->type_name("[=LIST]");
         app.add_option("--no-preserve", args->no_preserve_lists,
-                       "Do not keep what LIST names (applied after -p, -a, --preserve)")
+                       "Do not keep what LIST names (applied after -p, -a, --preserve); "
+                       "with mode (or all) a new file is made 0666 and a new directory "
+                       "0777, less the umask, not with the source's bits, as coreutils")
             ->type_name("LIST")
             ->allow_extra_args(false);
         app.add_flag("-a,--archive", args->archive,

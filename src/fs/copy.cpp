@@ -250,9 +250,9 @@ std::optional<Failure> parents_of(Ctx& c, const std::string& src, const std::str
             fd = ::openat(dir.get(), names[k].c_str(),
                           O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             struct stat made {};
-            if (fd >= 0 &&
-                (::fstat(fd, &made) != 0 || made.st_uid != ::geteuid() ||
-                 (made.st_mode & 077) != 0 || ::fchmod(fd, st.st_mode & 0777 & ~c.umask) != 0)) {
+            if (fd >= 0 && (::fstat(fd, &made) != 0 || made.st_uid != ::geteuid() ||
+                            (made.st_mode & 077) != 0 ||
+                            ::fchmod(fd, c.o.preserve.creation_bits(st.st_mode) & ~c.umask) != 0)) {
                 ::close(fd);
                 return Failure{CopyStatus::failure, "'" + dst_prefix +
                                                         "' was replaced while being created: "

@@ -25,6 +25,8 @@
 // Without io_uring the same job runs on pread/pwrite.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -65,7 +67,17 @@ struct Preserve {
     // copied is an error (status 1).  From -a or `all`, as with coreutils,
     // a file system without them is quiet and other refusals are notes.
     bool xattr_required = false;
+    // --no-preserve=mode (or all) given: a new file gets 0666 and a new
+    // directory 0777, less the umask, as the kernel would give them, not the
+    // source's bits (coreutils' explicit_no_preserve_mode).
+    bool mode_refused = false;
     bool any() const noexcept { return mode || ownership || timestamps || xattr || links; }
+    // The permission bits a new copy of a `src_mode` file is created with,
+    // before the umask: the source's unless --no-preserve=mode said not to.
+    mode_t creation_bits(mode_t src_mode) const noexcept {
+        if (mode_refused) return (src_mode & S_IFMT) == S_IFDIR ? 0777 : 0666;
+        return src_mode & 0777;
+    }
 };
 
 // Applies one --preserve=LIST (`on`) or --no-preserve=LIST (!on) to `p`:

@@ -88,7 +88,7 @@ bool ChainCopier::start(unsigned slot, std::size_t e) {
         .link();
     // The source's permission bits less the umask, no set-ID bits: cp's rule.
     ring.prepare(op::OpenAt(dirfd, t_.name(e), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW,
-                            st.stx_mode & 0777)
+                            c_.o.preserve.creation_bits(st.stx_mode))
                      .into_slot(b.index))
         .user_data(ud(slot, kOpenDst))
         .link();

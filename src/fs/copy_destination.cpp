@@ -204,7 +204,7 @@ std::optional<Failure> open_destination(Ctx& c, const Where& dst, const char* sr
         ++c.syscalls();
         out.fd.reset(::openat(dst.dir, dst.name.c_str(),
                               O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                              src_mode & 0777));
+                              c.o.preserve.creation_bits(src_mode)));
         if (!out.fd) {
             out.created = false;
             return create_failure(dst.path, errno);
@@ -230,7 +230,8 @@ std::optional<Failure> open_destination(Ctx& c, const Where& dst, const char* sr
     // A new file takes the source's permission bits less the umask, never
     // its set-ID bits, as cp does.  --atomic keeps the replaced file's
     // permission bits.  Until it is complete it has only the owner's.
-    const mode_t mode = exists ? st.st_mode & 0777 : src_mode & 0777 & ~c.umask;
+    const mode_t mode =
+        exists ? st.st_mode & 0777 : c.o.preserve.creation_bits(src_mode) & ~c.umask;
     out.fd.reset(create_temporary(c, out.dir, out.replaced, mode, out.temp));
     if (!out.fd) {
         out.created = false;

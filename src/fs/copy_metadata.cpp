@@ -30,6 +30,7 @@ std::optional<std::string> apply_preserve_list(std::string_view list, bool on, P
         const std::string_view word = list.substr(0, comma);
         if (word == "mode") {
             p.mode = on;
+            p.mode_refused = !on;
         } else if (word == "ownership") {
             p.ownership = on;
         } else if (word == "timestamps") {
@@ -40,6 +41,7 @@ std::optional<std::string> apply_preserve_list(std::string_view list, bool on, P
             p.links = on;
         } else if (word == "all") {  // as coreutils: `all` does not make a missing xattr an error
             p.mode = p.ownership = p.timestamps = p.xattr = p.links = on;
+            p.mode_refused = !on;
             if (!on) p.xattr_required = false;
         } else {
             return std::string(word);
@@ -349,6 +351,15 @@ void keep_attributes(Ctx& c, Node src, Node dst, const struct stat& st, bool is_
         if (!owner_kept && c.root)
             c.report({CopyStatus::failure,
                       quoted_message("failed to preserve ownership for", dst.path, errno)});
+        // coreutils again: the group alone may still be kept, by a member of
+        // it (chown(2) lets an owner pick any group it belongs to).  Its
+        // failure is not reported either; the set-ID bits still go below.
+        if (!owner_kept && !c.root) {
+            ++c.syscalls();
+            static_cast<void>(by_fd ? ::fchown(dst.fd, static_cast<uid_t>(-1), st.st_gid)
+                                    : ::fchownat(dst.dir, name, static_cast<uid_t>(-1), st.st_gid,
+                                                 AT_SYMLINK_NOFOLLOW));
+        }
     }
     bool made_writable = false;
     mode_t mode_before = 0;

@@ -276,7 +276,7 @@ private:
         const int dir = dirs_.held(t_.parent[e]);
         const int d =
             ::openat(dir, t_.name(e), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                     t_.st[e].stx_mode & 0777);
+                     c_.o.preserve.creation_bits(t_.st[e].stx_mode));
         Outcome out{Step::done, 0};
         if (d < 0) {
             out = {Step::create, errno};

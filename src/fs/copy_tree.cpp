@@ -555,7 +555,7 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target, i
         }
         if (created[i] && !c.o.preserve.mode) {
             ++c.syscalls();
-            ::fchmod(fd, st.st_mode & 0777 & ~c.umask);
+            ::fchmod(fd, c.o.preserve.creation_bits(st.st_mode) & ~c.umask);
         }
         keep_attributes(c, {-1, t.src.c_str(i)}, {fd, t.dst.c_str(i)}, st, false);
     }

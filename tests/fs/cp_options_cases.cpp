@@ -166,4 +166,24 @@ TEST(CpOptions, ForceReplacesWhatCannotBeOpened) {
     expect_same(compare(prepare, {"-n", "-f", "a", "locked"}, {}, {}, true));
 }
 
+// --no-preserve=mode: a new file gets 0666 and a new directory 0777, less
+// the umask (022 here), not the source's bits, as coreutils does; without
+// it the source's bits less the umask.  Files, a tree and --parents.
+TEST(CpOptions, NoPreserveModeGivesNewFilesTheDefaultMode) {
+    const auto prepare = [](const std::string& d) {
+        write_file(d + "/private", "600");
+        ::chmod((d + "/private").c_str(), 0600);
+        stdfs::create_directories(d + "/tree/sub");
+        write_file(d + "/tree/sub/x", "700");
+        ::chmod((d + "/tree/sub/x").c_str(), 0700);
+        ::chmod((d + "/tree/sub").c_str(), 0700);
+        stdfs::create_directory(d + "/into");
+    };
+    expect_same(compare(prepare, {"--no-preserve=mode", "private", "copy"}));
+    expect_same(compare(prepare, {"private", "copy"}));
+    expect_same(compare(prepare, {"-r", "--no-preserve=mode", "tree", "t2"}));
+    expect_same(compare(prepare, {"-a", "--no-preserve=all", "tree", "t3"}));
+    expect_same(compare(prepare, {"--parents", "--no-preserve=mode", "tree/sub/x", "into"}));
+}
+
 }  // namespace

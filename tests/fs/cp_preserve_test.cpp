@@ -187,6 +187,36 @@ TEST(CpPreserve, AsNobodyTheCopyStaysTheirsAndForeignTimesAreRefused) {
         << "the bytes were written in place, as cp does";
 }
 
+// An ordinary user who belongs to the source's group keeps that group with
+// -p, as coreutils does (chown to the owner fails, chown of the group alone
+// does not); the owner is theirs.  Both cps run as nobody with one
+// supplementary group.
+TEST(CpPreserve, AMemberOfTheSourcesGroupKeepsItWithP) {
+    if (::geteuid() != 0)
+        GTEST_SKIP() << "needs root to make files of another owner and drop to nobody";
+    constexpr gid_t kGroup = 4242;
+    Scratch s;
+    ASSERT_EQ(::chmod(s.dir.c_str(), 0777), 0);
+    write_file(s / "src", "root's, group 4242");
+    ASSERT_EQ(::chmod((s / "src").c_str(), 02644), 0);
+    ASSERT_EQ(::chown((s / "src").c_str(), 0, kGroup), 0);
+    const auto member = [] {
+        const gid_t groups[] = {kGroup};
+        if (::setgroups(1, groups) != 0 || ::setgid(kNobody) != 0 || ::setuid(kNobody) != 0)
+            ::_exit(99);
+    };
+    const Child ours = run(cp({"-p", s / "src", s / "ours"}), {}, member);
+    const Child theirs = run({"/usr/bin/cp", "-p", s / "src", s / "theirs"}, {}, member);
+    ASSERT_EQ(ours.status, theirs.status) << ours.err << theirs.err;
+    EXPECT_EQ(ours.err, "");
+    const struct stat o = lstat_of(s / "ours"), t = lstat_of(s / "theirs");
+    EXPECT_EQ(o.st_uid, kNobody);
+    EXPECT_EQ(o.st_gid, kGroup) << "the group was lost";
+    EXPECT_EQ(o.st_uid, t.st_uid);
+    EXPECT_EQ(o.st_gid, t.st_gid);
+    EXPECT_EQ(o.st_mode & 07777, t.st_mode & 07777);
+}
+
 TEST(CpPreserve, ExtendedAttributesOnTheRingAndWithoutIt) {
     Scratch s;
     if (auto why = user_xattrs_unsupported(s.dir.string()); !why.empty()) GTEST_SKIP() << why;
