@@ -47,7 +47,8 @@ struct Entry {
 
 // Reads the files of the lines of one algorithm, on the ring as readfiles
 // reads any list of files: one result per name.
-void read_group(std::vector<Entry>& entries, fs::HashAlgo algo, fs::ReadFilesOptions o) {
+void read_group(std::vector<Entry>& entries, fs::HashAlgo algo, fs::ReadFilesOptions o,
+                const char* tool) {
     o.algo = algo;
     o.hash = true;
     o.walk = false;
@@ -68,7 +69,7 @@ void read_group(std::vector<Entry>& entries, fs::HashAlgo algo, fs::ReadFilesOpt
     };
     sink.note = [&](std::string_view path, int error, std::string_view message) {
         if (path.empty()) {
-            emit(stderr, "uringkit readfiles: {}\n", message);
+            emit(stderr, "uringkit {}: {}\n", tool, message);
             return;
         }
         got[std::string(path)] = Outcome{{}, error ? error : -1, std::string(message)};
@@ -88,8 +89,8 @@ bool check_list(const std::string& path, const CheckFlags& f, const fs::ReadFile
     const std::string name = path == "-" ? "stdin" : path;
     std::string text;
     if (const int err = slurp(path, text); err < 0) {
-        emit(stderr, "uringkit readfiles: {}: cannot read the checksum list: {} (errno {})\n", name,
-             std::strerror(-err), -err);
+        emit(stderr, "uringkit {}: {}: cannot read the checksum list: {} (errno {})\n", f.tool,
+             name, std::strerror(-err), -err);
         return false;
     }
     std::vector<Entry> entries;
@@ -111,7 +112,7 @@ bool check_list(const std::string& path, const CheckFlags& f, const fs::ReadFile
     bool seen[4] = {};
     for (const Entry& e : entries) seen[static_cast<int>(e.check.algo)] = true;
     for (int a = 0; a < 4; ++a)
-        if (seen[a]) read_group(entries, static_cast<fs::HashAlgo>(a), o);
+        if (seen[a]) read_group(entries, static_cast<fs::HashAlgo>(a), o, f.tool);
 
     unsigned long unreadable = 0, mismatched = 0, verified = 0;
     for (const Entry& e : entries) {

@@ -2,7 +2,10 @@
 
 #include "readfiles_internal.hpp"
 
+#include <unistd.h>
+
 #include <cstring>
+#include <memory>
 
 namespace uringkit::fs {
 
@@ -69,6 +72,28 @@ bool print_hash_line(std::FILE* out, const HashLineStyle& style, HashValue h,
     return put(tag, std::strlen(tag)) && (!style.little_endian || put("_LE", 3)) && put(" (", 2) &&
            put(path.data(), path.size()) && put(") = ", 4) && put(hex, n) &&
            std::fputc('\n', out) != EOF;
+}
+
+StreamHash hash_stream(int fd, HashAlgo algo, const std::atomic<bool>* stop) {
+    readfiles_detail::Hasher hasher(algo);
+    hasher.reset();
+    // 64 KiB, a pipe's default capacity: one read takes what a writer left.
+    constexpr std::size_t kBlock = 64 * 1024;
+    const auto block = std::make_unique<char[]>(kBlock);
+    StreamHash out;
+    for (;;) {
+        const ssize_t n = ::read(fd, block.get(), kBlock);
+        if (n < 0 && errno == EINTR && !(stop && stop->load(std::memory_order_relaxed))) continue;
+        if (n < 0) {
+            out.error = errno;
+            return out;
+        }
+        if (n == 0) break;
+        hasher.update(block.get(), static_cast<std::size_t>(n));
+        out.bytes += static_cast<std::uint64_t>(n);
+    }
+    out.value = hasher.digest();
+    return out;
 }
 
 namespace readfiles_detail {
