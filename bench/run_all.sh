@@ -4,7 +4,7 @@
 #
 #   bench/run_all.sh [--build DIR] [--out DIR] [--quick] [--force] [--only NAME]...
 #
-# NAME: bench_default, bench_fio_comparison, bench_overhead, files, ring_nop, bench_net,
+# NAME: bench_default, bench_fio_comparison, bench_overhead, files, xxhsum, ring_nop, bench_net,
 # bench_net_aa, serve_wrk, serve_instructions, serve_churn (default: all).  Each results file gets a
 # provenance block: the commit (and whether the tree had changes), kernel,
 # CPU, cores, load average before and after, the wall time and the exact
@@ -159,6 +159,11 @@ if [ $QUICK = 1 ]; then
     job files files_readfiles.md files_cp.md -- bench/files_bench.py --uringkit "$BIN" \
         --rounds 1 --big 8m --dir "$OUT/files-work" --out "$OUT"
     rm -rf "$OUT/files-work"
+    if command -v xxhsum > /dev/null; then
+        job xxhsum xxhsum.md -- bench/xxhsum_bench.py --uringkit "$BIN" --rounds 1 --files 300 \
+            --big 8m --dir "$OUT/xxhsum-work" --out "$OUT/xxhsum.md"
+        rm -rf "$OUT/xxhsum-work"
+    fi
     if [ -x "$BUILD/bench/ring_nop_bench" ]; then
         wanted ring_nop && clear_out ring_nop.md
         job ring_nop ring_nop.md ring_nop.json -- bench/ring_nop.py --build "$BUILD" \
@@ -180,6 +185,9 @@ else
             --out "$OUT/bench_overhead.md"
     fi
     job files files_readfiles.md files_cp.md -- bench/files_bench.py --uringkit "$BIN" --out "$OUT"
+    if command -v xxhsum > /dev/null; then
+        job xxhsum xxhsum.md -- bench/xxhsum_bench.py --uringkit "$BIN" --out "$OUT/xxhsum.md"
+    fi
     if [ -x "$BUILD/bench/ring_nop_bench" ]; then
         wanted ring_nop && clear_out ring_nop.md
         job ring_nop ring_nop.md ring_nop.json -- bench/ring_nop.py --build "$BUILD" \

@@ -58,7 +58,8 @@ endif()
 foreach(installed
     share/man/man1/uringkit.1 share/man/man1/uringkit-probe.1 share/man/man1/uringkit-bench.1
     share/man/man1/uringkit-bench-net.1 share/man/man1/uringkit-cp.1
-    share/man/man1/uringkit-readfiles.1 share/man/man1/uringkit-serve.1
+    share/man/man1/uringkit-readfiles.1 share/man/man1/uringkit-xxhsum.1
+    share/man/man1/uringkit-serve.1
     share/man/man1/uringkit-load.1 share/man/man7/uringkit.7
     share/bash-completion/completions/uringkit share/zsh/vendor-completions/_uringkit
     share/doc/uringkit/README.md share/doc/uringkit/bench.md share/doc/uringkit/library.md)

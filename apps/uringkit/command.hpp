@@ -57,6 +57,15 @@ struct Command {
 
 std::vector<Command>& registry();
 
+// A subcommand that takes its arguments by another tool's rules, which
+// CLI11 cannot express (xxhsum 0.8.1's: options end at the first file name,
+// `-H` alone is -H0, `-cq` and `-H3` are single words): its setup still
+// declares the options, for --help, the man page and the completions, and
+// calls this with where the words go.  main() then puts there the words
+// after the subcommand's name instead of parsing them, and leaves
+// --version to the subcommand.
+void take_own_arguments(std::vector<std::string>* words) noexcept;
+
 struct Register {
     explicit Register(Command c) { registry().push_back(std::move(c)); }
 };

@@ -22,6 +22,14 @@ std::vector<Command>& registry() {
 }
 
 namespace {
+std::vector<std::string>* own_words = nullptr;
+}  // namespace
+
+void take_own_arguments(std::vector<std::string>* words) noexcept {
+    own_words = words;
+}
+
+namespace {
 
 // The command line and the subcommand it chose, for as_typed().
 int typed_argc = 0;
@@ -169,7 +177,8 @@ Manual top_manual() {
         "whole batch.  For one read that waits on its own result a plain pread is as fast or "
         "faster, and bench says so when it measures that.\n\n"
         "Each command has its own page: uringkit-probe(1), uringkit-bench(1), "
-        "uringkit-bench-net(1), uringkit-cp(1), uringkit-readfiles(1), uringkit-serve(1), "
+        "uringkit-bench-net(1), uringkit-cp(1), uringkit-readfiles(1), uringkit-xxhsum(1), "
+        "uringkit-serve(1), "
         "uringkit-load(1).  The library is described in uringkit(7).";
     m.examples = {
         {"uringkit probe", "What io_uring can do on this machine, each capability tried."},
@@ -196,6 +205,19 @@ Manual top_manual() {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // Called as `xxhsum` (a link to uringkit): the xxhsum mode, with all of
+    // the arguments its own, so `ln -s uringkit xxhsum` serves scripts that
+    // run xxhsum.
+    std::vector<char*> as_xxhsum;
+    const std::string_view called = argv[0] ? argv[0] : "";
+    const bool called_xxhsum = called.substr(called.rfind('/') + 1) == "xxhsum";
+    if (called_xxhsum) {
+        as_xxhsum.assign(argv, argv + argc);
+        as_xxhsum.insert(as_xxhsum.begin() + 1, const_cast<char*>("xxhsum"));
+        as_xxhsum.push_back(nullptr);
+        argv = as_xxhsum.data();
+        ++argc;
+    }
     CLI::App app{
         "Linux io_uring, measured: probe it, benchmark it against pread, threads and "
         "libaio on your own files, and use it for copying, hashing trees and serving.",
@@ -221,7 +243,9 @@ int main(int argc, char** argv) {
     // others) was half of the process's own start-up time, and a copy of a
     // small file or a reflink is mostly start-up (cp --version: 1.9 ms
     // against coreutils' 1.2 ms, measured with perf stat -r 200).
-    const std::string_view chosen = generating ? std::string_view() : named_subcommand(argc, argv);
+    const std::string_view chosen = generating      ? std::string_view()
+                                    : called_xxhsum ? std::string_view("xxhsum")
+                                                    : named_subcommand(argc, argv);
     std::vector<std::pair<CLI::App*, std::function<int()>>> actions;
     for (const Command& c : commands) {
         CLI::App* sub = app.add_subcommand(c.name, c.summary);
@@ -233,7 +257,8 @@ int main(int argc, char** argv) {
     if (generating) return generate_docs(app, argv[2], argv[3]) ? kOk : kFailure;
     // Every way out goes through finish_output(): --help and --version
     // write to standard output too, and a failed write is not a success.
-    if (asks_for(argc, argv, {"--version"}) && !asks_for(argc, argv, {"-h", "--help"})) {
+    if (own_words == nullptr && asks_for(argc, argv, {"--version"}) &&
+        !asks_for(argc, argv, {"-h", "--help"})) {
         emit(stdout, "uringkit {}\n", uringkit::version_string);
         return finish_output(kOk);
     }
@@ -260,15 +285,23 @@ int main(int argc, char** argv) {
         for (int i = 1; i < argc; ++i) option = option || argv[i][0] == '-';
         return finish_output(usage_error(
             "", option ? fmt::format("unknown option '{}'; a command comes first", argv[1])
-                       : "a command is required: probe, bench, cp, readfiles, serve or load"));
+                       : "a command is required: probe, bench, cp, readfiles, xxhsum, serve or "
+                         "load"));
     }
     typed_argc = argc;
     typed_argv = argv;
     typed_app = actions.empty() ? nullptr : actions.front().first;
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        return finish_output(usage_error(path, e.what()));
+    if (own_words != nullptr) {
+        // The words after the subcommand's name (the first word that is not an option).
+        int at = 1;
+        while (at < argc && argv[at][0] == '-') ++at;
+        own_words->assign(argv + std::min(at + 1, argc), argv + argc);
+    } else {
+        try {
+            app.parse(argc, argv);
+        } catch (const CLI::ParseError& e) {
+            return finish_output(usage_error(path, e.what()));
+        }
     }
     // Below the minimum every tool still runs where its fallbacks reach; say once that it is
     // untested ground.
@@ -279,7 +312,7 @@ int main(int argc, char** argv) {
     int status = kUsage;
     try {
         for (auto& [sub, action] : actions)
-            if (sub->parsed()) {
+            if (sub->parsed() || own_words != nullptr) {
                 status = action();
                 break;
             }

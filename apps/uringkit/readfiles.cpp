@@ -220,6 +220,12 @@ Register readfiles_command{Command{
                       {"--check", "--quiet", "--status", "--strict", "--warn", "--ignore-missing"});
         group_options(app, "Engines", {"--engine", "--async", "--inflight", "--threads", "--bs"});
         group_options(app, "Output", {"--tag", "--little-endian", "--summary"});
+        app.footer(
+            "Argument rules: readfiles walks directories, reads a list of paths from '-', wants "
+            "at least one PATH, takes options anywhere, and says 4 for a missing PATH.  `uringkit "
+            "xxhsum` keeps xxhsum 0.8.1's rules instead, for scripts that run xxhsum: no file or "
+            "'-' hashes standard input (printed as 'stdin'), a directory is an error (status 1), "
+            "options end at the first file name.");
         describe(
             app,
             Manual{
@@ -259,7 +265,7 @@ Register readfiles_command{Command{
                           {130,
                            "interrupted by SIGINT or SIGTERM: the lines of the files already "
                            "read are printed, in order, then readfiles ends by the signal"}},
-                .see_also = "xxhsum(1), sha256sum(1), find(1)",
+                .see_also = "xxhsum(1), uringkit-xxhsum(1), sha256sum(1), find(1)",
                 .doc = "files.md"});
         return [args]() -> int {
             const std::string_view cmd = "readfiles";

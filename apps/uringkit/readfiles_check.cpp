@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -46,37 +47,63 @@ struct Entry {
 };
 
 // Reads the files of the lines of one algorithm, on the ring as readfiles
-// reads any list of files: one result per name.
-void read_group(std::vector<Entry>& entries, fs::HashAlgo algo, fs::ReadFilesOptions o) {
+// reads any list of files: one result per name.  Results come in list
+// order, after every note (names the engines did not read are noted while
+// the names are listed), so once the noted lines are answered each result
+// belongs to the next line still waiting: no lookup by name, which cost a
+// 10,000-line list a fifth of its time.
+void read_group(std::vector<Entry>& entries, fs::HashAlgo algo, fs::ReadFilesOptions o,
+                const char* tool) {
     o.algo = algo;
     o.hash = true;
     o.walk = false;
     o.ordered = true;
     fs::PathList paths;
+    std::vector<Entry*> group;  // the lines read, in list order
     for (Entry& e : entries) {
         if (e.check.algo != algo) continue;
-        if (e.check.name.empty())
+        if (e.check.name.empty()) {
             e.outcome = Outcome{{}, ENOENT, {}};
-        else
+        } else {
             paths.push(e.check.name);
+            group.push_back(&e);
+        }
     }
     if (paths.empty()) return;
-    std::map<std::string, Outcome, std::less<>> got;
+    std::map<std::string, Outcome, std::less<>> noted;  // few: the names that failed
+    bool noted_answered = false;
+    const auto answer_noted = [&] {
+        noted_answered = true;
+        if (noted.empty()) return;
+        for (Entry* e : group)
+            if (const auto it = noted.find(e->check.name); it != noted.end())
+                e->outcome = it->second;
+    };
+    std::size_t next = 0;  // the first line of `group` that may still wait
     fs::ReadFilesSink sink;
     sink.file = [&](const fs::FileResult& r) {
-        got[std::string(r.path)] = Outcome{r.value(), r.error, {}};
+        if (!noted_answered) answer_noted();
+        while (next < group.size() && group[next]->outcome) ++next;
+        Outcome got{r.value(), r.error, {}};
+        if (next < group.size() && group[next]->check.name == r.path) {
+            group[next++]->outcome = std::move(got);
+            return;
+        }
+        for (Entry* e : group)  // out of the order expected: found by name
+            if (!e->outcome && e->check.name == r.path) {
+                e->outcome = std::move(got);
+                return;
+            }
     };
     sink.note = [&](std::string_view path, int error, std::string_view message) {
         if (path.empty()) {
-            emit(stderr, "uringkit readfiles: {}\n", message);
+            emit(stderr, "uringkit {}: {}\n", tool, message);
             return;
         }
-        got[std::string(path)] = Outcome{{}, error ? error : -1, std::string(message)};
+        noted[std::string(path)] = Outcome{{}, error ? error : -1, std::string(message)};
     };
     fs::read_files(paths, o, sink);
-    for (Entry& e : entries)
-        if (e.check.algo == algo && !e.outcome)
-            if (const auto it = got.find(e.check.name); it != got.end()) e.outcome = it->second;
+    if (!noted_answered) answer_noted();
 }
 
 const char* plural(unsigned long n, const char* one, const char* many) {
@@ -88,11 +115,14 @@ bool check_list(const std::string& path, const CheckFlags& f, const fs::ReadFile
     const std::string name = path == "-" ? "stdin" : path;
     std::string text;
     if (const int err = slurp(path, text); err < 0) {
-        emit(stderr, "uringkit readfiles: {}: cannot read the checksum list: {} (errno {})\n", name,
-             std::strerror(-err), -err);
+        emit(stderr, "uringkit {}: {}: cannot read the checksum list: {} (errno {})\n", f.tool,
+             name, std::strerror(-err), -err);
         return false;
     }
+    // Sized once: growing it page by page, copying as it went, was a sixth of
+    // the time of a 10,000-line list (first touches of fresh pages).
     std::vector<Entry> entries;
+    entries.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
     unsigned long line = 0, improper = 0;
     for (std::size_t at = 0; at < text.size();) {
         std::size_t end = text.find('\n', at);
@@ -111,7 +141,7 @@ bool check_list(const std::string& path, const CheckFlags& f, const fs::ReadFile
     bool seen[4] = {};
     for (const Entry& e : entries) seen[static_cast<int>(e.check.algo)] = true;
     for (int a = 0; a < 4; ++a)
-        if (seen[a]) read_group(entries, static_cast<fs::HashAlgo>(a), o);
+        if (seen[a]) read_group(entries, static_cast<fs::HashAlgo>(a), o, f.tool);
 
     unsigned long unreadable = 0, mismatched = 0, verified = 0;
     for (const Entry& e : entries) {

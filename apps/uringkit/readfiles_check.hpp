@@ -10,12 +10,13 @@
 namespace uringkit::cli {
 
 struct CheckFlags {
-    bool quiet = false;           // no "name: OK" lines
-    bool status = false;          // nothing printed: the exit status says it
-    bool strict = false;          // a badly formatted line makes the status 1
-    bool warn = false;            // a line on stderr for each badly formatted line
-    bool ignore_missing = false;  // a missing file is neither reported nor a failure
-    bool little_endian = false;   // GNU-style lines hold little-endian digits
+    bool quiet = false;              // no "name: OK" lines
+    bool status = false;             // nothing printed: the exit status says it
+    bool strict = false;             // a badly formatted line makes the status 1
+    bool warn = false;               // a line on stderr for each badly formatted line
+    bool ignore_missing = false;     // a missing file is neither reported nor a failure
+    bool little_endian = false;      // GNU-style lines hold little-endian digits
+    const char* tool = "readfiles";  // "uringkit TOOL: " before a list that cannot be read
 };
 
 // Checks each list ("-": stdin, named "stdin" in messages as xxhsum does)

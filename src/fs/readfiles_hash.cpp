@@ -1,8 +1,16 @@
 #include "fs/readfiles_hash.hpp"
 
 #include "readfiles_internal.hpp"
+#include "xxh3_wide.hpp"
+
+#if URINGKIT_XXH3_WIDE
+#include <cpuid.h>
+#endif
+
+#include <unistd.h>
 
 #include <cstring>
+#include <memory>
 
 namespace uringkit::fs {
 
@@ -71,9 +79,50 @@ bool print_hash_line(std::FILE* out, const HashLineStyle& style, HashValue h,
            std::fputc('\n', out) != EOF;
 }
 
+StreamHash hash_stream(int fd, HashAlgo algo, const std::atomic<bool>* stop) {
+    readfiles_detail::Hasher hasher(algo);
+    hasher.reset();
+    // 64 KiB, a pipe's default capacity: one read takes what a writer left.
+    constexpr std::size_t kBlock = 64 * 1024;
+    const auto block = std::make_unique<char[]>(kBlock);
+    StreamHash out;
+    for (;;) {
+        const ssize_t n = ::read(fd, block.get(), kBlock);
+        if (n < 0 && errno == EINTR && !(stop && stop->load(std::memory_order_relaxed))) continue;
+        if (n < 0) {
+            out.error = errno;
+            return out;
+        }
+        if (n == 0) break;
+        hasher.update(block.get(), static_cast<std::size_t>(n));
+        out.bytes += static_cast<std::uint64_t>(n);
+    }
+    out.value = hasher.digest();
+    return out;
+}
+
 namespace readfiles_detail {
 
-Hasher::Hasher(HashAlgo a) : algo_(a) {
+bool xxh3_wide_available() noexcept {
+#if URINGKIT_XXH3_WIDE
+    // Once, and only when XXH3 is asked for: a hypervisor traps CPUID, and
+    // __builtin_cpu_supports would bring libgcc's start-up constructor that
+    // runs it in every process (apps/uringkit/CMakeLists.txt).
+    static const bool avx2 = [] {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) || !(c & bit_AVX)) return false;
+        unsigned xcr0 = 0, high = 0;
+        __asm__("xgetbv" : "=a"(xcr0), "=d"(high) : "c"(0));
+        if ((xcr0 & 6) != 6) return false;  // the kernel saves the SSE and AVX registers
+        return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_AVX2) != 0;
+    }();
+    return avx2;
+#else
+    return false;
+#endif
+}
+
+Hasher::Hasher(HashAlgo a) : algo_(a), wide_(xxh3_wide_available()) {
     switch (a) {
         case HashAlgo::xxh32:
             state_ = XXH32_createState();
@@ -129,11 +178,19 @@ void Hasher::update(const void* data, std::size_t n) noexcept {
         case HashAlgo::xxh64:
             XXH64_update(static_cast<XXH64_state_t*>(state_), data, n);
             break;
+        // XXH3's loop in AVX2 where the CPU has it, as xxhsum picks its
+        // loop at run time (xxh3_wide.cpp has the figures).
         case HashAlgo::xxh128:
-            XXH3_128bits_update(static_cast<XXH3_state_t*>(state_), data, n);
+            if (wide_)
+                xxh3_128_update_wide(state_, data, n);
+            else
+                XXH3_128bits_update(static_cast<XXH3_state_t*>(state_), data, n);
             break;
         case HashAlgo::xxh3:
-            XXH3_64bits_update(static_cast<XXH3_state_t*>(state_), data, n);
+            if (wide_)
+                xxh3_64_update_wide(state_, data, n);
+            else
+                XXH3_64bits_update(static_cast<XXH3_state_t*>(state_), data, n);
             break;
     }
 }

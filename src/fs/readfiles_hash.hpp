@@ -4,6 +4,7 @@
 // (readfiles_internal.hpp).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -39,6 +40,18 @@ struct HashLineStyle {
 // `out` refused it.
 bool print_hash_line(std::FILE* out, const HashLineStyle& style, HashValue h,
                      std::string_view path);
+
+// What a descriptor yields until end of file, hashed: standard input, a
+// pipe, a terminal, a device (what the engines skip as not regular files;
+// xxhsum reads them).  `error` is the positive errno of the read that
+// failed, 0 when the whole stream was read.  A read interrupted by a signal
+// is retried, unless `stop` is set then (error EINTR).
+struct StreamHash {
+    HashValue value;
+    std::uint64_t bytes = 0;
+    int error = 0;
+};
+StreamHash hash_stream(int fd, HashAlgo algo, const std::atomic<bool>* stop = nullptr);
 
 // The hex digits of `h` as print_hash_line() writes them, into `hex` (at
 // least 32 characters); returns how many.

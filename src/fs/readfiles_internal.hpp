@@ -83,6 +83,7 @@ public:
 
 private:
     HashAlgo algo_;
+    bool wide_;  // XXH3 and XXH128 through the AVX2 loop (xxh3_wide.hpp)
     void* state_ = nullptr;
 };
 

@@ -64,7 +64,7 @@ assert d["job"]["size_bytes"] == 1 << 20, d["job"]["size_bytes"]
 assert d["job"]["engines"] == ["pread", "uring"], d["job"]["engines"]
 PY
 
-for sub in "" probe bench "bench net" cp readfiles serve load; do
+for sub in "" probe bench "bench net" cp readfiles xxhsum serve load; do
     # shellcheck disable=SC2086
     run 0 $sub --help
     for want in "Usage: uringkit" "Examples:" "Exit status:" "Full manual: man uringkit"; do
@@ -89,6 +89,7 @@ done
 has "$man/uringkit-cp.1" "cp(1)" "cp's peer in SEE ALSO"
 has "$man/uringkit-bench.1" "fio(1)" "bench's peer in SEE ALSO"
 has "$man/uringkit-readfiles.1" "xxhsum(1)" "readfiles' peer in SEE ALSO"
+has "$man/uringkit-xxhsum.1" "xxhsum(1)" "xxhsum mode's peer in SEE ALSO"
 has "$man/uringkit-load.1" "wrk(1)" "load's peer in SEE ALSO"
 
 # The bash completion, driven as bash drives it.

@@ -285,4 +285,47 @@ TEST(ReadFiles, AReadErrorFailsThatFileAloneAndFreesItsSlot) {
     }
 }
 
+// hash_stream (xxhsum's standard input, pipes, devices): bytes arriving in
+// pieces of every size, through a pipe, hash as libxxhash's one-shot hash of
+// the whole, for every hash (XXH3 and XXH128 through the AVX2 loop where the
+// CPU has it); a descriptor that cannot be read gives its errno.
+TEST(ReadFiles, StreamInPiecesIsTheOneShotHash) {
+    using uringkit::fs::HashAlgo;
+    const std::string data = random_bytes(300001, 9);
+    for (const HashAlgo algo :
+         {HashAlgo::xxh32, HashAlgo::xxh64, HashAlgo::xxh128, HashAlgo::xxh3}) {
+        int p[2];
+        ASSERT_EQ(::pipe(p), 0);
+        std::thread writer([&] {
+            // 1, 2, 3 ... bytes at a time, then larger pieces: stripes and blocks cut anywhere.
+            std::size_t at = 0;
+            for (std::size_t n = 1; at < data.size(); n = n < 300 ? n + 1 : n * 2) {
+                const std::size_t take = std::min(n, data.size() - at);
+                ASSERT_EQ(::write(p[1], data.data() + at, take), static_cast<ssize_t>(take));
+                at += take;
+            }
+            ::close(p[1]);
+        });
+        const uringkit::fs::StreamHash h = uringkit::fs::hash_stream(p[0], algo);
+        writer.join();
+        ::close(p[0]);
+        EXPECT_EQ(h.error, 0);
+        EXPECT_EQ(h.bytes, data.size());
+        uringkit::fs::HashValue want;
+        if (algo == HashAlgo::xxh32) want.low = XXH32(data.data(), data.size(), 0);
+        if (algo == HashAlgo::xxh64) want.low = XXH64(data.data(), data.size(), 0);
+        if (algo == HashAlgo::xxh3) want.low = XXH3_64bits(data.data(), data.size());
+        if (algo == HashAlgo::xxh128) {
+            const XXH128_hash_t w = XXH3_128bits(data.data(), data.size());
+            want = {w.low64, w.high64};
+        }
+        EXPECT_EQ(h.value, want) << int(algo);
+    }
+    Scratch s;
+    const int dir = ::open(s.dir.c_str(), O_RDONLY | O_DIRECTORY);
+    ASSERT_GE(dir, 0);
+    EXPECT_EQ(uringkit::fs::hash_stream(dir, HashAlgo::xxh3).error, EISDIR);
+    ::close(dir);
+}
+
 }  // namespace

@@ -362,4 +362,123 @@ TEST(ReadFilesCheck, NewerFormsAndRefusals) {
     EXPECT_NE(quiet.err.find("--quiet is for --check"), std::string::npos) << quiet.err;
 }
 
+// ---- uringkit xxhsum: xxhsum 0.8.1's command line ---------------------------
+
+// `uringkit xxhsum ARGS` and `xxhsum ARGS`: the same stdout and exit status
+// (stderr is uringkit's wording); returns uringkit's run.
+Child as_xxhsum(const std::vector<std::string>& args, const std::string& stdin_text = {},
+                const std::string& binary = URINGKIT_CLI) {
+    std::vector<std::string> x{"xxhsum"}, ours{binary};
+    if (binary == URINGKIT_CLI) ours.push_back("xxhsum");
+    x.insert(x.end(), args.begin(), args.end());
+    ours.insert(ours.end(), args.begin(), args.end());
+    const Child ref = run(x, stdin_text), got = run(ours, stdin_text);
+    std::string said;
+    for (const std::string& a : args) said += a + " ";
+    EXPECT_EQ(got.out, ref.out) << said << "\n" << got.err;
+    EXPECT_EQ(got.status, ref.status) << said << "\n" << got.err;
+    return got;
+}
+
+// Every hash, in each line style, over names with a newline, a backslash,
+// a CR, spaces and invalid UTF-8.
+TEST(XxhsumMode, EveryHashAsXxhsum) {
+    if (!have_program("xxhsum")) GTEST_SKIP() << "xxhsum (Debian package xxhash) is not installed";
+    CheckTree t;
+    std::vector<std::string> files = t.files;
+    for (const char* odd : {"new\nline", "cr\rname", "bad\xff\xfeutf8", "two  spaces "}) {
+        files.push_back(t.s / odd);
+        write_file(files.back(), odd);
+    }
+    // Each spelling of each hash, the styles spread over them (readfiles'
+    // tests run every style with every hash through the same printing).
+    const std::pair<const char*, std::vector<std::string>> runs[] = {
+        {"-H0", {}}, {"-H32", {"--tag"}},
+        {"-H1", {}}, {"-H64", {"--little-endian"}},
+        {"-H2", {}}, {"-H128", {"--tag", "--little-endian"}},
+        {"-H3", {}}, {"-H03", {"--little-endian"}}};
+    for (const auto& [h, style] : runs) {
+        std::vector<std::string> args{h};
+        args.insert(args.end(), style.begin(), style.end());
+        args.insert(args.end(), files.begin(), files.end());
+        const Child c = as_xxhsum(args);
+        EXPECT_EQ(c.status, 0) << h << c.err;
+        EXPECT_EQ(count(c.out, "\n"), files.size() + 1) << h;  // one name holds a newline
+    }
+}
+
+// Standard input (no name, '-', '-' twice); a directory, a missing file, a
+// pipe and a device among good files, in order; a file named '-' after the
+// first name; `--`; options xxhsum refuses.
+TEST(XxhsumMode, ArgumentRulesAsXxhsum) {
+    if (!have_program("xxhsum")) GTEST_SKIP() << "xxhsum (Debian package xxhash) is not installed";
+    CheckTree t;
+    const std::string in = random_bytes(100000, 5);
+    // No name is -H1 of stdin, printed "  stdin"; '-' before the names is
+    // stdin, once; -H alone is -H0.
+    for (const std::vector<std::string>& args :
+         std::vector<std::vector<std::string>>{{}, {"-", "-"}, {"-H2", "--tag", "-"}, {"-H"}})
+        EXPECT_NE(as_xxhsum(args, in).out.find(args.empty() ? "  stdin\n" : "stdin"),
+                  std::string::npos);
+    EXPECT_EQ(as_xxhsum({"-cqH0", "-"}).status, 1);  // an empty list from stdin
+
+    // A directory and a missing file among good files: the others in order.
+    stdfs::create_directories(t.s / "dir");
+    const Child mixed = as_xxhsum({"-H2", t.files[0], t.s / "dir", t.s / "missing", t.files[0]});
+    EXPECT_EQ(mixed.status, 1);
+    EXPECT_EQ(count(mixed.out, "\n"), 2u);
+    EXPECT_NE(mixed.err.find("dir: Is a directory"), std::string::npos) << mixed.err;
+    EXPECT_NE(mixed.err.find("missing"), std::string::npos) << mixed.err;
+    // Files the engines skip (a pipe, a device) are read as they come, in their place.
+    const Child pipe = as_xxhsum({"-H1", t.files[1], "/dev/stdin", "/dev/null", t.files[2]}, in);
+    EXPECT_EQ(count(pipe.out, "\n"), 4u) << pipe.out << pipe.err;
+    // Options end at the first name: a later '-' or '--tag' is a file name.
+    write_file(t.s / "-", "a file named dash");
+    const Child dash =
+        run({"sh", "-c", "cd \"$1\" && xxhsum a - --tag; echo $?; \"$2\" xxhsum a - --tag; echo $?",
+             "sh", t.s.dir, URINGKIT_CLI});
+    const std::string half = dash.out.substr(0, dash.out.size() / 2);
+    EXPECT_EQ(dash.out, half + half) << dash.out;
+    EXPECT_NE(half.find("  -\n1\n"), std::string::npos) << dash.out;
+    as_xxhsum({"-H0", "--", t.files[0]});
+    // Parameters xxhsum 0.8.1 refuses: nothing on stdout, status 1.
+    for (const char* bad : {"-H5", "-H64x", "--check=x"})
+        EXPECT_EQ(as_xxhsum({bad, t.files[0]}).status, 1) << bad;
+    // The benchmark mode is refused in one line (xxhsum would run it).
+    const Child bench = run({URINGKIT_CLI, "xxhsum", "-b"});
+    EXPECT_EQ(bench.status, 1);
+    EXPECT_EQ(bench.out, "");
+    EXPECT_NE(bench.err.find("does not benchmark"), std::string::npos) << bench.err;
+}
+
+// -c of lists of every hash and style, good and bad (a corrupted hash, a
+// missing file, malformed lines), with --quiet, --status, --strict and
+// --warn, from a file and from standard input; a list that is missing or
+// a directory; the same through a link named xxhsum.
+TEST(XxhsumMode, CheckingAsXxhsum) {
+    if (!have_program("xxhsum")) GTEST_SKIP() << "xxhsum (Debian package xxhash) is not installed";
+    CheckTree t;
+    const std::string good = t.good();
+    std::string bad = good;
+    bad[0] = bad[0] == '0' ? '1' : '0';
+    bad += "0123456789abcdef  " + (t.s / "missing") + "\nnot a checksum line\n\n";
+    write_file(t.s / "good", good);
+    write_file(t.s / "bad", bad);
+    // readfiles' own tests run every option on these lists; these check that
+    // the options arrive, in both spellings.
+    EXPECT_EQ(as_xxhsum({"-c", t.s / "good", t.s / "bad"}).status, 1);
+    EXPECT_EQ(as_xxhsum({"-cq", "--strict", "-w", t.s / "good"}).status, 0);
+    EXPECT_EQ(as_xxhsum({"--check", "--quiet", "--warn", "--strict", t.s / "bad"}).status, 1);
+    EXPECT_EQ(as_xxhsum({"-c", "--status", t.s / "bad"}).status, 1);
+    EXPECT_NE(as_xxhsum({"--check"}, bad).out.find("stdin:"), std::string::npos);
+    EXPECT_EQ(as_xxhsum({"-c", t.s / "no-such-list"}).status, 1);
+    EXPECT_EQ(as_xxhsum({"-c", t.s.dir}).status, 1);
+    // Called as xxhsum.
+    const std::string link = t.s / "xxhsum";
+    stdfs::create_symlink(URINGKIT_CLI, link);
+    as_xxhsum({"-H2", "--tag", t.files[0], t.files[1]}, {}, link);
+    as_xxhsum({"-c", t.s / "bad"}, {}, link);
+    as_xxhsum({"-H3"}, "stdin through the link", link);
+}
+
 }  // namespace
