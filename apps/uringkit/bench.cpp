@@ -365,8 +365,8 @@ const Register reg{Command{
                       "SVG."},
                      {"uringkit bench job.fio --output-format=json --output fio.json",
                       "A fio job file: each job through every engine (or the one its ioengine "
-                      "names), written in fio's JSON shape; docs/bench.md, \"fio users\", has "
-                      "the table of fio's options."},
+                      "names), written in fio's JSON shape; the full manual's \"fio users\" "
+                      "section has the table of fio's options."},
                      {"uringkit bench --replay trace.txt",
                       "Your program's recorded I/O replayed through pread and io_uring."}},
                 .exits = {{0, "at least one engine ran (with --replay: replayed)"},

@@ -202,7 +202,9 @@ std::vector<FioJob> join_command_line(std::vector<FioJob> file_jobs,
         }
         (named.empty() ? every : named.back().own).push_back(s);
     }
-    if (file_jobs.empty() && named.empty()) named.push_back(FioJob{"bench", {}, {}});
+    // fio's options on bench's own command line: one job, and they are its own
+    // (its JSON's "job options").
+    if (file_jobs.empty() && named.empty()) return {FioJob{"bench", {}, every}};
     for (FioJob& job : file_jobs) job.own.insert(job.own.end(), every.begin(), every.end());
     for (FioJob& job : named) job.global.insert(job.global.end(), every.begin(), every.end());
     file_jobs.insert(file_jobs.end(), named.begin(), named.end());
@@ -452,10 +454,13 @@ FioWorkload map_fio_job(const FioJob& job) {
     w.batch = static_cast<unsigned>(submit.value_or(1));
     const unsigned reap = static_cast<unsigned>(complete.value_or(1));
     if (w.batch == 0) {
-        // 0: the iodepth (bench's --batch default).
-        if (reap != 1 && w.iodepth != std::to_string(reap))
-            refuse(*get("iodepth_batch_complete_min"), "differs from the batch submitted");
-    } else if (reap != w.batch && (submit || complete)) {
+        // 0: the iodepth, one depth then.
+        if (const auto depth = parse_uint(w.iodepth))
+            w.batch = static_cast<unsigned>(*depth);
+        else
+            refuse(*get("iodepth_batch_submit"), "0 is the iodepth: give one iodepth");
+    }
+    if (w.batch && reap != w.batch && (submit || complete)) {
         refuse(*get(complete ? "iodepth_batch_complete_min" : "iodepth_batch_submit"),
                fmt::format("bench waits for as many completions as it submits at once; give "
                            "iodepth_batch_submit and iodepth_batch_complete_min the same value "

@@ -167,6 +167,10 @@ TEST(FioJob, CountsTimesAndBatches) {
     EXPECT_EQ(w.runtime_s, 60.0);
     w = workloads("[a]\niodepth=8\niodepth_batch=8\niodepth_batch_complete_min=8\n")[0];
     EXPECT_EQ(w.batch, 8u);
+    w = workloads("[a]\niodepth=8\niodepth_batch=0\niodepth_batch_complete=8\n")[0];
+    EXPECT_EQ(w.batch, 8u);  // 0 is the depth
+    EXPECT_NE(refusal("[a]\niodepth=8\niodepth_batch=0\n").find("(here 8 and 1)"),
+              std::string::npos);
     EXPECT_NE(refusal("[a]\niodepth=8\niodepth_batch=8\n").find("the same value (here 8 and 1)"),
               std::string::npos);
     EXPECT_NE(refusal("[a]\ntime_based\n").find("without runtime="), std::string::npos);
@@ -194,4 +198,12 @@ TEST(FioJob, NameOnTheCommandLineStartsAJob) {
     const auto joined = join_command_line(file, {{"bs", "64k", "--bs"}});
     ASSERT_EQ(joined.size(), 1u);
     EXPECT_EQ(map_fio_job(joined[0]).bs, 65536u);
+    // No file and no name: one job, whose options are the command line's.
+    const auto plain = join_command_line({}, {{"ioengine", "psync", "--ioengine"}});
+    ASSERT_EQ(plain.size(), 1u);
+    const FioWorkload w = map_fio_job(plain[0]);
+    EXPECT_EQ(w.name, "bench");
+    ASSERT_EQ(w.options.size(), 1u);
+    EXPECT_EQ(w.options[0].first, "ioengine");
+    EXPECT_EQ(w.engines, std::vector<std::string>{"pread"});
 }
