@@ -1,7 +1,9 @@
 // `uringkit bench`: every submission engine side by side on the same file.
 // This file parses options, calls the engines layer and prints; measuring,
 // engines and formatting live in src/engines/.
+#include "bench_fio.hpp"
 #include "bench_net.hpp"
+#include "bench_options.hpp"
 #include "bench_replay.hpp"
 #include "command.hpp"
 #include "console.hpp"
@@ -36,164 +38,7 @@ namespace uringkit::cli {
 namespace {
 
 using namespace uringkit::engines;
-
-constexpr unsigned kMaxDepth = 32768;  // IORING_MAX_ENTRIES: the most a ring's SQ can hold
-
-struct Options {
-    std::string filename, size, rw = "randread", bs = "4k", iodepth = "1,32", engines,
-                                cache = "warm";
-    std::string runtime, ramp, json, csv, plot, compare, order = "rotate";
-    unsigned rwmixread = 50, batch = 0, numjobs = 1, rounds = kDefaultRounds, threads = 64;
-    unsigned ring_entries = 0, sq_thread_idle = 0;
-    std::optional<std::uint64_t> order_seed;
-    double confidence = 0.95;
-    long long ios = 0;
-    std::uint64_t seed = 1;
-    bool direct = false, allow_write = false, verify = false, wide = false, no_latency = false;
-};
-
-// "2", "2s", "1.5", "500ms", "1m" -> seconds.
-double parse_seconds(const std::string& opt, const std::string& text) {
-    const auto v = cli::parse_seconds(text);
-    if (!v)
-        throw UsageError{fmt::format("{} {}: give seconds, like 2, 2s, 500ms or 1m", opt, text)};
-    return *v;
-}
-
-// `app` tells an option given as 0 or '' from one left out.
-BenchSpec make_spec(const CLI::App& app, const Options& o, TargetSpec& target) {
-    BenchSpec spec;
-    Workload& w = spec.workload;
-    const auto rw = parse_rw(o.rw);
-    if (!rw)
-        throw UsageError{
-            fmt::format("--rw {}: use randread, read, randwrite, write or randrw", o.rw)};
-    w.rw = *rw;
-    if (o.rwmixread > 100)
-        throw UsageError{fmt::format("--rwmixread {}: give a percentage, 0 to 100", o.rwmixread)};
-    w.rwmixread = o.rwmixread;
-    const auto bs = cli::parse_size(o.bs);
-    if (!bs || *bs == 0 || *bs > (64u << 20))
-        throw UsageError{
-            fmt::format("--bs {}: give a block size from 1 byte to 64m, like 4k", o.bs)};
-    w.bs = static_cast<std::uint32_t>(*bs);
-    std::uint64_t size = 0;
-    if (!o.size.empty()) {
-        const auto s = cli::parse_size(o.size);
-        if (!s)
-            throw UsageError{fmt::format(
-                "--size {}: not a size; give a whole number of bytes, like 256m, 1.5g or 4096",
-                o.size)};
-        if (*s == 0)
-            throw UsageError{
-                fmt::format("--size {}: give a size above 0, like 256m or 1g", o.size)};
-        size = *s;
-    } else if (o.filename.empty()) {
-        size = 256u << 20;
-    }
-    spec.depths.clear();
-    for (const std::string& d : split_option("--iodepth", o.iodepth, "1,8,32")) {
-        char* end = nullptr;
-        const long v = std::strtol(d.c_str(), &end, 10);
-        if (end == d.c_str() || *end || v < 1)
-            throw UsageError{fmt::format(
-                "--iodepth {}: depths are whole numbers from 1 to {}, like 1,8,32", d, kMaxDepth)};
-        if (v > static_cast<long>(kMaxDepth))
-            throw UsageError{
-                fmt::format("--iodepth {}: above the ring's maximum of {} entries", d, kMaxDepth)};
-        spec.depths.push_back(static_cast<unsigned>(v));
-    }
-    if (spec.depths.empty()) throw UsageError{"--iodepth: give at least one depth, like 1,32"};
-    // A batch larger than every depth could never be submitted: refuse it
-    // rather than run something other than what was asked.  Within a sweep
-    // each depth uses min(batch, depth), and the header says so.
-    if (app.count("--batch") && o.batch == 0)
-        throw UsageError{
-            "--batch 0: give 1 or more I/Os per submit (leave --batch out for a batch of the "
-            "depth)"};
-    const unsigned deepest = *std::max_element(spec.depths.begin(), spec.depths.end());
-    if (o.batch > deepest)
-        throw UsageError{fmt::format(
-            "--batch {}: above the largest --iodepth ({}); a batch is at most the depth", o.batch,
-            deepest)};
-    if (o.numjobs < 1 || o.numjobs > 1024)
-        throw UsageError{fmt::format("--numjobs {}: give 1 to 1024", o.numjobs)};
-    spec.numjobs = o.numjobs;
-    if (o.rounds < 1 || o.rounds > 1000)
-        throw UsageError{fmt::format("--rounds {}: give 1 to 1000", o.rounds)};
-    spec.rounds = o.rounds;
-    const auto order = parse_order(o.order);
-    if (!order) throw UsageError{fmt::format("--order {}: use rotate, shuffle or fixed", o.order)};
-    spec.order = *order;
-    // A shuffle without a seed gets a fresh one, printed so the run can be repeated.
-    spec.order_seed = o.order_seed ? *o.order_seed : std::random_device{}();
-    if (!(o.confidence >= 0.5 && o.confidence < 1))
-        throw UsageError{
-            fmt::format("--confidence {}: give a probability from 0.5 to below 1, "
-                        "like 0.95",
-                        o.confidence)};
-    spec.confidence = o.confidence;
-    if (o.threads < 1 || o.threads > 4096)
-        throw UsageError{fmt::format("--threads {}: give 1 to 4096", o.threads)};
-    w.threadpool_workers = o.threads;
-    if (app.count("--ring-entries") && (o.ring_entries == 0 || o.ring_entries > kMaxDepth ||
-                                        (o.ring_entries & (o.ring_entries - 1)) != 0))
-        throw UsageError{fmt::format("--ring-entries {}: give a power of two from 1 to {}, like 8",
-                                     o.ring_entries, kMaxDepth)};
-    spec.ring_entries = o.ring_entries;
-    if (app.count("--sq-thread-idle") && (o.sq_thread_idle == 0 || o.sq_thread_idle > 60000))
-        throw UsageError{
-            fmt::format("--sq-thread-idle {}: give 1 to 60000 milliseconds", o.sq_thread_idle)};
-    spec.sq_thread_idle_ms = o.sq_thread_idle;
-    spec.latency = !o.no_latency;
-    spec.batch = o.batch;
-    if (o.ios < 0 || (o.ios == 0 && app.count("--ios")))
-        throw UsageError{fmt::format("--ios {}: give a count above 0", o.ios)};
-    spec.ios = static_cast<std::uint64_t>(o.ios);
-    if (!o.runtime.empty()) {
-        spec.runtime_s = parse_seconds("--runtime", o.runtime);
-        if (spec.runtime_s <= 0)
-            throw UsageError{"--runtime 0: give a time above 0 (or use --ios)"};
-    } else if (spec.ios == 0) {
-        // With the ramp, 0.2 s per run: 11 rounds of 8 engines at 2 depths take ~35 s.
-        spec.runtime_s = 0.15;
-    }
-    spec.ramp_s =
-        !o.ramp.empty() ? parse_seconds("--ramp", o.ramp) : (spec.runtime_s > 0 ? 0.05 : 0.0);
-    if (o.cache == "warm")
-        spec.cache = Cache::warm;
-    else if (o.cache == "cold")
-        spec.cache = Cache::cold;
-    else
-        throw UsageError{fmt::format("--cache {}: use warm or cold", o.cache)};
-    w.direct = o.direct;
-    w.seed = o.seed;
-    if (!app.count("--engines")) {
-        for (std::string_view e : default_engines()) spec.engines.emplace_back(e);
-    } else {
-        for (const std::string& e : split_option("--engines", o.engines, "pread,uring")) {
-            if (!find_engine(e)) {
-                std::string known;
-                for (const EngineInfo& i : all_engines())
-                    known += (known.empty() ? "" : ", ") + std::string(i.name);
-                throw UsageError{
-                    fmt::format("--engines: unknown engine '{}' (known: {})", e, known)};
-            }
-            spec.engines.push_back(e);
-        }
-    }
-    if (o.verify && !o.filename.empty())
-        throw UsageError{
-            "--verify checks the offset stamps of a temporary file; leave out --filename"};
-    w.verify = o.verify;
-    target.filename = o.filename;
-    target.size = size;
-    target.bs = w.bs;
-    target.direct = w.direct;
-    target.write = writes(w.rw);
-    target.allow_write = o.allow_write;
-    return spec;
-}
+using Options = BenchOptions;
 
 int exit_for(TargetError::Kind k) {
     switch (k) {
@@ -209,11 +54,11 @@ int exit_for(TargetError::Kind k) {
     return kFailure;
 }
 
-int run(const CLI::App& app, const Options& o) {
+int run(const GivenOptions& given, const Options& o, const RunHooks* hooks = nullptr) {
     TargetSpec tspec;
     BenchSpec spec;
     try {
-        spec = make_spec(app, o, tspec);
+        spec = make_spec(given, o, tspec);
     } catch (const UsageError& e) {
         return usage_error("bench", e.message);
     }
@@ -250,7 +95,8 @@ int run(const CLI::App& app, const Options& o) {
             if (const int status = check_output(*path)) return status;
     // With an output on standard output the table and verdict go to stderr,
     // so `--json - | jq` reads JSON only.
-    std::FILE* const human = to_stdout ? stderr : stdout;
+    std::FILE* const human = to_stdout ? stderr : hooks && hooks->human ? hooks->human : stdout;
+    if (hooks && !hooks->title.empty()) emit(human, "{}\n", hooks->title);
 
     // SIGINT/SIGTERM end the runs early (the stop flag), print what was
     // measured and remove the temporary file; then bench ends by the signal.
@@ -264,7 +110,11 @@ int run(const CLI::App& app, const Options& o) {
         emit(stderr, "uringkit bench: {}\n", e.what());
         return interrupt.exit_status(exit_for(e.kind()));
     }
-    spec.workload.size = target->size();
+    if (target->size() <= spec.workload.offset)
+        return usage_error(
+            "bench", fmt::format("--offset {}: at or past the end of {} ({})", spec.workload.offset,
+                                 target->path(), cli::format_bytes(target->size())));
+    spec.workload.size = target->size() - spec.workload.offset;
     Host host = describe_host(target->path());
     host.ceiling = measure_ceiling(*target, spec.workload);
 
@@ -274,10 +124,14 @@ int run(const CLI::App& app, const Options& o) {
     const bool batch_capped = spec.batch && std::any_of(spec.depths.begin(), spec.depths.end(),
                                                         [&](unsigned d) { return d < spec.batch; });
     emit(human,
-         "uringkit bench: {} {}, {}, {} {} {} ({} on {}), depth {}{}, {} job{}, {} engine{}, {}\n",
+         "uringkit bench: {} {}, {}, {} {} ({} on {}), depth {}{}, {} job{}, {} engine{}, {}\n",
          cli::format_bytes(w.bs), rw_name(w.rw),
          w.direct ? "O_DIRECT" : (spec.cache == Cache::warm ? "warm cache" : "cold cache"),
-         cli::format_bytes(target->size()), target->temporary() ? "temporary file" : "of",
+         cli::format_bytes(w.size) +
+             (w.offset ? fmt::format(" at offset {} of", cli::format_bytes(w.offset)) : "") +
+             (target->temporary() ? " temporary file"
+              : w.offset          ? ""
+                                  : " of"),
          target->path(), host.filesystem, host.device, depths,
          spec.batch
              ? fmt::format(" batch {}{}", spec.batch, batch_capped ? " (at most the depth)" : "")
@@ -328,8 +182,9 @@ int run(const CLI::App& app, const Options& o) {
                         host,
                         target->path(),
                         target->temporary(),
-                        target->size(),
+                        spec.workload.size,
                         saved ? &*saved : nullptr};
+    if (hooks && hooks->report) hooks->report(report);
     target.reset();  // the temporary file goes before printing, so nothing is left if stdout blocks
     const std::size_t width = o.wide ? 0 : cli::terminal_columns(::fileno(human));
     emit(human, "\n{}\n", format_table(results, against_saved(report), width));
@@ -360,6 +215,7 @@ const Register reg{Command{
     [](CLI::App& app) -> std::function<int()> {
         auto o = std::make_shared<Options>();
         auto replay = std::make_shared<ReplayOptions>();
+        auto fio = std::make_shared<FioCli>();
         app.add_option(
             "--filename", o->filename,
             "File or block device to read (default: a temporary file of --size in $TMPDIR, removed "
@@ -507,6 +363,10 @@ const Register reg{Command{
                       "out.svg",
                       "Your own file at three depths, every figure saved as JSON and drawn as "
                       "SVG."},
+                     {"uringkit bench job.fio --output-format=json --output fio.json",
+                      "A fio job file: each job through every engine (or the one its ioengine "
+                      "names), written in fio's JSON shape; the full manual's \"fio users\" "
+                      "section has the table of fio's options."},
                      {"uringkit bench --replay trace.txt",
                       "Your program's recorded I/O replayed through pread and io_uring."}},
                 .exits = {{0, "at least one engine ran (with --replay: replayed)"},
@@ -561,14 +421,31 @@ const Register reg{Command{
             complete_with(app.get_option("--order"), {"rotate", "shuffle", "fixed"});
             complete_with(app.get_option("--mode"), {"as-recorded", "batched", "timed"});
         }
+        add_fio_options(app, *fio);  // after bench's own groups: its group comes last in --help
         CLI::App* net = app.add_subcommand("net",
                                            "serve's socket engines side by side on loopback "
                                            "(uring, uring-coro, epoll), with a verdict");
         auto net_action = setup_bench_net(*net);
         CLI::App* const bench = &app;
-        return [o, net, net_action, replay, bench] {
+        return [o, net, net_action, replay, bench, fio] {
             if (net->parsed()) return net_action();
-            if (replay->trace.empty()) return run(*bench, *o);
+            std::vector<FioRun> runs;
+            try {
+                runs = fio_runs(*bench, *fio, *o);
+            } catch (const UsageError& e) {
+                return usage_error("bench", e.message);
+            } catch (const FioInputError& e) {
+                emit(stderr, "uringkit bench: {}\n", e.message);
+                return static_cast<int>(kBadInput);
+            }
+            if (!runs.empty() && !replay->trace.empty())
+                return usage_error("bench",
+                                   "--replay runs a trace, not a fio job or fio's options");
+            if (!runs.empty())
+                return run_fio(runs, *fio, [&](const FioRun& r, const RunHooks& hooks) {
+                    return run(GivenOptions{*bench, r.given}, r.options, &hooks);
+                });
+            if (replay->trace.empty()) return run(GivenOptions{*bench, {}}, *o);
             const SharedBenchOptions shared{o->engines,
                                             o->iodepth,
                                             o->cache,

@@ -102,6 +102,8 @@ Row aggregate(const std::string& label, unsigned depth, unsigned batch,
     row.cpu_us_per_io_high = cpu.high;
     row.ios = static_cast<std::uint64_t>(
         med([](const Outcome& o) { return static_cast<double>(o.ios); }));
+    row.writes = static_cast<std::uint64_t>(
+        med([](const Outcome& o) { return static_cast<double>(o.writes); }));
     row.syscalls = static_cast<std::uint64_t>(
         med([](const Outcome& o) { return static_cast<double>(o.syscalls); }));
     row.submits = static_cast<std::uint64_t>(

@@ -70,11 +70,12 @@ Ceiling measure_ceiling(const Target& target, const Workload& w) {
     }
     const util::UniqueFd owned(fd);
     const std::uint32_t bs = w.bs;
-    // The first blocks only, at most 64 KiB: the estimate needs the cost of
+    // The first blocks of the workload's range (from its offset) only, at
+    // most 64 KiB: the estimate needs the cost of
     // one read, not the file, and a cold run's cache is dropped after its
     // ramp anyway.
-    const std::uint64_t blocks =
-        std::max<std::uint64_t>(1, std::min<std::uint64_t>(target.size() / bs, (64 * 1024) / bs));
+    const std::uint64_t blocks = std::max<std::uint64_t>(
+        1, std::min<std::uint64_t>((w.size ? w.size : target.size()) / bs, (64 * 1024) / bs));
     void* buf = nullptr;
     if (::posix_memalign(&buf, std::max<std::uint32_t>(target.direct_align(), 4096), bs) != 0)
         return Ceiling{};
@@ -83,7 +84,7 @@ Ceiling measure_ceiling(const Target& target, const Workload& w) {
     // the pread64 calls a trace sees the engines' own (bench_syscalls_test).
     iovec iov{buf, bs};
     const auto read_block = [&](unsigned i) {
-        if (::preadv2(fd, &iov, 1, static_cast<off_t>((i % blocks) * bs), 0) !=
+        if (::preadv2(fd, &iov, 1, static_cast<off_t>(w.offset + (i % blocks) * bs), 0) !=
             static_cast<ssize_t>(bs))
             ok = false;
     };

@@ -50,6 +50,7 @@ struct Phase {
 struct PhaseResult {
     std::uint64_t ios = 0;  // completed I/Os
     std::uint64_t bytes = 0;
+    std::uint64_t writes = 0;    // of the completed I/Os, the writes (randrw mixes them)
     std::uint64_t syscalls = 0;  // system calls the engine made for them
     std::uint64_t submits = 0;   // calls that handed I/O to the kernel or the pool
     // Where the kernel pushed back (the uring engines): enters that had to

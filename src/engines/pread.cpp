@@ -38,6 +38,7 @@ public:
                 break;
             ++r.ios;
             r.bytes += bs;
+            r.writes += io.write;
             if (ph.latency) ph.latency->record(t1 - t0);
             publish_progress(ph, r.ios);
             if (t1 >= ph.deadline_ns) break;

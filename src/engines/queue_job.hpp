@@ -94,6 +94,7 @@ protected:
                            w_.verify)) {
             ++st.r.ios;
             st.r.bytes += w_.bs;
+            st.r.writes += slot.write;
             return true;
         }
         st.issuing = false;

@@ -84,6 +84,7 @@ std::string to_json(const Report& rep) {
         {"filename", rep.filename},
         {"temporary", rep.temporary},
         {"size_bytes", rep.size},
+        {"offset_bytes", s.workload.offset},
         {"rw", rw_name(s.workload.rw)},
         {"rwmixread", s.workload.rwmixread},
         {"bs_bytes", s.workload.bs},

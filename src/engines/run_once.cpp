@@ -102,7 +102,8 @@ struct Phases {
                 if (spec.cache == Cache::cold && !spec.workload.direct) rc.target.drop_cache();
                 if (!spec.workload.direct) {
                     sys::PageCacheStat pc;
-                    if (sys::page_cache_stat(state[0].fd, 0, spec.workload.size, pc) == 0 &&
+                    if (sys::page_cache_stat(state[0].fd, spec.workload.offset, spec.workload.size,
+                                             pc) == 0 &&
                         pc.pages > 0)
                         cached_at_start =
                             static_cast<double>(pc.cached) / static_cast<double>(pc.pages);
@@ -292,6 +293,7 @@ void merge_jobs(const RunContext& rc, const Crew& crew, const Phases& ph, Outcom
         if (out.ran.empty()) out.ran = st.ran;
         out.ios += st.result.ios;
         out.bytes += st.result.bytes;
+        out.writes += st.result.writes;
         out.syscalls += st.result.syscalls;
         out.submits += st.result.submits;
         out.sq_wakeups += st.result.sq_wakeups;

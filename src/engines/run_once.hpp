@@ -22,7 +22,7 @@ struct Outcome {
     std::vector<Window> windows;
     double cached_at_start = -1;  // fraction of the used range in the page cache; -1 unknown
     bool interrupted = false;
-    std::uint64_t ios = 0, bytes = 0, syscalls = 0, submits = 0;
+    std::uint64_t ios = 0, bytes = 0, writes = 0, syscalls = 0, submits = 0;
     double seconds = 0;
     double utime_s = 0, stime_s = 0;
     long nvcsw = 0, nivcsw = 0;

@@ -110,6 +110,7 @@ struct Row {
     unsigned runs = 0;
 
     std::uint64_t ios = 0;
+    std::uint64_t writes = 0;  // of `ios`, the writes (median run)
     double seconds = 0;
     double iops = 0, iops_min = 0, iops_max = 0;
     double iops_low = 0, iops_high = 0;  // interval of the median

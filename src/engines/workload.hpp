@@ -23,10 +23,11 @@ inline bool random_offsets(RwMode m) noexcept {
 // The I/O pattern every engine runs; the same for all of them in one benchmark.
 struct Workload {
     RwMode rw = RwMode::randread;
-    unsigned rwmixread = 50;  // percent of reads with randrw
-    std::uint32_t bs = 4096;  // bytes per I/O
-    std::uint64_t size = 0;   // bytes of the file used (a multiple of bs)
-    bool direct = false;      // O_DIRECT
+    unsigned rwmixread = 50;   // percent of reads with randrw
+    std::uint32_t bs = 4096;   // bytes per I/O
+    std::uint64_t size = 0;    // bytes of the file used (a multiple of bs), from `offset` on
+    std::uint64_t offset = 0;  // where the used range starts (fio's offset=), a multiple of bs
+    bool direct = false;       // O_DIRECT
     std::uint64_t seed = 1;
     // Check the offset stamp of every block read (files this tool wrote only,
     // see Target::stamped): proves that each engine read the block it asked for.
@@ -88,6 +89,7 @@ public:
           rw_(w.rw),
           mix_(w.rwmixread),
           bs_(w.bs),
+          offset_(w.offset),
           blocks_(w.size / w.bs),
           // Sequential jobs start evenly spread so they do not read the same blocks.
           first_block_(jobs ? blocks_ * job / jobs : 0),
@@ -108,7 +110,7 @@ public:
         }
         bool write = rw_ == RwMode::randwrite || rw_ == RwMode::write;
         if (rw_ == RwMode::randrw) write = rng_.below(100) >= mix_;
-        return {block * bs_, write};
+        return {offset_ + block * bs_, write};
     }
 
 private:
@@ -117,6 +119,7 @@ private:
     RwMode rw_;
     unsigned mix_;
     std::uint64_t bs_;
+    std::uint64_t offset_;
     std::uint64_t blocks_;
     std::uint64_t first_block_;
     std::uint64_t next_block_;
