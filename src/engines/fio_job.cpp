@@ -214,6 +214,17 @@ std::vector<FioJob> join_command_line(std::vector<FioJob> file_jobs,
 std::string engine_for_ioengine(std::string_view ioengine, const IoEngineFlags& f,
                                 std::string& why) {
     const bool uring_option = f.fixedbufs || f.registerfiles || f.sqthread_poll || f.hipri;
+    if (ioengine == "io_uring_cmd") {
+        // fio's NVMe passthrough engine (cmd_type=nvme): uring-cmd; with
+        // fixedbufs its registered-buffer form.
+        if (f.sqthread_poll || f.hipri || f.registerfiles) {
+            why =
+                "bench's passthrough engines (uring-cmd, uring-cmd-reg) poll nothing and "
+                "register no file: leave out sqthread_poll, hipri and registerfiles";
+            return {};
+        }
+        return f.fixedbufs ? "uring-cmd-reg" : "uring-cmd";
+    }
     if (ioengine != "io_uring" && uring_option) {
         why = "fixedbufs, registerfiles, sqthread_poll and hipri are options of ioengine=io_uring";
         return {};
@@ -230,7 +241,9 @@ std::string engine_for_ioengine(std::string_view ioengine, const IoEngineFlags& 
             "fio's posixaio is glibc's aio_read; the nearest is bench's threadpool engine "
             "(pread on worker threads): give --engines threadpool";
     else if (ioengine != "io_uring")
-        why = "bench runs psync, libaio and io_uring (and its own engines with --engines)";
+        why =
+            "bench runs psync, libaio, io_uring and io_uring_cmd (and its own engines with "
+            "--engines)";
     if (!why.empty()) return {};
     if (f.hipri && (f.sqthread_poll || f.fixedbufs || f.registerfiles)) {
         why = "hipri is uring-iopoll, which polls with neither SQPOLL nor registrations";

@@ -140,6 +140,10 @@ TEST(FioJob, IoEnginesMapOnlyWhereTheSystemCallsMatch) {
     EXPECT_EQ(engine("ioengine=io_uring\nfixedbufs\nregisterfiles\n"), "uring-reg");
     EXPECT_EQ(engine("ioengine=io_uring\nsqthread_poll=1\n"), "uring-sqpoll");
     EXPECT_EQ(engine("ioengine=io_uring\nhipri\n"), "uring-iopoll");
+    EXPECT_EQ(engine("ioengine=io_uring_cmd\n"), "uring-cmd");
+    EXPECT_EQ(engine("ioengine=io_uring_cmd\nfixedbufs\n"), "uring-cmd-reg");
+    EXPECT_NE(refusal("[a]\nioengine=io_uring_cmd\nhipri\n").find("poll nothing"),
+              std::string::npos);
     EXPECT_NE(refusal("[a]\nioengine=io_uring\nfixedbufs\n").find("add registerfiles=1"),
               std::string::npos);
     EXPECT_NE(refusal("[a]\nioengine=io_uring\nregisterfiles=1\n")
