@@ -96,13 +96,7 @@ public:
 private:
     static BigRing make(const JobContext& ctx) {
         try {
-            return BigRing(ctx.depth, lean_ring_options());
-        } catch (const RingError& e) {
-            // Older kernels refuse SINGLE_ISSUER/DEFER_TASKRUN; then the plain layout flags.
-            if (e.code().value() != EINVAL) throw EngineUnavailable(e.what());
-        }
-        try {
-            return BigRing(ctx.depth);
+            return BigRing::create(ctx.depth, lean_ring_options());
         } catch (const RingError& e) {
             throw EngineUnavailable(std::string("128-byte SQEs (Linux 5.19): ") + e.what());
         }

@@ -70,15 +70,7 @@ RingOptions single_thread_options(unsigned cq_entries) noexcept {
 }
 
 Ring Ring::create(unsigned entries, RingOptions options) {
-    try {
-        return Ring(entries, options);
-    } catch (const RingError& e) {
-        if (e.code().value() != EINVAL || !(options.single_issuer || options.defer_taskrun)) throw;
-    }
-    options.single_issuer = options.defer_taskrun = false;
-    // TASKRUN_FLAG alone is EINVAL: it needs COOP_TASKRUN or DEFER_TASKRUN.
-    if (!options.coop_taskrun) options.taskrun_flag = false;
-    return Ring(entries, options);
+    return with_taskrun_fallback(options, [&](const RingOptions& o) { return Ring(entries, o); });
 }
 
 Ring::Ring(unsigned entries, const RingOptions& options) {

@@ -106,7 +106,9 @@ TEST(NvmePassthrough, FindsTheCharDeviceAndBlockSize) {
 TEST(NvmePassthrough, EveryPathReadsWhatAnotherWrote) {
     REQUIRE_NAMESPACE(ns);
     const std::size_t bytes = std::size_t{kBlocks} * ns->lba_size;
-    Aligned want = aligned(bytes), got = aligned(bytes);
+    // Every buffer a command names is made before the ring, so a failed
+    // assertion that leaves a command in flight tears the ring down first.
+    Aligned want = aligned(bytes), got = aligned(bytes), fixed = aligned(bytes);
     fill(want.get(), bytes, 1);
     pwrite_direct(*ns, want.get(), bytes);
 
@@ -122,7 +124,6 @@ TEST(NvmePassthrough, EveryPathReadsWhatAnotherWrote) {
     EXPECT_EQ(std::memcmp(got.get(), want.get(), bytes), 0) << "passthrough read";
 
     // The same read from a registered buffer (IORING_URING_CMD_FIXED).
-    Aligned fixed = aligned(bytes);
     const iovec iov{fixed.get(), bytes};
     big.ring().register_buffers({&iov, 1});
     big.prepare(op::NvmeCmd::read(Fd{ng.get()}, ns->nsid, 0, kBlocks, fixed.get(),

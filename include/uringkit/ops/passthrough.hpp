@@ -45,8 +45,9 @@ private:
 
 // One NVMe I/O command (the NVM command set's read, write and flush) on the
 // namespace's generic char device.  Logical blocks are the namespace's LBA
-// size (nvme::lba_size); `buf` must hold blocks * that size and stay valid
-// until the completion.
+// size (nvme::Namespace::lba_size); `blocks` is at least 1 (NVMe counts
+// from 0: the command carries blocks - 1), and `buf` must hold blocks *
+// that size and stay valid until the completion.
 class NvmeCmd {
 public:
     static constexpr std::uint8_t code = IORING_OP_URING_CMD;

@@ -35,6 +35,12 @@ public:
     // or CQE32 again, nor NO_MMAP.
     explicit BigRing(unsigned entries, const RingOptions& options = {})
         : ring_(entries, options, Ring::BigLayout{}) {}
+    // As Ring::create: SINGLE_ISSUER/DEFER_TASKRUN dropped where the kernel
+    // refuses them (EINVAL before 6.0/6.1); other failures throw RingError.
+    static BigRing create(unsigned entries, const RingOptions& options) {
+        return Ring::with_taskrun_fallback(
+            options, [&](const RingOptions& o) { return BigRing(entries, o); });
+    }
 
     // Submission, waiting, registration and the counters: the usual ring's.
     // Its prepare() takes the 64-byte operations; 128-byte ones come here.

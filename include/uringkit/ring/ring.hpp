@@ -8,6 +8,7 @@
 #include "uringkit/cxx20.hpp"
 #include "uringkit/ring/barrier.hpp"
 #include "uringkit/ring/sqe.hpp"
+#include "uringkit/sys/error.hpp"
 #include "uringkit/sys/syscall.hpp"
 #include "uringkit/sys/uapi.hpp"
 
@@ -103,6 +104,22 @@ public:
     // DEFER_TASKRUN (EINVAL before 6.0/6.1) the same ring is set up without
     // them: they change speed, not meaning.  Other failures throw RingError.
     static Ring create(unsigned entries, RingOptions options);
+    // The rule create() applies, for any ring type made from RingOptions
+    // (BigRing::create too): `make(options)` once as asked, and again
+    // without SINGLE_ISSUER/DEFER_TASKRUN where the kernel says EINVAL.
+    template <class Make>
+    static auto with_taskrun_fallback(RingOptions options, Make&& make) {
+        try {
+            return make(options);
+        } catch (const RingError& e) {
+            if (e.code().value() != EINVAL || !(options.single_issuer || options.defer_taskrun))
+                throw;
+        }
+        options.single_issuer = options.defer_taskrun = false;
+        // TASKRUN_FLAG alone is EINVAL: it needs COOP_TASKRUN or DEFER_TASKRUN.
+        if (!options.coop_taskrun) options.taskrun_flag = false;
+        return make(options);
+    }
     Ring(Ring&& other) noexcept;
     Ring& operator=(Ring&& other) noexcept;
     Ring(const Ring&) = delete;
