@@ -3,6 +3,8 @@
 // the one before it (`uringkit_bench_version` 1), which saved runs still have.
 #include "engines/report.hpp"
 
+#include "engines/engine.hpp"
+
 #include "document/header.hpp"
 
 #include <fmt/format.h>
