@@ -53,6 +53,17 @@ struct Command {
     const char* summary;
     int order;  // position in `uringkit --help`
     std::function<std::function<int()>(CLI::App& app)> setup;
+    // The status of a command line it cannot run: kUsage, or 1 for a tool
+    // whose scripts expect its peer's (coreutils' cp exits 1).
+    int usage_status = kUsage;
+    // Long options may be shortened to any unambiguous start (`--parent`,
+    // `--b=simple`), as getopt_long allows: for drop-ins of GNU tools.
+    bool abbreviations = false;
+    // With `abbreviations`: the peer's own long options, space-separated.  A
+    // start that fits one of them and options of uringkit's own is taken as
+    // the peer's (`cp --b=simple` is --backup, not --bs), as a script written
+    // for the peer meant it.
+    const char* peer_options = "";
 };
 
 std::vector<Command>& registry();

@@ -45,7 +45,8 @@ Register cp_command{Command{
     "cp",
     "Copy files (and with -r trees): a reflink, copy_file_range or linked read/write chains on "
     "io_uring, per file system",
-    30, [](CLI::App& app) -> std::function<int()> {
+    30,
+    [](CLI::App& app) -> std::function<int()> {
         struct Args {
             std::vector<std::string> paths;
             bool recursive = false, preserve = false, archive = false, direct = false,
@@ -62,6 +63,7 @@ Register cp_command{Command{
             std::string bs = "256k";
             std::string source_reads = "auto";
             std::string reflink = "auto", engine = "auto";
+            LinkAndBackupArgs links;
         };
         auto args = std::make_shared<Args>();
         app.add_option("paths", args->paths, "SRC... DST")->required()->expected(1, -1);
@@ -116,6 +118,7 @@ Register cp_command{Command{
             app.add_flag("-H", args->command_line_links,
                          "Follow the symbolic links named as sources, also with -r; links "
                          "inside a tree stay links");
+        add_link_and_backup_options(app, args->links);
         auto* no_clobber = app.add_flag("-n,--no-clobber", args->no_clobber,
                                         "Leave an existing destination alone (status 0, as cp)");
         app.add_flag("-f,--force", args->force,
@@ -269,13 +272,15 @@ Register cp_command{Command{
         name_values(app, {{"paths", "SRC... DST"}, {"--bs", "SIZE"}});
         group_options(app, "Where copies go", {"-t", "-T", "--parents"});
         group_options(app, "What is copied and kept",
-                      {"-r", "-a", "-P", "-L", "-H", "-p", "--preserve", "--no-preserve"});
+                      {"-r", "-a", "-d", "-P", "-L", "-H", "-p", "--preserve", "--no-preserve",
+                       "--attributes-only", "--copy-contents", "-l", "-s"});
         group_options(app, "An existing destination",
-                      {"-n", "-f", "-i", "-u", "--update", "--remove-destination", "--atomic"});
+                      {"-n", "-f", "-i", "-u", "--update", "--remove-destination", "--atomic", "-b",
+                       "--backup", "-S"});
         group_options(
             app, "How the bytes move",
-            {"--reflink", "--engine", "--direct", "--source-reads", "--sync", "--qd", "--bs",
-             "--inflight", "--kernel-workers", "--clone-threads", "--copy-threads"});
+            {"--reflink", "--sparse", "--engine", "--direct", "--source-reads", "--sync", "--qd",
+             "--bs", "--inflight", "--kernel-workers", "--clone-threads", "--copy-threads"});
         group_options(app, "Checks and reports",
                       {"-v", "--verify", "--progress", "--no-progress", "--summary"});
         describe(
@@ -306,21 +311,19 @@ Register cp_command{Command{
                     "directory "
                     "another user can write cannot be raced into writing, chmodding or chowning "
                     "anywhere else.\n\n"
-                    "Differences from coreutils cp, on purpose: no -l, -s or --backup; no SELinux "
+                    "Differences from coreutils cp, on purpose: no SELinux "
                     "context (--preserve=context; with xattr the security.selinux attribute is "
                     "copied as any other); symlinks are never followed inside a tree (cp -P; -L "
                     "with -r is refused, -H follows the operands); --parents does not follow a "
                     "symbolic link on the way in the destination, nor a '..' in the source path; "
                     "-v names what was copied once a tree is done (cp says each as it starts it) "
-                    "and -i's questions and -v's names are quoted as in the C locale; --preserve "
-                    "and --no-preserve apply in a fixed order (-a, -p, --preserve, then "
-                    "--no-preserve), not in the order given; an "
-                    "I/O "
-                    "error names the offset and errno (\"DST: write at offset N: ... (errno 28)\") "
-                    "to "
-                    "say where the copy stopped; and the exit status says what kind of failure it "
-                    "was "
-                    "(4 wins over 1) where cp exits 1 for all of them.",
+                    "and -i's questions and -v's names are quoted as in the C locale, and -v "
+                    "says nothing of backups; and an I/O error names the offset and errno "
+                    "(\"DST: write at offset N: ... (errno 28)\") to say where the copy "
+                    "stopped.\n\n"
+                    "Long options may be shortened to any unambiguous start, as with coreutils "
+                    "(--parent, --b=simple); where a start fits one of coreutils' options and "
+                    "one of uringkit's own, coreutils' is meant.",
                 .examples =
                     {{"uringkit cp big.img /backup/",
                       "A reflink, copy_file_range or ring pairs, whichever the file systems "
@@ -336,10 +339,8 @@ Register cp_command{Command{
                            "be written, a directory without -r, a copy onto itself, no space "
                            "(ENOSPC, EFBIG, EDQUOT), an I/O error, a source that changed while "
                            "copied, a copy that --verify found different (the message says "
-                           "which; the other operands are still copied)"},
-                          {2,
-                           "bad option or arguments (coreutils says 1 here too; every uringkit "
-                           "command keeps 2 for a command line it cannot run)"},
+                           "which; the other operands are still copied); also a bad option or "
+                           "arguments, as coreutils' cp (uringkit's other commands say 2)"},
                           {130,
                            "interrupted by SIGINT or SIGTERM: what is in flight completes, files "
                            "being created are removed, what was copied is reported, then cp "
@@ -364,7 +365,8 @@ Register cp_command{Command{
             enum class Existing { write, ask, keep } existing = Existing::write;
             fs::Update when = fs::Update::all;
             for (const CLI::Option* opt : app.parse_order()) {
-                if (opt == no_deref || opt->check_name("--archive")) links = Links::never;
+                if (opt == no_deref || opt->check_name("--archive") || opt->check_name("-d"))
+                    links = Links::never;
                 if (opt == deref) links = Links::always;
                 if (opt == deref_operands) links = Links::operands;
                 if (opt == interactive) existing = Existing::ask;
@@ -411,22 +413,43 @@ Register cp_command{Command{
                 dest = sources.back();
                 sources.pop_back();
             }
-            if (args->archive) (void)fs::apply_preserve_list("all", true, o.preserve);
-            if (args->preserve)
-                (void)fs::apply_preserve_list("mode,ownership,timestamps", true, o.preserve);
-            for (const auto& [lists, on] : {std::pair{&args->preserve_lists, true},
-                                            std::pair{&args->no_preserve_lists, false}})
-                for (const std::string& list : *lists)
-                    if (auto bad = fs::apply_preserve_list(
-                            list == "default" ? "mode,ownership,timestamps" : list, on,
-                            o.preserve)) {
-                        emit(stderr,
-                             "uringkit cp: --{}preserve={}: '{}' is not one of mode, ownership, "
-                             "timestamps, "
-                             "xattr, links, all\n",
-                             on ? "" : "no-", list, *bad);
-                        return kUsage;
-                    }
+            // -a, -p, --preserve and --no-preserve in the order given, as cp: the
+            // last one to name something decides it.
+            std::size_t kept = 0, dropped = 0;
+            for (const CLI::Option* opt : app.parse_order()) {
+                std::string list;
+                bool on = true;
+                if (opt->check_name("--archive"))
+                    list = "all";
+                else if (opt->check_name("-p"))
+                    list = "mode,ownership,timestamps";
+                else if (opt->check_name("--preserve") && kept < args->preserve_lists.size())
+                    list = args->preserve_lists[kept++];
+                else if (opt->check_name("--no-preserve") &&
+                         dropped < args->no_preserve_lists.size()) {
+                    list = args->no_preserve_lists[dropped++];
+                    on = false;
+                } else
+                    continue;
+                if (list == "default") list = "mode,ownership,timestamps";
+                if (auto bad = fs::apply_preserve_list(list, on, o.preserve)) {
+                    emit(stderr,
+                         "uringkit cp: --{}preserve={}: '{}' is not one of mode, ownership, "
+                         "timestamps, xattr, links, all\n",
+                         on ? "" : "no-", list, *bad);
+                    return kUsage;
+                }
+            }
+            if (args->links.backup_short || args->links.backup_option->count() ||
+                args->links.suffix_option->count()) {
+                if (existing == Existing::keep)
+                    return usage_error("cp",
+                                       "options --backup and --no-clobber are mutually exclusive");
+            }
+            o.reflink = args->reflink == "always"  ? fs::Reflink::always
+                        : args->reflink == "never" ? fs::Reflink::never
+                                                   : fs::Reflink::automatic;
+            if (auto bad = apply_link_and_backup(args->links, o)) return usage_error("cp", *bad);
             o.direct = args->direct;
             o.fsync = args->fsync;
             o.atomic = args->atomic;
@@ -441,9 +464,6 @@ Register cp_command{Command{
             o.source_reads = args->source_reads == "auto"    ? fs::SourceReads::automatic
                              : args->source_reads == "cache" ? fs::SourceReads::page_cache
                                                              : fs::SourceReads::direct;
-            o.reflink = args->reflink == "always"  ? fs::Reflink::always
-                        : args->reflink == "never" ? fs::Reflink::never
-                                                   : fs::Reflink::automatic;
             o.engine = args->engine == "ring"     ? fs::ByteEngine::ring
                        : args->engine == "kernel" ? fs::ByteEngine::kernel
                                                   : fs::ByteEngine::automatic;
@@ -519,7 +539,13 @@ Register cp_command{Command{
             }
             return interrupt.exit_status(exit_status(r.status));
         };
-    }}};
+    },
+    kFailure, true,
+    // coreutils 9.1 cp's long options
+    "archive attributes-only backup copy-contents dereference force interactive link "
+    "no-clobber no-dereference no-preserve no-target-directory parents preserve recursive "
+    "reflink remove-destination sparse suffix symbolic-link target-directory update verbose "
+    "help version"}};
 
 }  // namespace
 }  // namespace uringkit::cli

@@ -3,6 +3,8 @@
 
 #include "console.hpp"
 
+#include <fmt/core.h>
+
 #include <clocale>
 #include <cstdio>
 #include <cstdlib>
@@ -171,6 +173,108 @@ bool ask_overwrite(std::string_view dst, mode_t unwritable, bool replaces) {
     const bool yes = n > 0 && (line[0] == 'y' || line[0] == 'Y');
     std::free(line);
     return yes;
+}
+
+}  // namespace uringkit::cli
+
+namespace uringkit::cli {
+
+void add_link_and_backup_options(CLI::App& app, LinkAndBackupArgs& a) {
+    app.add_flag("-d", a.no_deref_links, "Same as -P --preserve=links");
+    app.add_flag("-l,--link", a.hard,
+                 "Make each file a hard link of its source instead of copying it (with -r the "
+                 "directories are still made); a symbolic link named as a source is followed "
+                 "unless -P, -d or -a");
+    app.add_flag("-s,--symbolic-link", a.symbolic,
+                 "Make each file a symbolic link to its source instead of copying it; a "
+                 "relative SRC only for a link made in the current directory (it would name "
+                 "something else from anywhere else)");
+    a.backup_option =
+        app.add_flag("--backup{existing}", a.backup,
+                     "Rename an existing destination that is replaced to a backup first. "
+                     "CONTROL: none (off), numbered (t: NAME.~N~), existing (nil: numbered "
+                     "where NAME has numbered backups, else simple; the default, or "
+                     "VERSION_CONTROL's), simple (never: NAME~, or -S's suffix)")
+            ->type_name("[=CONTROL]");
+    app.add_flag("-b", a.backup_short, "Like --backup, without CONTROL");
+    a.suffix_option = app.add_option("-S,--suffix", a.suffix,
+                                     "The simple backups' suffix (default ~, or "
+                                     "SIMPLE_BACKUP_SUFFIX); implies -b")
+                          ->type_name("SUFFIX");
+    app.add_option("--sparse", a.sparse,
+                   "WHEN: auto (default) keeps the source's holes and writes its data as it "
+                   "is; always also leaves a hole for each block of zeros in the data; never "
+                   "writes holes out as zeros.  always and never copy the bytes with "
+                   "read/write (no clone, not with --reflink=always)")
+        ->type_name("WHEN")
+        ->check(CLI::IsMember({"auto", "always", "never"}));
+    app.add_flag("--attributes-only", a.attributes_only,
+                 "Copy no data: a new file is made empty, an existing one keeps its bytes; "
+                 "only the attributes -p, -a or --preserve name are set");
+    app.add_flag("--copy-contents", a.copy_contents,
+                 "With -r, read a FIFO or a device in a tree like a file instead of making it "
+                 "again (a FIFO with no writer waits, as with cp)");
+}
+
+std::optional<std::string> apply_link_and_backup(const LinkAndBackupArgs& a, fs::CopyOptions& o) {
+    if (a.no_deref_links) {
+        o.no_dereference = true;
+        o.dereference_operands = false;
+        o.preserve.links = true;
+    }
+    if (a.hard && a.symbolic) return "cannot make both hard and symbolic links";
+    o.link_instead = a.hard       ? fs::LinkInstead::hard
+                     : a.symbolic ? fs::LinkInstead::symbolic
+                                  : fs::LinkInstead::none;
+    o.attributes_only = a.attributes_only;
+    o.copy_contents = a.copy_contents;
+    o.sparse = a.sparse == "always"  ? fs::Sparse::always
+               : a.sparse == "never" ? fs::Sparse::never
+                                     : fs::Sparse::automatic;
+    if (o.sparse != fs::Sparse::automatic && o.reflink == fs::Reflink::always)
+        return "--reflink can be used only with --sparse=auto";
+    const bool backups = a.backup_short || a.backup_option->count() || a.suffix_option->count();
+    if (!backups) return std::nullopt;
+    // CONTROL as coreutils' argmatch takes it: a word, or any unambiguous start of one.
+    std::string control = a.backup_option->count() ? a.backup : "";
+    const char* from = "--backup";
+    if (control.empty() || control == "existing") {
+        if (const char* env = std::getenv("VERSION_CONTROL"); env && *env && control.empty()) {
+            control = env;
+            from = "$VERSION_CONTROL";
+        }
+        if (control.empty()) control = "existing";
+    }
+    static constexpr std::pair<std::string_view, fs::Backup> kWords[] = {
+        {"none", fs::Backup::none},         {"off", fs::Backup::none},
+        {"simple", fs::Backup::simple},     {"never", fs::Backup::simple},
+        {"existing", fs::Backup::existing}, {"nil", fs::Backup::existing},
+        {"numbered", fs::Backup::numbered}, {"t", fs::Backup::numbered}};
+    std::optional<fs::Backup> kind;
+    bool ambiguous = false;
+    for (const auto& [word, k] : kWords) {
+        if (word == control) {
+            kind = k;
+            ambiguous = false;
+            break;
+        }
+        if (word.substr(0, control.size()) == control) {
+            if (kind && *kind != k) ambiguous = true;
+            kind = k;
+        }
+    }
+    if (!kind || ambiguous)
+        return fmt::format(
+            "{} argument '{}' for '{}'\nValid arguments are:\n  - 'none', 'off'\n  - "
+            "'simple', 'never'\n  - 'existing', 'nil'\n  - 'numbered', 't'",
+            ambiguous ? "ambiguous" : "invalid", control, from);
+    o.backup = *kind;
+    if (a.suffix_option->count())
+        o.backup_suffix = a.suffix;
+    else if (const char* env = std::getenv("SIMPLE_BACKUP_SUFFIX"); env && *env)
+        o.backup_suffix = env;
+    if (o.backup_suffix.find('/') != std::string::npos) o.backup_suffix = "~";
+    return std::nullopt;
 }
 
 }  // namespace uringkit::cli

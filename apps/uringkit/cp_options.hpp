@@ -5,7 +5,9 @@
 #include "fs/copy.hpp"
 
 #include <sys/stat.h>
+#include <CLI/CLI.hpp>
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -29,5 +31,22 @@ void print_copy_event(fs::CopyEvent kind, std::string_view from, std::string_vie
 // ...? "), then one line from standard input (a terminal or not, as
 // coreutils); true when it starts with y or Y.  End of input is no.
 bool ask_overwrite(std::string_view dst, mode_t unwritable, bool replaces);
+
+// -d, -l, -s, -b/--backup/-S, --sparse, --attributes-only, --copy-contents:
+// coreutils 9.1's options that make something other than a plain copy.
+struct LinkAndBackupArgs {
+    bool no_deref_links = false;  // -d
+    bool hard = false, symbolic = false, attributes_only = false, copy_contents = false;
+    bool backup_short = false;
+    std::string backup = "none";  // --backup[=CONTROL]
+    std::string suffix;
+    std::string sparse = "auto";
+    CLI::Option* backup_option = nullptr;
+    CLI::Option* suffix_option = nullptr;
+};
+void add_link_and_backup_options(CLI::App& app, LinkAndBackupArgs& a);
+// Sets `o` from them (after -a, -p and --preserve were applied); returns a
+// usage error's message, as coreutils words it, or nullopt.
+std::optional<std::string> apply_link_and_backup(const LinkAndBackupArgs& a, fs::CopyOptions& o);
 
 }  // namespace uringkit::cli

@@ -105,6 +105,52 @@ namespace {
 
 using namespace uringkit::cli;
 
+// kUsage as the command reports it (coreutils' cp: 1).
+int as_usage(const Command* c, int status) {
+    return status == kUsage && c ? c->usage_status : status;
+}
+
+// getopt_long's rule for the commands that ask for it: `--NAME` that is the
+// start of exactly one long option of `sub` is that option (an exact name
+// wins).  Returns the words with the names written out (empty when none
+// changed); an ambiguous start sets `ambiguous` to getopt's message.
+std::vector<std::string> expand_abbreviations(const CLI::App& sub, const char* peer_options,
+                                              int argc, char** argv, std::string& ambiguous) {
+    std::vector<std::string> names;
+    for (const CLI::Option* opt : sub.get_options())
+        for (const std::string& l : opt->get_lnames()) names.push_back(l);
+    std::vector<std::string> words(argv, argv + argc);
+    bool changed = false;
+    for (std::size_t i = 1; i < words.size(); ++i) {
+        const std::string& w = words[i];
+        if (w == "--") break;
+        if (w.size() < 3 || w.compare(0, 2, "--") != 0) continue;
+        const std::size_t eq = w.find('=');
+        const std::string name = w.substr(2, eq == std::string::npos ? eq : eq - 2);
+        if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+        std::vector<std::string> starts;
+        for (const std::string& l : names)
+            if (l.compare(0, name.size(), name) == 0) starts.push_back(l);
+        if (starts.size() > 1) {
+            std::vector<std::string> peers;
+            const std::string peer_list = std::string(" ") + peer_options + " ";
+            for (const std::string& l : starts)
+                if (peer_list.find(" " + l + " ") != std::string::npos) peers.push_back(l);
+            if (peers.size() == 1) starts = peers;
+        }
+        if (starts.size() > 1) {
+            ambiguous = "option '--" + name + "' is ambiguous; possibilities:";
+            for (const std::string& l : starts) ambiguous += " '--" + l + "'";
+            return {};
+        }
+        if (starts.size() == 1) {
+            words[i] = "--" + starts.front() + (eq == std::string::npos ? "" : w.substr(eq));
+            changed = true;
+        }
+    }
+    return changed ? words : std::vector<std::string>{};
+}
+
 // The first argument that is not an option: the subcommand, if any (the
 // top level has only --help and --version, which take no value).
 std::string_view named_subcommand(int argc, char** argv) {
@@ -247,9 +293,11 @@ int main(int argc, char** argv) {
                                     : called_xxhsum ? std::string_view("xxhsum")
                                                     : named_subcommand(argc, argv);
     std::vector<std::pair<CLI::App*, std::function<int()>>> actions;
+    const Command* chosen_command = nullptr;
     for (const Command& c : commands) {
         CLI::App* sub = app.add_subcommand(c.name, c.summary);
         if (generating || chosen == c.name) {
+            if (chosen == c.name) chosen_command = &c;
             set_tool_name(c.name);
             actions.emplace_back(sub, c.setup(*sub));
         }
@@ -297,10 +345,24 @@ int main(int argc, char** argv) {
         while (at < argc && argv[at][0] == '-') ++at;
         own_words->assign(argv + std::min(at + 1, argc), argv + argc);
     } else {
+        std::vector<std::string> expanded;
+        if (chosen_command && chosen_command->abbreviations) {
+            std::string ambiguous;
+            expanded = expand_abbreviations(*actions.front().first, chosen_command->peer_options,
+                                            argc, argv, ambiguous);
+            if (!ambiguous.empty())
+                return finish_output(as_usage(chosen_command, usage_error(path, ambiguous)));
+        }
         try {
-            app.parse(argc, argv);
+            if (expanded.empty()) {
+                app.parse(argc, argv);
+            } else {
+                std::vector<char*> words;
+                for (std::string& w : expanded) words.push_back(w.data());
+                app.parse(static_cast<int>(words.size()), words.data());
+            }
         } catch (const CLI::ParseError& e) {
-            return finish_output(usage_error(path, e.what()));
+            return finish_output(as_usage(chosen_command, usage_error(path, e.what())));
         }
     }
     // Below the minimum every tool still runs where its fallbacks reach; say once that it is
@@ -323,5 +385,5 @@ int main(int argc, char** argv) {
         emit(stderr, "uringkit {}: {}\n", chosen, e.what());
         status = kFailure;
     }
-    return finish_output(status);
+    return finish_output(as_usage(chosen_command, status));
 }

@@ -177,13 +177,35 @@ std::optional<Failure> copy_one(Ctx& c, const std::string& src, const Where& at)
         copy_tree(c, src, target, at.dir == AT_FDCWD ? -1 : at.dir);
         return std::nullopt;
     }
+    // A link made at the name of the very file the source names (cp -P or -s
+    // of `link` onto the `file` it points to, cp -s of a file onto itself)
+    // would put a link to nowhere in the data's place: refused, as cp does.
+    if (S_ISLNK(st.st_mode) || c.o.link_instead == LinkInstead::symbolic) {
+        struct stat there {
+        }, named{};
+        c.syscalls() += 2;
+        if (::lstat(target.c_str(), &there) == 0 && !S_ISLNK(there.st_mode) &&
+            !S_ISDIR(there.st_mode) && ::stat(src.c_str(), &named) == 0 &&
+            named.st_dev == there.st_dev && named.st_ino == there.st_ino)
+            return Failure{CopyStatus::bad_input,
+                           "'" + src + "' and '" + target + "' are the same file"};
+    }
+    if (c.o.link_instead != LinkInstead::none) return make_link(c, src.c_str(), at, follow);
     struct stat tst {};
-    if (::stat(target.c_str(), &tst) == 0 && tst.st_dev == st.st_dev && tst.st_ino == st.st_ino)
-        return Failure{CopyStatus::bad_input,
-                       "'" + src + "' and '" + target + "' are the same file"};
+    std::string from = src;
+    if (::stat(target.c_str(), &tst) == 0 && tst.st_dev == st.st_dev && tst.st_ino == st.st_ino) {
+        // cp --force --backup F F: F is renamed to its backup and copied from there.
+        if (!(c.o.force && c.o.backup != Backup::none && S_ISREG(st.st_mode) && at.dir == AT_FDCWD))
+            return Failure{CopyStatus::bad_input,
+                           "'" + src + "' and '" + target + "' are the same file"};
+        from = backup_name(c, at.dir, at.name);
+        if (auto f = back_up(c, at, st, src.c_str())) return f;
+    }
     if (S_ISLNK(st.st_mode)) return copy_symlink(c, src.c_str(), at, false);
-    // -r makes a FIFO or a device again; without it its contents are read.
-    if (c.o.recursive && !S_ISREG(st.st_mode)) return copy_special(c, src.c_str(), at, st);
+    // -r makes a FIFO or a device again (unless --copy-contents); without it its contents are
+    // read.
+    if (c.o.recursive && !S_ISREG(st.st_mode) && !c.o.copy_contents)
+        return copy_special(c, src.c_str(), at, st);
     if (c.o.on_planned)
         c.o.on_planned(1, S_ISREG(st.st_mode) ? static_cast<std::uint64_t>(st.st_size) : 0);
     std::optional<Failure> link_failure;
@@ -192,17 +214,28 @@ std::optional<Failure> copy_one(Ctx& c, const std::string& src, const Where& at)
         if (!link_failure && c.result.skipped == skipped) c.event(CopyEvent::copied, src, target);
         return link_failure;
     }
-    auto failure = copy_file(c, src.c_str(), at, false, std::nullopt);
+    auto failure = copy_file(c, from.c_str(), at, false, std::nullopt);
     if (!failure && c.result.skipped == skipped) remember_first_copy(c, st, target);
     return failure;
 }
 
+// A directory on --parents' way (made, or with -p entered), whose attributes are set from its
+// source once what goes inside is copied (coreutils' re_protect: -p's mode may forbid writing into
+// it).
+struct MadeParent {
+    util::UniqueFd fd;
+    std::string src, dst;
+    struct stat st;
+};
+
 // --parents: the directory SRC's path names below `dest` (held open in
 // `dir`), each entered O_NOFOLLOW or made (the source directory's
 // permission bits less the umask) from the one before, never resolved from
-// the top again.  `name`: SRC's last name, to be copied into `dir`.
+// the top again.  `name`: SRC's last name, to be copied into `dir`;
+// `made_parents`: the directories whose attributes -p sets afterwards.
 std::optional<Failure> parents_of(Ctx& c, const std::string& src, const std::string& dest,
-                                  util::UniqueFd& dir, std::string& name, std::string& target) {
+                                  util::UniqueFd& dir, std::string& name, std::string& target,
+                                  std::vector<MadeParent>& made_parents) {
     std::vector<std::string> names;
     std::vector<std::size_t> ends;  // where each name ends in `src`
     for (std::size_t at = 0; at < src.size();) {
@@ -258,6 +291,18 @@ std::optional<Failure> parents_of(Ctx& c, const std::string& src, const std::str
                                                         "' was replaced while being created: "
                                                         "nothing copied into it"};
             }
+            if (fd >= 0 && c.o.preserve.any()) {
+                ++c.syscalls();
+                made_parents.push_back(
+                    {util::UniqueFd(::fcntl(fd, F_DUPFD_CLOEXEC, 0)), src_prefix, dst_prefix, st});
+            }
+        } else if (fd >= 0 && c.o.preserve.any()) {
+            // An existing directory on the way gets its source's attributes too (cp -p).
+            struct stat st {};
+            c.syscalls() += 2;
+            if (::stat(src_prefix.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+                made_parents.push_back(
+                    {util::UniqueFd(::fcntl(fd, F_DUPFD_CLOEXEC, 0)), src_prefix, dst_prefix, st});
         }
         if (fd < 0) {
             const int err = errno;
@@ -328,9 +373,14 @@ CopyResult copy(std::span<const std::string> sources, const std::string& dest, c
         if (o.parents) {
             util::UniqueFd dir;
             std::string name, target;
-            auto f = parents_of(c, src, dest, dir, name, target);
+            std::vector<MadeParent> made;
+            auto f = parents_of(c, src, dest, dir, name, target, made);
             if (!f) f = copy_one(c, src, Where{dir.get(), name, target, false});
             if (f) c.report(*f);
+            for (auto p = made.rbegin(); p != made.rend(); ++p)
+                if (p->fd)
+                    keep_attributes(c, {-1, p->src.c_str()}, {p->fd.get(), p->dst.c_str()}, p->st,
+                                    false);
             continue;
         }
         const std::string target = dest_is_dir ? join(dest, basename_of(src)) : dest;

@@ -115,6 +115,22 @@ enum class Update { all, none, older };
 // prints these unquoted: "src/a -> dst/src/a").
 enum class CopyEvent { copied, removed, made_parent };
 
+// -b, --backup[=CONTROL] (coreutils' words): an existing destination that is
+// replaced is first renamed to NAME + suffix (`simple`), NAME.~N~ with N one
+// past the highest there (`numbered`), or numbered where a numbered backup
+// of it already exists and simple otherwise (`existing`).
+enum class Backup { none, simple, numbered, existing };
+
+// -l and -s: each file is made a hard link of its source, or a symbolic link
+// to it, instead of a copy (directories are still made with -r).
+enum class LinkInstead { none, hard, symbolic };
+
+// --sparse=WHEN: `automatic` keeps the source's holes (SEEK_DATA/SEEK_HOLE)
+// and writes every byte of its data; `always` also leaves a hole for each
+// block of zeros in the data (read/write, block by block); `never` writes
+// the holes out as zeros.  The last two copy the bytes: no clone.
+enum class Sparse { automatic, always, never };
+
 struct CopyOptions {
     // Read -> write pairs in flight for one large file, and bytes per pair:
     // through the page cache 8 x 256 KiB (measured best for 1 GiB warm), with
@@ -158,7 +174,17 @@ struct CopyOptions {
     // removed (unlinkat in its directory, never following a symbolic link)
     // and created anew, as coreutils' cp -f.
     bool force = false;
-    Update update = Update::all;  // -u, --update[=WHEN]
+    Update update = Update::all;                   // -u, --update[=WHEN]
+    Backup backup = Backup::none;                  // -b, --backup[=CONTROL]
+    std::string backup_suffix = "~";               // -S, --suffix (SIMPLE_BACKUP_SUFFIX)
+    LinkInstead link_instead = LinkInstead::none;  // -l, -s
+    Sparse sparse = Sparse::automatic;             // --sparse=WHEN
+    // --attributes-only: no data is copied; a new destination is made empty
+    // and an existing one keeps its bytes; only what `preserve` names is set.
+    bool attributes_only = false;
+    // --copy-contents: with `recursive`, a FIFO or a device in a tree is read
+    // like a file instead of being made again.
+    bool copy_contents = false;
     // -T: `dest` is the copy itself even when it is a directory (one source).
     bool no_target_directory = false;
     // -H: a symbolic link named as a source is followed even with

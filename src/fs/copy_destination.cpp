@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 
 namespace uringkit::fs::detail {
@@ -105,6 +106,21 @@ std::optional<Failure> open_destination(Ctx& c, const Where& dst, const char* sr
     out.replaced = dst.name;
     struct stat st {};
     bool exists = false, via_symlink = false;
+    if (!in_new_dir && c.o.force && !dst.in_tree && !c.o.no_clobber) {
+        // -f and an operand that is a symbolic link loop (ELOOP): the link is
+        // replaced, as cp -f does; it names no file to write through.
+        struct stat link {
+        }, through{};
+        c.syscalls() += 2;
+        if (::fstatat(dst.dir, dst.name.c_str(), &link, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISLNK(link.st_mode) && ::fstatat(dst.dir, dst.name.c_str(), &through, 0) != 0 &&
+            errno == ELOOP) {
+            ++c.syscalls();
+            if (::unlinkat(dst.dir, dst.name.c_str(), 0) != 0 && errno != ENOENT)
+                return Failure{CopyStatus::failure,
+                               quoted_message("cannot remove", dst.path, errno)};
+        }
+    }
     if (!in_new_dir) {
         ++c.syscalls();
         if (::fstatat(dst.dir, dst.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
@@ -112,20 +128,34 @@ std::optional<Failure> open_destination(Ctx& c, const Where& dst, const char* sr
                 skipped = true;
                 return std::nullopt;
             }
-            if (S_ISLNK(st.st_mode) && dst.in_tree && !c.o.remove_destination)
+            // -b and --remove-destination replace the entry itself, a symbolic link too.
+            const bool replaces = c.o.remove_destination || c.o.backup != Backup::none;
+            if (S_ISLNK(st.st_mode) && dst.in_tree && !replaces)
                 return Failure{
                     CopyStatus::failure,
                     "not writing through symbolic link '" + dst.path +
                         "' inside the destination tree (--remove-destination replaces it)"};
-            if (S_ISLNK(st.st_mode) &&
-                !c.o.remove_destination) {  // an operand: written through, as cp does
+            if (S_ISLNK(st.st_mode) && !replaces) {  // an operand: written through, as cp does
                 if (c.made_symlinks.count({static_cast<std::uint64_t>(st.st_dev),
                                            static_cast<std::uint64_t>(st.st_ino)}))
-                    return Failure{CopyStatus::failure,
-                                   "will not copy through just-created symlink '" + dst.path + "'"};
+                    return Failure{CopyStatus::failure, "will not copy '" + std::string(src_name) +
+                                                            "' through just-created symlink '" +
+                                                            dst.path + "'"};
                 via_symlink = true;
                 ++c.syscalls();
                 if (::fstatat(dst.dir, dst.name.c_str(), &st, 0) != 0) {
+                    if (errno == ENOENT && std::getenv("POSIXLY_CORRECT") != nullptr) {
+                        // POSIX says to create the file the link names, and coreutils
+                        // does so under POSIXLY_CORRECT: opened through the link, O_CREAT.
+                        c.event(CopyEvent::copied, src_name, dst.path);
+                        ++c.syscalls();
+                        out.fd.reset(::openat(dst.dir, dst.name.c_str(),
+                                              O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY,
+                                              c.o.preserve.creation_bits(src_mode) & ~c.umask));
+                        if (!out.fd) return create_failure(dst.path, errno);
+                        out.regular = true;
+                        return std::nullopt;
+                    }
                     if (errno == ENOENT)
                         return Failure{CopyStatus::failure,
                                        "not writing through dangling symlink '" + dst.path + "'"};
@@ -141,7 +171,10 @@ std::optional<Failure> open_destination(Ctx& c, const Where& dst, const char* sr
                 return Failure{CopyStatus::bad_input,
                                "cannot overwrite directory '" + dst.path + "' with non-directory"};
             exists = true;
-            if (c.o.remove_destination) {
+            if (c.o.backup != Backup::none) {
+                if (auto f = back_up(c, dst, src, src_name)) return f;
+                exists = false;
+            } else if (c.o.remove_destination) {
                 ++c.syscalls();
                 if (::unlinkat(dst.dir, dst.name.c_str(), 0) != 0 && errno != ENOENT)
                     return Failure{CopyStatus::failure,
@@ -188,7 +221,7 @@ std::optional<Failure> open_destination(Ctx& c, const Where& dst, const char* sr
             return Failure{CopyStatus::failure,
                            "'" + dst.path + "' was replaced while being copied: not written"};
         }
-        if (out.regular) {
+        if (out.regular && !c.o.attributes_only) {  // --attributes-only keeps its bytes
             ++c.syscalls();
             if (::ftruncate(out.fd.get(), 0) != 0) {
                 const int err = errno;
@@ -320,7 +353,12 @@ std::optional<Failure> copy_file(Ctx& c, const char* src, const Where& dst, bool
 
     std::uint64_t bytes = 0;
     const bool stream = !regular_source || !d.regular || size_lies;
-    if (stream) {
+    if (c.o.attributes_only) {
+        // No data: the attributes below only.
+    } else if (c.o.sparse != Sparse::automatic && !stream) {
+        if (auto f = copy_sparse_mode(c, sfd.get(), st, d.fd.get(), dst.path, bytes))
+            fail(f->status, f->message);
+    } else if (stream) {
         // A pipe, a FIFO, a device on either side: its contents in order.
         if (auto f = copy_stream(c, sfd.get(), d.fd.get(), src, dst.path, bytes))
             fail(f->status, f->message);
@@ -387,6 +425,16 @@ std::optional<Failure> copy_symlink(Ctx& c, const char* src, const Where& dst, b
         keep_existing(c, st, existing, dst)) {
         ++c.result.skipped;
         return std::nullopt;
+    }
+    if (!in_new_dir && (c.o.backup != Backup::none || c.o.attributes_only) &&
+        ::fstatat(dst.dir, dst.name.c_str(), &existing, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (c.o.backup != Backup::none) {
+            if (auto f = back_up(c, dst, st, src)) return f;
+        } else if (!c.o.remove_destination) {
+            // --attributes-only keeps an existing file's bytes: a link is not put in its place.
+            return Failure{CopyStatus::failure,
+                           quoted_message("cannot create symbolic link", dst.path, EEXIST)};
+        }
     }
     c.event(CopyEvent::copied, src, dst.path);
     // symlink(2) never follows or replaces what is at the name: a temporary

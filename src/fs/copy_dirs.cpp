@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -110,6 +111,56 @@ std::string dir_failure_message(const std::string& path, int err) {
         return "'" + path +
                "' was moved or replaced while being copied: nothing more is written there";
     return quoted_message("cannot open directory", path, err);
+}
+
+// enter_directory (copy_tree.hpp): directory `i` of the tree, `name` in the directory `pfd`: made
+// (0700, the copier's own until its mode is set at the end) unless `made` says it already was, or
+// entered when it is already there and `may_exist`; its descriptor is then held in `dirs`.  False
+// (reported) when it is neither.
+bool enter_directory(Ctx& c, const Tree& t, HeldDirs& dirs, std::size_t i, int pfd,
+                     const char* name, bool made, bool may_exist, bool& created) {
+    const std::string path(t.dst[i]);
+    if (!made) {
+        ++c.syscalls();
+        if (::mkdirat(pfd, name, S_IRWXU) == 0) {
+            made = true;
+        } else if (errno != EEXIST || !may_exist) {
+            c.report({i == 0 ? status_of_create(errno) : status_of_write(errno),
+                      quoted_message("cannot create directory", path, errno)});
+            return false;
+        }
+    }
+    ++c.syscalls();
+    const int fd = ::openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        const int err = errno;
+        if (made)  // what mkdirat made was renamed away or replaced at once
+            c.report({CopyStatus::failure,
+                      "'" + path + "' was replaced while being created: nothing copied into it"});
+        else if (err == ELOOP ||
+                 err == ENOTDIR)  // a symbolic link or a file is there: never followed
+            c.report({CopyStatus::failure, "cannot overwrite non-directory '" + path +
+                                               "' with directory '" + std::string(t.src[i]) + "'"});
+        else
+            c.report({CopyStatus::failure, quoted_message("cannot open directory", path, err)});
+        return false;
+    }
+    struct stat st {};
+    ++c.syscalls();
+    // mkdirat returns no inode: what is at the name now must be a directory
+    // of ours with no access for anyone else, or it is not the one made.
+    const bool ours =
+        ::fstat(fd, &st) == 0 && (!made || (st.st_uid == ::geteuid() && (st.st_mode & 077) == 0));
+    if (!ours) {
+        ++c.syscalls();
+        ::close(fd);
+        c.report({CopyStatus::failure,
+                  "'" + path + "' was replaced while being created: nothing copied into it"});
+        return false;
+    }
+    created = made;
+    dirs.hold(i, fd, st);
+    return true;
 }
 
 }  // namespace uringkit::fs::detail

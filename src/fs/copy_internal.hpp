@@ -344,6 +344,27 @@ std::optional<Failure> copy_symlink(Ctx& c, const char* src, const Where& dst, b
 // A FIFO, device or socket inside a tree: mkfifo / mknod.
 std::optional<Failure> copy_special(Ctx& c, const char* src, const Where& dst,
                                     const struct stat& st);
+// ---- -b, -l, -s, --sparse (copy_links.cpp) ------------------------------------
+
+// The name -b would rename `name` in `dir` to (Backup::simple, numbered or
+// existing: NAME.~N~ one past the highest there).
+std::string backup_name(Ctx& c, int dir, const std::string& name);
+// -b: renames the entry at `dst` (lstat'ed as `existing`) to its backup
+// name in the same directory.  Refused when that name is the source itself
+// (`src`): the rename would destroy what is being copied.
+std::optional<Failure> back_up(Ctx& c, const Where& dst, const struct stat& src,
+                               const char* src_name);
+// -l / -s: `dst` made a hard link of `src` (following a symbolic link
+// operand unless -P, as cp) or a symbolic link to it.  An existing entry is
+// kept (-n, -u, -i), backed up (-b) or removed (-f, --remove-destination);
+// otherwise it is an error, as with cp.
+std::optional<Failure> make_link(Ctx& c, const char* src, const Where& dst, bool follow);
+// --sparse=always|never: the bytes of `sfd` (stat'ed as `st`) to `dfd` with
+// read/write, a hole left for each block of zeros (always) or the source's
+// holes written as zeros (never).
+std::optional<Failure> copy_sparse_mode(Ctx& c, int sfd, const struct stat& st, int dfd,
+                                        const std::string& dst, std::uint64_t& bytes);
+
 // Removes `name` in `dir` and everything under it (a tree this copy
 // created), through descriptors: a symbolic link put in its place is
 // removed, never followed.

@@ -128,56 +128,6 @@ std::pair<std::string, std::string> split_operand(std::string path) {
     return {dirname_of(path), basename_of(path)};
 }
 
-// Directory `i` of the tree, `name` in the directory `pfd`: made (0700, the
-// copier's own until its mode is set at the end) unless `made` says it
-// already was, or entered when it is already there and `may_exist`; its
-// descriptor is then held in `dirs`.  False (reported) when it is neither.
-bool enter_directory(Ctx& c, const Tree& t, HeldDirs& dirs, std::size_t i, int pfd,
-                     const char* name, bool made, bool may_exist, bool& created) {
-    const std::string path(t.dst[i]);
-    if (!made) {
-        ++c.syscalls();
-        if (::mkdirat(pfd, name, S_IRWXU) == 0) {
-            made = true;
-        } else if (errno != EEXIST || !may_exist) {
-            c.report({i == 0 ? status_of_create(errno) : status_of_write(errno),
-                      quoted_message("cannot create directory", path, errno)});
-            return false;
-        }
-    }
-    ++c.syscalls();
-    const int fd = ::openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-        const int err = errno;
-        if (made)  // what mkdirat made was renamed away or replaced at once
-            c.report({CopyStatus::failure,
-                      "'" + path + "' was replaced while being created: nothing copied into it"});
-        else if (err == ELOOP ||
-                 err == ENOTDIR)  // a symbolic link or a file is there: never followed
-            c.report({CopyStatus::failure, "cannot overwrite non-directory '" + path +
-                                               "' with directory '" + std::string(t.src[i]) + "'"});
-        else
-            c.report({CopyStatus::failure, quoted_message("cannot open directory", path, err)});
-        return false;
-    }
-    struct stat st {};
-    ++c.syscalls();
-    // mkdirat returns no inode: what is at the name now must be a directory
-    // of ours with no access for anyone else, or it is not the one made.
-    const bool ours =
-        ::fstat(fd, &st) == 0 && (!made || (st.st_uid == ::geteuid() && (st.st_mode & 077) == 0));
-    if (!ours) {
-        ++c.syscalls();
-        ::close(fd);
-        c.report({CopyStatus::failure,
-                  "'" + path + "' was replaced while being created: nothing copied into it"});
-        return false;
-    }
-    created = made;
-    dirs.hold(i, fd, st);
-    return true;
-}
-
 }  // namespace
 
 void copy_tree(Ctx& c, const std::string& src_root, const std::string& target, int held_parent) {
@@ -237,7 +187,11 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target, i
     // copy creates go to copy_pool.cpp's threads: cloned where the file
     // system shares extents, else read -> write when they are in the page cache.
     // -v tells a tree's lines in its order: the pool's threads would not say which they copied.
-    const bool plain = !c.o.preserve.any() && !c.o.on_event;
+    // -l, -s, --attributes-only and --sparse=always|never take each file by itself
+    // (copy_links.cpp, copy_file), never the pool or the chains.
+    const bool by_file = c.o.link_instead != LinkInstead::none || c.o.attributes_only ||
+                         c.o.sparse != Sparse::automatic;
+    const bool plain = !c.o.preserve.any() && !c.o.on_event && !by_file;
     const std::string root_path =
         join(parent_path, root_name);  // the file system's, for the strategy only
     const bool cloning_fs =
@@ -304,9 +258,27 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target, i
     std::vector<std::size_t> unstated;  // deferred stats the pool did not take
     // A stat'd entry other than a directory: a link, a special file, or a
     // regular file for the chains (small) or file by file (large).
+    // -l, -s: an entry other than a directory made a link of its source.
+    const auto link_entry = [&](std::size_t i) {
+        const Where at = where(i);
+        if (at.dir < 0) {
+            c.report({CopyStatus::failure,
+                      dir_failure_message(std::string(t.dst[t.parent[i]]), at.dir)});
+            return;
+        }
+        if (const auto f = make_link(c, t.src.c_str(i), at, false)) c.report(*f);
+    };
     const auto place = [&](std::size_t i, bool in_new_dir) {
         c.tree_entry = i;
         const mode_t mode = t.st[i].stx_mode;
+        if (c.o.link_instead != LinkInstead::none && !S_ISDIR(mode)) {
+            link_entry(i);
+            return;
+        }
+        if (c.o.copy_contents && !S_ISLNK(mode) && !S_ISREG(mode) && !S_ISDIR(mode)) {
+            large.push_back(i);  // --copy-contents: read like a file
+            return;
+        }
         if (S_ISLNK(mode) || (!S_ISREG(mode) && !S_ISDIR(mode))) {
             const Where at = where(i);
             if (at.dir < 0) {
@@ -343,7 +315,10 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target, i
         const bool in_new_dir = i != kRoot && created[parent];
         if (t.st_res[i] ==
             kStatDeferred) {  // a regular file by d_type: to the pool, which stats it
-            (in_new_dir ? small : unstated).push_back(i);
+            if (c.o.link_instead != LinkInstead::none)
+                link_entry(i);
+            else
+                (in_new_dir ? small : unstated).push_back(i);
             continue;
         }
         if (t.st_res[i] < 0) {
@@ -374,7 +349,8 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target, i
             c.tree_entry = i;
             if (made_now) c.event(CopyEvent::copied, t.src[i], t.dst[i]);
             if (i == kRoot) {
-                chains_allowed = c.ring && closes_without_flush(held.held(kRoot), c.syscalls());
+                chains_allowed =
+                    !by_file && c.ring && closes_without_flush(held.held(kRoot), c.syscalls());
                 clones = tree_clones(c, src_root, root_path);
             }
             dirs.push_back(i);

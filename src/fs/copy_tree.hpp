@@ -86,4 +86,11 @@ private:
 // "'PATH' was replaced while being copied": the message for -ESTALE.
 std::string dir_failure_message(const std::string& path, int err);
 
+// Directory `i` of the tree, `name` in the directory `pfd`: made (0700, the
+// copier's own until its mode is set at the end) unless `made` says it
+// already was, or entered when it is already there and `may_exist`; its
+// descriptor is then held in `dirs`.  False (reported) when it is neither.
+bool enter_directory(Ctx& c, const Tree& t, HeldDirs& dirs, std::size_t i, int pfd,
+                     const char* name, bool made, bool may_exist, bool& created);
+
 }  // namespace uringkit::fs::detail

@@ -39,7 +39,7 @@ run 0 bench --filename --help --size 1m
 has "$out" "Usage: uringkit bench" "--help after an option that takes a value"
 run 0 bench net --json x -h
 has "$out" "Usage: uringkit bench net" "bench net -h"
-run 2 cp -- --help
+run 1 cp -- --help
 has "$err" "uringkit cp: " "after --, --help is an operand"
 
 run 2 bench --no-such-option
@@ -51,7 +51,7 @@ has "$err" "Try 'uringkit bench net --help'" "nested parse error hint"
 run 2 bench --engines pread,,uring
 has "$err" "uringkit bench: --engines" "value error prefix"
 has "$err" "Try 'uringkit bench --help'" "value error hint"
-run 2 cp
+run 1 cp  # coreutils' usage status
 has "$err" "uringkit cp: " "missing operands"
 
 # An option given twice: the last one wins (getopt's and fio's rule); a

@@ -279,7 +279,8 @@ TEST(CpRace, JustCreatedSymlinkIsNotWrittenThrough) {
     const std::vector<std::string> srcs{s / "a/1", s / "b/1"};
     const CopyResult r = uringkit::fs::copy(srcs, s / "c", o, sink);
     EXPECT_EQ(r.status, CopyStatus::failure);
-    EXPECT_EQ(joined(errors), "will not copy through just-created symlink '" + s / "c/1" + "'\n");
+    EXPECT_EQ(joined(errors), "will not copy '" + s / "b/1" + "' through just-created symlink '" +
+                                  s / "c/1" + "'\n");
     EXPECT_EQ(read_file(s / "t"), "i\n");
 }
 
