@@ -423,6 +423,8 @@ Register cp_command{Command{
                     list = "all";
                 else if (opt->check_name("-p"))
                     list = "mode,ownership,timestamps";
+                else if (opt->check_name("-d"))
+                    list = "links";
                 else if (opt->check_name("--preserve") && kept < args->preserve_lists.size())
                     list = args->preserve_lists[kept++];
                 else if (opt->check_name("--no-preserve") &&

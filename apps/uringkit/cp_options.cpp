@@ -217,11 +217,8 @@ void add_link_and_backup_options(CLI::App& app, LinkAndBackupArgs& a) {
 }
 
 std::optional<std::string> apply_link_and_backup(const LinkAndBackupArgs& a, fs::CopyOptions& o) {
-    if (a.no_deref_links) {
-        o.no_dereference = true;
-        o.dereference_operands = false;
-        o.preserve.links = true;
-    }
+    // -d is -P and --preserve=links, each taken in cp.cpp in the order given
+    // among -L/-H and the --preserve options.
     if (a.hard && a.symbolic) return "cannot make both hard and symbolic links";
     o.link_instead = a.hard       ? fs::LinkInstead::hard
                      : a.symbolic ? fs::LinkInstead::symbolic

@@ -137,6 +137,17 @@ using Clock = std::chrono::steady_clock;
 // target itself when it exists) is `src` or below it: compared by device and
 // inode up to the root, so a second path to the same directory (a bind
 // mount, a symbolic link) is seen too, as coreutils does.
+// Whether paths `a` and `b` are one directory entry (not two names of one
+// file): the same parent directory, the same last name.
+bool same_entry(Ctx& c, const std::string& a, const std::string& b) {
+    if (basename_of(a) != basename_of(b)) return false;
+    struct stat da {
+    }, db{};
+    c.syscalls() += 2;
+    return ::stat(dirname_of(a).c_str(), &da) == 0 && ::stat(dirname_of(b).c_str(), &db) == 0 &&
+           da.st_dev == db.st_dev && da.st_ino == db.st_ino;
+}
+
 bool inside_source(Ctx& c, const struct stat& src, const std::string& target) {
     std::string start = target;
     while (start.size() > 1 && start.back() == '/') start.pop_back();
@@ -179,8 +190,10 @@ std::optional<Failure> copy_one(Ctx& c, const std::string& src, const Where& at)
     }
     // A link made at the name of the very file the source names (cp -P or -s
     // of `link` onto the `file` it points to, cp -s of a file onto itself)
-    // would put a link to nowhere in the data's place: refused, as cp does.
-    if (S_ISLNK(st.st_mode) || c.o.link_instead == LinkInstead::symbolic) {
+    // would put a link to nowhere in the data's place: refused, as cp does
+    // (with -b the file is kept under its backup name, and so it may).
+    if (c.o.backup == Backup::none && c.o.link_instead != LinkInstead::hard &&
+        (S_ISLNK(st.st_mode) || c.o.link_instead == LinkInstead::symbolic)) {
         struct stat there {
         }, named{};
         c.syscalls() += 2;
@@ -194,12 +207,28 @@ std::optional<Failure> copy_one(Ctx& c, const std::string& src, const Where& at)
     struct stat tst {};
     std::string from = src;
     if (::stat(target.c_str(), &tst) == 0 && tst.st_dev == st.st_dev && tst.st_ino == st.st_ino) {
-        // cp --force --backup F F: F is renamed to its backup and copied from there.
-        if (!(c.o.force && c.o.backup != Backup::none && S_ISREG(st.st_mode) && at.dir == AT_FDCWD))
+        // A source named through a symbolic link whose DST is the file itself:
+        // removing or renaming DST would leave the source naming nothing.
+        struct stat src_entry {
+        }, dst_entry{};
+        c.syscalls() += 2;
+        const bool through_link =
+            ::lstat(src.c_str(), &src_entry) == 0 && S_ISLNK(src_entry.st_mode) &&
+            ::lstat(target.c_str(), &dst_entry) == 0 && !S_ISLNK(dst_entry.st_mode);
+        const bool one_name = same_entry(c, src, target);
+        if (c.o.force && c.o.backup != Backup::none && S_ISREG(st.st_mode) && at.dir == AT_FDCWD &&
+            one_name) {
+            // cp --force --backup F F: F is renamed to its backup and copied from there.
+            from = backup_name(c, at.dir, at.name);
+            if (auto f = back_up(c, at, st, src.c_str())) return f;
+        } else if (one_name || through_link ||
+                   (c.o.backup == Backup::none && !c.o.remove_destination)) {
             return Failure{CopyStatus::bad_input,
                            "'" + src + "' and '" + target + "' are the same file"};
-        from = backup_name(c, at.dir, at.name);
-        if (auto f = back_up(c, at, st, src.c_str())) return f;
+        }
+        // Otherwise DST is another name of the source's file (a hard link, a
+        // symbolic link to it): -b renames it and --remove-destination removes
+        // it, and the source, by its own name, is copied there, as cp does.
     }
     if (S_ISLNK(st.st_mode)) return copy_symlink(c, src.c_str(), at, false);
     // -r makes a FIFO or a device again (unless --copy-contents); without it its contents are
@@ -210,6 +239,10 @@ std::optional<Failure> copy_one(Ctx& c, const std::string& src, const Where& at)
         c.o.on_planned(1, S_ISREG(st.st_mode) ? static_cast<std::uint64_t>(st.st_size) : 0);
     std::optional<Failure> link_failure;
     const std::uint64_t skipped = c.result.skipped;
+    // An operand reached through a symbolic link (-H, or -L without -r) is one
+    // of two names of its file even when it has one link: coreutils links
+    // `cp --preserve=links -R -H file link-to-file dir`'s two copies.
+    const OperandLinks followed(c, follow && st.st_nlink == 1);
     if (link_to_first_copy(c, st, at, false, link_failure)) {
         if (!link_failure && c.result.skipped == skipped) c.event(CopyEvent::copied, src, target);
         return link_failure;

@@ -111,6 +111,9 @@ struct Ctx {
     // a later operand is never written through one (coreutils: "will not
     // copy 'b' through just-created symlink 'c/1'").
     std::set<std::pair<std::uint64_t, std::uint64_t>> made_symlinks;
+    // An operand is being copied through the link it was named by (-H, -L):
+    // --preserve=links counts it as a file with other names.
+    bool operand_followed = false;
     int xattr_ring = -1;
     std::vector<char> xattr_names;
 
@@ -131,6 +134,17 @@ struct Ctx {
         else
             o.on_event(kind, from, to);
     }
+};
+
+// Ctx::operand_followed set for one operand's copy.
+struct OperandLinks {
+    OperandLinks(Ctx& c, bool on) : c_(c) { c_.operand_followed = on; }
+    ~OperandLinks() { c_.operand_followed = false; }
+    OperandLinks(const OperandLinks&) = delete;
+    OperandLinks& operator=(const OperandLinks&) = delete;
+
+private:
+    Ctx& c_;
 };
 
 // ---- messages ------------------------------------------------------------------
@@ -268,6 +282,12 @@ struct Destination {
 // `dst`) is left alone for the source `src`.
 struct Where;
 bool keep_existing(Ctx& c, const struct stat& src, const struct stat& dst, const Where& at);
+// -u and nothing else that keeps a destination (-n, -i): with
+// --preserve=links the names of a file whose first copy -u left alone are
+// still made links of it, as coreutils does.
+inline bool update_only_older(const CopyOptions& o) noexcept {
+    return o.update == Update::older && !o.no_clobber && !o.ask_overwrite;
+}
 
 // Opens `dst` for the source `src_name` (stat'ed as `src`): an existing file in place
 // (at an operand through a symlink, O_TRUNC, its inode, links, mode and

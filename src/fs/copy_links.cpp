@@ -99,9 +99,10 @@ std::optional<Failure> make_link(Ctx& c, const char* src, const Where& dst, bool
                 CopyStatus::failure,
                 "'" + dst.path + "': can make relative symbolic links only in current directory"};
     }
+    std::string from = src;  // -bf of a file onto itself: linked from its backup
     for (int attempt = 0;; ++attempt) {
         ++c.syscalls();
-        const int r = hard ? ::linkat(AT_FDCWD, src, dst.dir, dst.name.c_str(),
+        const int r = hard ? ::linkat(AT_FDCWD, from.c_str(), dst.dir, dst.name.c_str(),
                                       follow ? AT_SYMLINK_FOLLOW : 0)
                            : ::symlinkat(src, dst.dir, dst.name.c_str());
         if (r == 0) break;
@@ -113,7 +114,16 @@ std::optional<Failure> make_link(Ctx& c, const char* src, const Where& dst, bool
         if (err != EEXIST || attempt > 0 ||
             ::fstatat(dst.dir, dst.name.c_str(), &existing, AT_SYMLINK_NOFOLLOW) != 0)
             return Failure{status_of_create(err), what + ": " + std::strerror(err)};
-        if (hard && same_inode(existing, st)) return std::nullopt;  // already that file
+        struct stat named {};
+        if (hard && same_inode(existing, st) && c.o.backup != Backup::none && c.o.force &&
+            dst.dir == AT_FDCWD && dst.name == src) {
+            from = backup_name(c, dst.dir, dst.name);
+            if (auto f = back_up(c, dst, st, src)) return f;
+            continue;
+        }
+        if (hard &&
+            (same_inode(existing, st) || (::stat(src, &named) == 0 && same_inode(existing, named))))
+            return std::nullopt;  // already that file
         if (S_ISDIR(existing.st_mode))
             return Failure{CopyStatus::failure,
                            "cannot overwrite directory '" + dst.path + "' with non-directory"};

@@ -393,7 +393,7 @@ std::pair<std::uint64_t, std::uint64_t> inode_key(const struct stat& st) {
     return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
 }
 bool has_other_links(const Ctx& c, const struct stat& st) {
-    return c.o.preserve.links && st.st_nlink > 1 && !S_ISDIR(st.st_mode);
+    return c.o.preserve.links && (st.st_nlink > 1 || c.operand_followed) && !S_ISDIR(st.st_mode);
 }
 }  // namespace
 
@@ -422,7 +422,9 @@ bool link_to_first_copy(Ctx& c, const struct stat& st, const Where& dst, bool in
         }, copy{};
         ++c.syscalls();
         if (::fstatat(dst.dir, name, &there, AT_SYMLINK_NOFOLLOW) == 0) {
-            if (keep_existing(c, st, there, dst)) {
+            // -u does not keep a name from being linked to its first copy: cp
+            // replaces it even when it is a newer, separate file.
+            if (!update_only_older(c.o) && keep_existing(c, st, there, dst)) {
                 ++c.result.skipped;
                 return true;
             }

@@ -381,8 +381,8 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target, i
         c.tree_entry = i;
         if (auto f = copy_file(c, t.src.c_str(i), at, created[t.parent[i]] != 0, expected_size))
             c.report(*f);
-        else
-            copied[i] = c.result.skipped == skipped;
+        else  // (one -u left as it is, newer, is what its other names are linked to, as cp)
+            copied[i] = c.result.skipped == skipped || update_only_older(c.o);
     };
     if ((pool_bytes || (clones && pool_clones)) && !small.empty()) {
         // What it could not clone or copy stays in `small` ...

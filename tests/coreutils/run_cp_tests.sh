@@ -30,9 +30,11 @@ uringkit=$(cd "$(dirname "$uringkit")" && pwd)/$(basename "$uringkit")
 # Deliberate differences, each documented in `uringkit cp --help` and docs/files.md:
 #   cp-deref, link-deref: -L with -r is refused (links inside a tree are never
 #     followed, so a link cannot lead a root copy out of the tree);
+#   link-preserve: its two -R -L cases, refused for the same reason (its
+#     other cases pass);
 #   file-perm-race: it needs cp to open a FIFO destination while another
 #     process writes it, which the descriptor walk refuses to wait on.
-deliberate=" cp-deref link-deref file-perm-race "
+deliberate=" cp-deref link-deref link-preserve file-perm-race "
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/uringkit-cp-suite.XXXXXX") || exit 2
 trap 'rm -rf "$work"' EXIT

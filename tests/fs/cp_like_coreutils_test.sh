@@ -101,6 +101,13 @@ check "-P a link onto the file it names" "$same" 'cp -P symlink foo'
 check "-s a link onto the file it names" "$same" 'cp -s symlink foo'
 check "-sf a link onto the file it names" "$same" 'cp -sf symlink foo'
 check "-sf a file onto itself" "$same" 'cp -sf foo foo'
+check "--remove-destination a link onto the file it names" "$same" 'cp --remove-destination symlink foo'
+check "-b a link onto the file it names" "$same" 'cp -b symlink foo'
+check "-bf a link onto the file it names" "$same" 'cp -bf symlink foo'
+check "--remove-destination a file onto a link to it" "$same" 'cp --remove-destination foo symlink'
+check "-b a file onto its hard link" "$same; ln foo hard" 'cp -b foo hard'
+check "-bfl a file onto itself" "$same" 'cp -bfl foo foo'
+check "-dl a link onto the file it names" "$same" 'cp -dl symlink foo'
 check "-f onto a symlink loop" 'echo hi >f; ln -s loop loop' 'cp -f f loop'
 
 [ $failures -eq 0 ] || { echo "$failures case(s) differ from coreutils' cp"; exit 1; }
