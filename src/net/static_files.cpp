@@ -1,5 +1,11 @@
 #include "net/static_files.hpp"
 
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -145,7 +151,7 @@ std::optional<std::string> decode_target(std::string_view target) {
 
 int open_error_status(int err) noexcept {
     if (err < 0) err = -err;
-    return err == EACCES || err == EPERM ? 403 : 404;
+    return err == EACCES || err == EPERM || err == ENXIO ? 403 : 404;
 }
 
 MimeTypes MimeTypes::parse(std::string_view text) {
@@ -334,6 +340,47 @@ std::string method_not_allowed_response(std::string_view connection, std::time_t
            std::to_string(kBody.size()) + "\r\n\r\n";
     out += kBody;
     return out;
+}
+
+}  // namespace uringkit::net
+
+namespace uringkit::net {
+
+open_how_t file_open_how(ResolveOptions o) noexcept {
+    std::uint64_t resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+    if (o.no_symlinks) resolve |= RESOLVE_NO_SYMLINKS;
+    if (o.no_xdev) resolve |= RESOLVE_NO_XDEV;
+    return {O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0, resolve};
+}
+
+FileKind file_kind(unsigned stx_mode) noexcept {
+    return S_ISREG(stx_mode)   ? FileKind::Regular
+           : S_ISDIR(stx_mode) ? FileKind::Directory
+                               : FileKind::Other;
+}
+
+OpenedFile open_beneath(int root_fd, const std::string& path, ResolveOptions o) noexcept {
+    static_assert(sizeof(open_how_t) == sizeof(open_how));
+    OpenedFile f;
+    const open_how_t how = file_open_how(o);
+    // "" names the root itself: openat2 wants "." for that.
+    const char* name = path.empty() ? "." : path.c_str();
+    const long fd = ::syscall(SYS_openat2, root_fd, name, &how, sizeof how);
+    if (fd < 0) {
+        f.error = errno;
+        return f;
+    }
+    struct statx stx {};
+    if (::statx(static_cast<int>(fd), "", AT_EMPTY_PATH,
+                STATX_TYPE | STATX_INO | STATX_SIZE | STATX_MTIME, &stx) != 0) {
+        f.error = errno;
+        ::close(static_cast<int>(fd));
+        return f;
+    }
+    f.fd = static_cast<int>(fd);
+    f.kind = file_kind(stx.stx_mode);
+    f.meta = {stx.stx_ino, stx.stx_size, stx.stx_mtime.tv_sec, stx.stx_mtime.tv_nsec};
+    return f;
 }
 
 }  // namespace uringkit::net

@@ -111,3 +111,39 @@ std::string method_not_allowed_response(std::string_view connection,
                                         std::time_t now = std::time(nullptr));
 
 }  // namespace uringkit::net
+
+namespace uringkit::net {
+
+// How serve --root opens every file: read-only, never blocking on a FIFO,
+// never taking a terminal, and resolved by the kernel beneath the root.
+// RESOLVE_BENEATH refuses "..", absolute paths and every absolute symlink
+// (even one pointing back inside the root) with EXDEV;
+// RESOLVE_NO_MAGICLINKS refuses /proc/self/root-style links (ELOOP).
+struct ResolveOptions {
+    bool no_symlinks = false;  // --no-symlinks: RESOLVE_NO_SYMLINKS, any symlink is ELOOP
+    bool no_xdev = false;      // --no-xdev: RESOLVE_NO_XDEV, crossing a mount is EXDEV
+};
+// The struct open_how the io_uring engine hands to IORING_OP_OPENAT2 and the
+// epoll engine to openat2(2).
+struct open_how_t {
+    std::uint64_t flags, mode, resolve;
+};
+open_how_t file_open_how(ResolveOptions o) noexcept;
+
+enum class FileKind : std::uint8_t { Regular, Directory, Other };
+// What statx on the opened descriptor says; Other (a FIFO, a device) is
+// answered 403 and never read.  A socket cannot be opened at all (ENXIO,
+// also 403).
+FileKind file_kind(unsigned stx_mode) noexcept;
+
+// The epoll engine's open: openat2 then statx on the descriptor.  `fd` is
+// -1 and `error` the errno when either failed; the caller closes `fd`.
+struct OpenedFile {
+    int fd = -1;
+    int error = 0;
+    FileKind kind = FileKind::Other;
+    FileMeta meta;
+};
+OpenedFile open_beneath(int root_fd, const std::string& path, ResolveOptions o) noexcept;
+
+}  // namespace uringkit::net

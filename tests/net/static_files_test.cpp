@@ -50,6 +50,7 @@ TEST(StaticFiles, DecodeTargetRefusesNulAndBadEncoding) {
 TEST(StaticFiles, OpenErrors) {
     EXPECT_EQ(open_error_status(-EACCES), 403);
     EXPECT_EQ(open_error_status(EPERM), 403);
+    EXPECT_EQ(open_error_status(-ENXIO), 403);  // a socket in the root
     EXPECT_EQ(open_error_status(-ENOENT), 404);
     EXPECT_EQ(open_error_status(-ELOOP), 404);
     EXPECT_EQ(open_error_status(-EXDEV), 404);
