@@ -346,11 +346,14 @@ std::string method_not_allowed_response(std::string_view connection, std::time_t
 
 namespace uringkit::net {
 
-open_how_t file_open_how(ResolveOptions o) noexcept {
+open_how file_open_how(ResolveOptions o) noexcept {
     std::uint64_t resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
     if (o.no_symlinks) resolve |= RESOLVE_NO_SYMLINKS;
     if (o.no_xdev) resolve |= RESOLVE_NO_XDEV;
-    return {O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0, resolve};
+    open_how how{};
+    how.flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
+    how.resolve = resolve;
+    return how;
 }
 
 FileKind file_kind(unsigned stx_mode) noexcept {
@@ -360,9 +363,8 @@ FileKind file_kind(unsigned stx_mode) noexcept {
 }
 
 OpenedFile open_beneath(int root_fd, const std::string& path, ResolveOptions o) noexcept {
-    static_assert(sizeof(open_how_t) == sizeof(open_how));
     OpenedFile f;
-    const open_how_t how = file_open_how(o);
+    const open_how how = file_open_how(o);
     // "" names the root itself: openat2 wants "." for that.
     const char* name = path.empty() ? "." : path.c_str();
     const long fd = ::syscall(SYS_openat2, root_fd, name, &how, sizeof how);

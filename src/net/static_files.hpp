@@ -13,6 +13,8 @@
 
 #include "net/http.hpp"
 
+#include <linux/openat2.h>
+
 #include <cstdint>
 #include <ctime>
 #include <optional>
@@ -125,10 +127,7 @@ struct ResolveOptions {
 };
 // The struct open_how the io_uring engine hands to IORING_OP_OPENAT2 and the
 // epoll engine to openat2(2).
-struct open_how_t {
-    std::uint64_t flags, mode, resolve;
-};
-open_how_t file_open_how(ResolveOptions o) noexcept;
+open_how file_open_how(ResolveOptions o) noexcept;
 
 enum class FileKind : std::uint8_t { Regular, Directory, Other };
 // What statx on the opened descriptor says; Other (a FIFO, a device) is

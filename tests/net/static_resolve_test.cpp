@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "net/static_files.hpp"
+#include "uring_test_support.hpp"
+#include "uringkit/async/loop.hpp"
+#include "uringkit/ops/fs.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -90,6 +93,32 @@ TEST_F(StaticResolve, NothingOutsideTheRootIsEverOpened) {
     EXPECT_TRUE(err == ELOOP || err == EXDEV) << err;
     fetch("/abs", {}, &err);
     EXPECT_EQ(err, EXDEV);  // every absolute symlink, wherever it points
+}
+
+// The io_uring engine opens with IORING_OP_OPENAT2 and the same open_how:
+// the kernel must refuse the same paths with the same errors.
+TEST_F(StaticResolve, TheRingRefusesTheSamePaths) {
+    uringkit::Ring ring{8};
+    uringkit::async::Loop loop{ring};
+    const open_how how = file_open_how({});
+    const auto open_on_ring = [&](const std::string& p) {
+        return loop
+            .block_on([&]() -> uringkit::async::Task<uringkit::async::Result> {
+                co_return co_await loop.submit(uringkit::op::OpenAt2(root_fd_, p.c_str(), &how));
+            }())
+            .res;
+    };
+    for (const char* t : {"/../secret", "/%2e%2e/secret", "/..%2fsecret", "/abs", "/rel",
+                          "/magic/etc/passwd", "/file.txt", "/inner", "/missing"}) {
+        const auto path = decode_target(t);
+        ASSERT_TRUE(path) << t;
+        const int res = open_on_ring(*path);
+        const auto direct = open_beneath(root_fd_, *path, {});
+        if (res == -EINVAL || res == -EOPNOTSUPP) GTEST_SKIP() << "no IORING_OP_OPENAT2";
+        EXPECT_EQ(res < 0 ? -res : 0, direct.error) << t;
+        if (res >= 0) ::close(res);
+        if (direct.fd >= 0) ::close(direct.fd);
+    }
 }
 
 TEST_F(StaticResolve, SymlinkInsideTheRootWorksUnlessRefused) {
