@@ -28,6 +28,8 @@ DEB_PACKAGES := build-essential cmake pkg-config googletest libgtest-dev libgmoc
 	python3-fusepy xfsprogs btrfs-progs sqlite3
 # setfacl/getfacl: cp's tests copy ACLs with -a.
 DEB_PACKAGES += acl
+# /etc/mime.types: serve --root names a file's Content-Type from its extension
+DEB_PACKAGES += media-types
 # clang-format-14: `make format`, and format_check in the suite (.clang-format).
 DEB_PACKAGES += clang-format-14
 # groff-base checks the man pages the build writes; zsh checks the zsh completion

@@ -206,8 +206,16 @@ std::string_view reason_phrase(int status) noexcept {
     switch (status) {
         case 200:
             return "OK";
+        case 206:
+            return "Partial Content";
+        case 301:
+            return "Moved Permanently";
+        case 304:
+            return "Not Modified";
         case 400:
             return "Bad Request";
+        case 403:
+            return "Forbidden";
         case 404:
             return "Not Found";
         case 405:
@@ -216,6 +224,8 @@ std::string_view reason_phrase(int status) noexcept {
             return "Content Too Large";
         case 414:
             return "URI Too Long";
+        case 416:
+            return "Range Not Satisfiable";
         case 431:
             return "Request Header Fields Too Large";
         case 501:
