@@ -256,10 +256,7 @@ void format_http_date(std::time_t t, char (&out)[kHttpDateBytes]) noexcept {
     std::memcpy(out, buf, kHttpDateBytes);
 }
 
-void append_response(std::string& out, int status, std::string_view content_type,
-                     std::string_view body, std::string_view connection, bool head_only,
-                     std::time_t now) {
-    char num[24];
+void append_status_and_date(std::string& out, int status, std::time_t now) {
     char date[kHttpDateBytes];
     format_http_date(now, date);
     out += "HTTP/1.1 ";
@@ -268,6 +265,13 @@ void append_response(std::string& out, int status, std::string_view content_type
     out += reason_phrase(status);
     out += "\r\nServer: uringkit\r\nDate: ";
     out.append(date, kHttpDateBytes);
+}
+
+void append_response(std::string& out, int status, std::string_view content_type,
+                     std::string_view body, std::string_view connection, bool head_only,
+                     std::time_t now) {
+    char num[24];
+    append_status_and_date(out, status, now);
     out += "\r\nContent-Type: ";
     out += content_type;
     out += "\r\nContent-Length: ";

@@ -93,6 +93,10 @@ private:
 inline constexpr std::size_t kHttpDateBytes = 29;
 void format_http_date(std::time_t t, char (&out)[kHttpDateBytes]) noexcept;
 
+// "HTTP/1.1 STATUS REASON\r\nServer: uringkit\r\nDate: DATE", the start of
+// every response (the caller ends the Date line).
+void append_status_and_date(std::string& out, int status, std::time_t now);
+
 // The bytes of a whole response, with a Date header for `now` (RFC 9110
 // 6.6.1: a server with a clock sends one).  `connection` is the Connection
 // header value to send ("close", "keep-alive") or empty for none.

@@ -110,14 +110,7 @@ ByteRange parse_range(std::string_view v, std::uint64_t size) noexcept {
 }
 
 void append_common(std::string& out, int status, std::string_view connection, std::time_t now) {
-    char date[kHttpDateBytes];
-    format_http_date(now, date);
-    out += "HTTP/1.1 ";
-    out += std::to_string(status);
-    out += ' ';
-    out += reason_phrase(status);
-    out += "\r\nServer: uringkit\r\nDate: ";
-    out.append(date, kHttpDateBytes);
+    append_status_and_date(out, status, now);
     out += "\r\n";
     if (!connection.empty()) {
         out += "Connection: ";
