@@ -3,7 +3,7 @@
 # --help and --version winning wherever they stand, one error style, help
 # without CLI11's type syntax, man pages with every section, and the bash
 # completion, all from the one set of option definitions.
-#   front_door_test.sh UNINGKIT_BINARY MAN_DIR
+#   front_door_test.sh URINGKIT_BINARY MAN_DIR
 set -u
 bin=$1 man=$2
 fail=0

@@ -5,7 +5,7 @@
 # exit statuses): each case runs in two fresh directories, once with each
 # cp, and what they leave (types, modes, link counts, sizes, link targets,
 # contents) and their exit statuses must be the same.
-#   cp_like_coreutils_test.sh UNINGKIT
+#   cp_like_coreutils_test.sh URINGKIT
 set -u
 uk=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 [ -x /usr/bin/cp ] || { echo "no coreutils cp at /usr/bin/cp; skipped"; exit 77; }
