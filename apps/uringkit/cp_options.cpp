@@ -131,9 +131,18 @@ std::string shell_quote(std::string_view name) {
 }
 
 void print_copy_event(fs::CopyEvent kind, std::string_view from, std::string_view to) {
+    // -b's backup is told just before the copy it belongs to, and printed on its line.
+    static std::string backup;
     switch (kind) {
+        case fs::CopyEvent::backed_up:
+            backup = shell_quote(to);
+            break;
         case fs::CopyEvent::copied:
-            emit(stdout, "{} -> {}\n", shell_quote(from), shell_quote(to));
+            if (backup.empty())
+                emit(stdout, "{} -> {}\n", shell_quote(from), shell_quote(to));
+            else
+                emit(stdout, "{} -> {} (backup: {})\n", shell_quote(from), shell_quote(to), backup);
+            backup.clear();
             break;
         case fs::CopyEvent::removed:
             emit(stdout, "removed {}\n", shell_quote(from));

@@ -21,8 +21,8 @@ namespace uringkit::cli {
 std::string shell_quote(std::string_view name);
 
 // -v: one line on standard output per event, byte for byte as cp 9.1
-// prints it: 'SRC' -> 'DST', removed 'DST', and for --parents' directories
-// SRC -> DST unquoted.
+// prints it: 'SRC' -> 'DST' (with -b: 'SRC' -> 'DST' (backup: 'DST~')),
+// removed 'DST', and for --parents' directories SRC -> DST unquoted.
 void print_copy_event(fs::CopyEvent kind, std::string_view from, std::string_view to);
 
 // -i: "cp: overwrite 'DST'? " on stderr (for a file the user may not write,

@@ -112,8 +112,10 @@ enum class Update { all, none, older };
 // the tree's order once its copy has ended), or an existing destination
 // removed first (`from` the removed path, `to` empty).
 // --parents adds `made_parent`: a directory on the way made (coreutils
-// prints these unquoted: "src/a -> dst/src/a").
-enum class CopyEvent { copied, removed, made_parent };
+// prints these unquoted: "src/a -> dst/src/a").  -b adds `backed_up`
+// (`from` the destination, `to` its backup), told just before the
+// destination's `copied` (coreutils: "'a' -> 'b' (backup: 'b~')").
+enum class CopyEvent { copied, removed, made_parent, backed_up };
 
 // -b, --backup[=CONTROL] (coreutils' words): an existing destination that is
 // replaced is first renamed to NAME + suffix (`simple`), NAME.~N~ with N one

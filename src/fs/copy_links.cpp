@@ -78,6 +78,10 @@ std::optional<Failure> back_up(Ctx& c, const Where& dst, const struct stat& src,
     ++c.syscalls();
     if (::renameat(dst.dir, dst.name.c_str(), dst.dir, to.c_str()) != 0)
         return Failure{CopyStatus::failure, quoted_message("cannot backup", dst.path, errno)};
+    // The backup as the user names it: beside the destination's path.
+    const std::string shown =
+        dst.dir == AT_FDCWD ? to : join(dirname_of(dst.path), basename_of(to));
+    c.event(CopyEvent::backed_up, dst.path, shown);
     return std::nullopt;
 }
 

@@ -23,10 +23,11 @@ manifest() {  # what a directory holds, in a form that compares across runs
     done)
 }
 
-# check NAME SETUP COMMAND: SETUP (shell) prepares the directory, COMMAND
-# runs there with `cp` standing for the cp under test.
+# check NAME SETUP COMMAND [output]: SETUP (shell) prepares the directory,
+# COMMAND runs there with `cp` standing for the cp under test; with
+# `output`, what both print must be the same too.
 check() {
-    local name=$1 setup=$2 cmd=$3 side rc
+    local name=$1 setup=$2 cmd=$3 whole=${4:-} side rc
     for side in coreutils uringkit; do
         rm -rf "$work/$side" && mkdir "$work/$side"
         (cd "$work/$side" && eval "$setup") || { echo "FAIL $name: setup"; failures=$((failures + 1)); return; }
@@ -38,7 +39,9 @@ check() {
         echo "status $?" >>"$work/$side.out"
         manifest "$work/$side" >"$work/$side.tree"
     done
-    if ! cmp -s "$work/coreutils.tree" "$work/uringkit.tree" ||
+    local differs=
+    [ -n "$whole" ] && ! cmp -s "$work/coreutils.out" "$work/uringkit.out" && differs=output
+    if [ -n "$differs" ] || ! cmp -s "$work/coreutils.tree" "$work/uringkit.tree" ||
         [ "$(tail -1 "$work/coreutils.out")" != "$(tail -1 "$work/uringkit.out")" ]; then
         echo "FAIL $name: $cmd"
         diff -u "$work/coreutils.tree" "$work/uringkit.tree" | sed 's/^/  /'
@@ -66,6 +69,8 @@ check "--backup=numbered twice" "$files" 'cp --backup=numbered a b && cp --backu
 check "--backup=existing, none numbered" "$files" 'cp --backup=existing a b'
 check "--backup=existing, one numbered" "$files; echo old >b.~1~" 'cp --backup=existing a b'
 check "-S .bak" "$files" 'cp -S .bak a b'
+check "-v -b names the backup" "$files" 'cp -v -b a b && cp -v --backup=t a b d' output
+check "-v -rb into a tree" "$files; mkdir e; cp -r d e/" 'cp -v -rb d e/' output
 check "VERSION_CONTROL=numbered -b" "$files" 'VERSION_CONTROL=numbered cp -b a b'
 check "--backup=bogus" "$files" 'cp --backup=bogus a b'
 check "-b with -n" "$files" 'cp -bn a b'
