@@ -1,5 +1,7 @@
 #include "net/static_files.hpp"
 
+#include "http_text.hpp"
+
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
@@ -15,21 +17,12 @@
 namespace uringkit::net {
 namespace {
 
+// The HTTP parser's own (http_text.hpp): one header grammar for both.
+using detail::iequals;
+using detail::trim;
+
 char lower(char c) noexcept {
     return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c;
-}
-
-bool iequals(std::string_view a, std::string_view b) noexcept {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        if (lower(a[i]) != lower(b[i])) return false;
-    return true;
-}
-
-std::string_view trim(std::string_view s) noexcept {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-    return s;
 }
 
 int hex_value(char c) noexcept {
