@@ -132,13 +132,16 @@ std::string shell_quote(std::string_view name) {
 
 void print_copy_event(fs::CopyEvent kind, std::string_view from, std::string_view to) {
     // -b's backup is told just before the copy it belongs to, and printed on its line.
-    static std::string backup;
+    // (Kept with the destination it is of: a copy that failed after its
+    // backup was made prints no line, and the next copy's is its own.)
+    static std::string backup, backed_up;
     switch (kind) {
         case fs::CopyEvent::backed_up:
             backup = shell_quote(to);
+            backed_up = from;
             break;
         case fs::CopyEvent::copied:
-            if (backup.empty())
+            if (backup.empty() || backed_up != to)
                 emit(stdout, "{} -> {}\n", shell_quote(from), shell_quote(to));
             else
                 emit(stdout, "{} -> {} (backup: {})\n", shell_quote(from), shell_quote(to), backup);
