@@ -15,12 +15,9 @@ umask 022
 failures=0
 
 manifest() {  # what a directory holds, in a form that compares across runs
-    (cd "$1" && find . -mindepth 1 | LC_ALL=C sort | while IFS= read -r f; do
-        printf '%s %s %s %s' "$f" "$(stat -c '%F %a %h' "$f")" \
-            "$( [ -L "$f" ] && readlink "$f")" "$( [ -f "$f" ] && [ ! -L "$f" ] && stat -c %s "$f")"
-        [ -f "$f" ] && [ ! -L "$f" ] && printf ' %s' "$(md5sum <"$f" | cut -c1-8)"
-        echo
-    done)
+    # type, permission bits, link count, link target, size; then contents
+    (cd "$1" && find . -mindepth 1 -printf '%p %y %m %n %l %s\n' | LC_ALL=C sort &&
+        find . -type f -exec md5sum {} + | LC_ALL=C sort -k2)
 }
 
 # check NAME SETUP COMMAND [output]: SETUP (shell) prepares the directory,
