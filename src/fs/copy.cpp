@@ -318,7 +318,8 @@ std::optional<Failure> parents_of(Ctx& c, const std::string& src, const std::str
             struct stat made {};
             if (fd >= 0 && (::fstat(fd, &made) != 0 || made.st_uid != ::geteuid() ||
                             (made.st_mode & 077) != 0 ||
-                            ::fchmod(fd, c.o.preserve.creation_bits(st.st_mode) & ~c.umask) != 0)) {
+                            ::fchmod(fd, (c.o.preserve.dir_creation_bits(st.st_mode) & ~c.umask) |
+                                             (made.st_mode & S_ISGID)) != 0)) {
                 ::close(fd);
                 return Failure{CopyStatus::failure, "'" + dst_prefix +
                                                         "' was replaced while being created: "

@@ -78,6 +78,14 @@ struct Preserve {
         if (mode_refused) return (src_mode & S_IFMT) == S_IFDIR ? 0777 : 0666;
         return src_mode & 0777;
     }
+    // The same for a new directory: coreutils asks mkdir(2) for all the
+    // source's mode bits, and Linux keeps the sticky bit of them (a copy of
+    // /tmp is 1755 under umask 022); the set-group-ID bit comes from the
+    // parent, never from the source.  --no-preserve=mode replaces only the
+    // permission bits (coreutils sets them as an ACL, which leaves the rest).
+    mode_t dir_creation_bits(mode_t src_mode) const noexcept {
+        return (mode_refused ? 0777 : src_mode & 0777) | (src_mode & S_ISVTX);
+    }
 };
 
 // Applies one --preserve=LIST (`on`) or --no-preserve=LIST (!on) to `p`:

@@ -530,8 +530,13 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target, i
             continue;
         }
         if (created[i] && !c.o.preserve.mode) {
-            ++c.syscalls();
-            ::fchmod(fd, c.o.preserve.creation_bits(st.st_mode) & ~c.umask);
+            // mkdirat gave it 0700 and the parent's set-group-ID bit, which
+            // the final mode keeps, as the new directory would have had it
+            // from mkdir(2) with the source's bits.
+            struct stat made {};
+            c.syscalls() += 2;
+            const mode_t inherited = ::fstat(fd, &made) == 0 ? made.st_mode & S_ISGID : 0;
+            ::fchmod(fd, (c.o.preserve.dir_creation_bits(st.st_mode) & ~c.umask) | inherited);
         }
         keep_attributes(c, {-1, t.src.c_str(i)}, {fd, t.dst.c_str(i)}, st, false);
     }

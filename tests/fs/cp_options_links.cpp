@@ -141,4 +141,31 @@ TEST(CpOptions, InteractiveNamesTheModeOfAnUnwritableDestination) {
     }
 }
 
+// A sticky source tree with a set-group-ID directory in it, and a shared
+// set-group-ID destination owned by nobody.
+void special_dirs(const std::string& d) {
+    stdfs::create_directories(d + "/src/sticky/inner");
+    write_file(d + "/src/sticky/inner/f", "f");
+    ::chmod((d + "/src/sticky").c_str(), 01777);
+    ::chmod((d + "/src/sticky/inner").c_str(), 02755);  // its set-group-ID bit is not copied
+    stdfs::create_directory(d + "/shared");
+    for (const char* name : {"/src", "/src/sticky", "/src/sticky/inner", "/shared"})
+        ::chown((d + name).c_str(), kNobody, kNobody);
+    ::chmod((d + "/shared").c_str(), 02775);  // what is made in it inherits set-group-ID
+}
+
+TEST(CpOptions, NewDirectoriesKeepStickyAndInheritedSetgidAsCoreutils) {
+    // mkdir(2) with the source's bits keeps the sticky bit (a copy of /tmp
+    // is 1755 under umask 022) and takes set-group-ID from the parent.
+    for (const bool as_nobody : {false, true}) {
+        SCOPED_TRACE(as_nobody ? "as nobody" : "as root");
+        expect_same(compare(special_dirs, {"-r", "src/sticky", "copy"}, {}, {}, as_nobody));
+        expect_same(compare(special_dirs, {"-r", "src/sticky", "shared"}, {}, {}, as_nobody));
+        expect_same(compare(special_dirs, {"-r", "--no-preserve=mode", "src/sticky", "shared"}, {},
+                            {}, as_nobody));
+        expect_same(compare(special_dirs, {"-r", "--parents", "src/sticky/inner", "shared"}, {}, {},
+                            as_nobody));
+    }
+}
+
 }  // namespace
