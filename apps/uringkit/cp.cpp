@@ -413,6 +413,15 @@ Register cp_command{Command{
                 dest = sources.back();
                 sources.pop_back();
             }
+            // As coreutils 9.1: only sources copied into a directory are
+            // stripped (a single SRC DST keeps its slash, and so its directory).
+            struct stat dest_st {};
+            const bool into_dir =
+                !args->no_target && (target_dir->count() || (::stat(dest.c_str(), &dest_st) == 0 &&
+                                                             S_ISDIR(dest_st.st_mode)));
+            if (args->links.strip_trailing_slashes && into_dir)
+                for (std::string& s : sources)
+                    while (s.size() > 1 && s.back() == '/') s.pop_back();
             // -a, -p, --preserve and --no-preserve in the order given, as cp: the
             // last one to name something decides it.
             std::size_t kept = 0, dropped = 0;
@@ -544,9 +553,10 @@ Register cp_command{Command{
     },
     kFailure, true,
     // coreutils 9.1 cp's long options
-    "archive attributes-only backup copy-contents dereference force interactive link "
-    "no-clobber no-dereference no-preserve no-target-directory parents preserve recursive "
-    "reflink remove-destination sparse suffix symbolic-link target-directory update verbose "
+    "archive attributes-only backup copy-contents dereference force interactive "
+    "keep-directory-symlink link no-clobber no-dereference no-preserve no-target-directory "
+    "one-file-system parents preserve recursive reflink remove-destination sparse "
+    "strip-trailing-slashes suffix symbolic-link target-directory update verbose "
     "help version"}};
 
 }  // namespace

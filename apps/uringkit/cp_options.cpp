@@ -226,12 +226,29 @@ void add_link_and_backup_options(CLI::App& app, LinkAndBackupArgs& a) {
     app.add_flag("--copy-contents", a.copy_contents,
                  "With -r, read a FIFO or a device in a tree like a file instead of making it "
                  "again (a FIFO with no writer waits, as with cp)");
+    app.add_flag("-x,--one-file-system", a.one_file_system,
+                 "With -r, stay on the file systems of the sources: a directory on another "
+                 "one (a mount point) is made, empty, and not entered");
+    app.add_flag("--strip-trailing-slashes", a.strip_trailing_slashes,
+                 "Remove trailing slashes from each source operand (a symbolic link named "
+                 "'link/' is then the link, not the directory it names)");
+    app.add_flag("--keep-directory-symlink", a.keep_directory_symlink,
+                 "Not offered (refused): a symbolic link in a destination tree is never "
+                 "followed; name the directory the link points to as the destination");
 }
 
 std::optional<std::string> apply_link_and_backup(const LinkAndBackupArgs& a, fs::CopyOptions& o) {
     // -d is -P and --preserve=links, each taken in cp.cpp in the order given
     // among -L/-H and the --preserve options.
     if (a.hard && a.symbolic) return "cannot make both hard and symbolic links";
+    // coreutils follows a destination's symlink to a directory with this
+    // option; uringkit's destination walk never follows one (a link another
+    // user planted there could lead a root copy anywhere), so it is refused
+    // rather than accepted and ignored.
+    if (a.keep_directory_symlink)
+        return "--keep-directory-symlink is not offered: links in a destination tree are never "
+               "followed; name the directory the link points to as the destination instead";
+    o.one_file_system = a.one_file_system;
     o.link_instead = a.hard       ? fs::LinkInstead::hard
                      : a.symbolic ? fs::LinkInstead::symbolic
                                   : fs::LinkInstead::none;

@@ -32,11 +32,13 @@ void print_copy_event(fs::CopyEvent kind, std::string_view from, std::string_vie
 // coreutils); true when it starts with y or Y.  End of input is no.
 bool ask_overwrite(std::string_view dst, mode_t unwritable, bool replaces);
 
-// -d, -l, -s, -b/--backup/-S, --sparse, --attributes-only, --copy-contents:
+// -d, -l, -s, -b/--backup/-S, --sparse, --attributes-only, --copy-contents,
+// -x, --strip-trailing-slashes (and --keep-directory-symlink, refused):
 // coreutils 9.1's options that make something other than a plain copy.
 struct LinkAndBackupArgs {
     bool no_deref_links = false;  // -d
     bool hard = false, symbolic = false, attributes_only = false, copy_contents = false;
+    bool one_file_system = false, strip_trailing_slashes = false, keep_directory_symlink = false;
     bool backup_short = false;
     std::string backup = "none";  // --backup[=CONTROL]
     std::string suffix;

@@ -195,6 +195,9 @@ struct CopyOptions {
     // --copy-contents: with `recursive`, a FIFO or a device in a tree is read
     // like a file instead of being made again.
     bool copy_contents = false;
+    // -x: with `recursive`, a directory on another file system than its
+    // operand's (a mount point) is made, empty, and not walked, as cp -x.
+    bool one_file_system = false;
     // -T: `dest` is the copy itself even when it is a directory (one source).
     bool no_target_directory = false;
     // -H: a symbolic link named as a source is followed even with

@@ -43,9 +43,20 @@ struct DirAtime {
     struct statx_timestamp atime;
 };
 
+// The device of `path` (-x), without following a last symbolic link unless
+// `follow`; 0 when statx fails (then a directory is not entered).
+dev_t device_of(Ctx& c, const char* path, int follow) {
+    struct statx x {};
+    ++c.syscalls();
+    if (::statx(AT_FDCWD, path, follow ? 0 : AT_SYMLINK_NOFOLLOW, 0, &x) != 0) return 0;
+    return makedev(x.stx_dev_major, x.stx_dev_minor);
+}
+
 // Lists the tree under t.src[index] depth first; an unreadable directory is
 // reported and stays in the tree (it is created, empty, as cp does).
-void walk(Ctx& c, Tree& t, std::size_t index, std::vector<DirAtime>& atimes) {
+// With -x, `root_dev` is the operand's file system: a directory on another
+// is listed (made, empty) but not entered.
+void walk(Ctx& c, Tree& t, std::size_t index, std::vector<DirAtime>& atimes, dev_t root_dev) {
     const std::string src(t.src[index]), dst(t.dst[index]);
     if (c.o.preserve.timestamps) {
         struct statx x {};
@@ -66,7 +77,9 @@ void walk(Ctx& c, Tree& t, std::size_t index, std::vector<DirAtime>& atimes) {
         t.dst.push(dst, e.name);
         t.parent.push_back(index);
         t.type.push_back(e.type);
-        if (e.type == EntryType::directory) walk(c, t, t.src.size() - 1, atimes);
+        if (e.type == EntryType::directory &&
+            (!c.o.one_file_system || device_of(c, t.src.c_str(t.src.size() - 1), 0) == root_dev))
+            walk(c, t, t.src.size() - 1, atimes, root_dev);
     }
 }
 
@@ -177,7 +190,10 @@ void copy_tree(Ctx& c, const std::string& src_root, const std::string& target, i
     t.parent.push_back(kRoot);
     t.type.push_back(EntryType::directory);
     std::vector<DirAtime> atimes;
-    walk(c, t, kRoot, atimes);
+    const dev_t root_dev = c.o.one_file_system
+                               ? device_of(c, t.src.c_str(kRoot), c.o.dereference_operands ? 1 : 0)
+                               : 0;
+    walk(c, t, kRoot, atimes, root_dev);
     if (c.o.after_walk) c.o.after_walk();
 
     const std::size_t n = t.src.size();

@@ -2,7 +2,11 @@
 // the same input (cp_coreutils_oracle.hpp).  Part of cp_operands_test.
 #include "cp_coreutils_oracle.hpp"
 
+#include <sys/mount.h>
+
 #include <unistd.h>
+#include <cerrno>
+#include <cstring>
 
 namespace {
 
@@ -166,6 +170,50 @@ TEST(CpOptions, NewDirectoriesKeepStickyAndInheritedSetgidAsCoreutils) {
         expect_same(compare(special_dirs, {"-r", "--parents", "src/sticky/inner", "shared"}, {}, {},
                             as_nobody));
     }
+}
+
+// -x: a directory on another file system (a tmpfs mounted in the tree) is
+// made, empty, and not entered, as coreutils' cp -x.
+TEST(CpOptions, OneFileSystemMakesAMountPointEmpty) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a tmpfs";
+    const Scratch s;
+    stdfs::create_directories(s / "src/mnt");
+    stdfs::create_directories(s / "src/sub");
+    write_file(s / "src/sub/f", "f");
+    if (::mount("none", (s / "src/mnt").c_str(), "tmpfs", 0, "size=1m") != 0)
+        GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+    write_file(s / "src/mnt/inside", "other file system");
+    std::string trees[2];
+    for (int side = 0; side < 2; ++side) {
+        const std::string dst = s / (side ? "ours" : "theirs");
+        std::vector<std::string> argv =
+            side ? std::vector<std::string>{URINGKIT_CLI, "cp"} : std::vector<std::string>{"cp"};
+        argv.push_back("-rx");
+        argv.push_back(s / "src");
+        argv.push_back(dst);
+        const Child c = run(argv);
+        EXPECT_EQ(c.status, 0) << c.err;
+        trees[side] = snapshot(dst);
+    }
+    ::umount2((s / "src/mnt").c_str(), MNT_DETACH);
+    EXPECT_EQ(trees[1], trees[0]);
+    EXPECT_TRUE(stdfs::is_directory(s / "ours/mnt"));
+    EXPECT_FALSE(stdfs::exists(s / "ours/mnt/inside"));
+    EXPECT_EQ(read_file(s / "ours/sub/f"), "f");
+}
+
+TEST(CpOptions, StripTrailingSlashesCopiesTheLinkItself) {
+    // Into a directory, "to-tree/" is the link; as SRC DST it keeps its slash (coreutils 9.1).
+    expect_same(compare(links, {"-rv", "--strip-trailing-slashes", "to-tree/", "out"}), true);
+    expect_same(compare(links, {"-rv", "--strip-trailing-slashes", "to-tree/", "copy"}), true);
+    expect_same(compare(links, {"-rv", "to-tree/", "out"}), true);  // without: the directory
+    // --keep-directory-symlink would follow a destination's link: refused, nothing copied.
+    const Compared r = compare(links, {"-r", "--keep-directory-symlink", "tree", "to-tree"}, {},
+                               {"-r", "--keep-directory-symlink", "tree", "to-tree"});
+    EXPECT_EQ(r.ours.status, 1);
+    EXPECT_NE(r.ours.err.find("--keep-directory-symlink is not offered"), std::string::npos)
+        << r.ours.err;
+    EXPECT_EQ(r.tree_ours.find("/tree/tree"), std::string::npos) << r.tree_ours;
 }
 
 }  // namespace
