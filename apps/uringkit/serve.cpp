@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 namespace uringkit::cli {
@@ -39,6 +40,9 @@ struct Args {
     unsigned batch_wait = 20;
     bool recv_bundle = false;
     bool recv_incremental = false;
+    std::string root;
+    bool no_symlinks = false;
+    bool no_xdev = false;
 };
 
 int serve(const Args& a, bool batch_wait_given) {
@@ -92,6 +96,14 @@ int serve(const Args& a, bool batch_wait_given) {
     }
     cfg.limits.max_body_bytes = *limit;
     cfg.batch_wait = std::chrono::microseconds(batch_wait_us);
+    if ((a.no_symlinks || a.no_xdev) && a.root.empty())
+        return usage_error("serve", fmt::format("{}: an option of --root",
+                                                a.no_symlinks ? "--no-symlinks" : "--no-xdev"));
+    if (!a.root.empty() && cfg.mode != net::Mode::Http)
+        return usage_error("serve", "--root serves files over HTTP, not with --mode echo");
+    cfg.root = a.root;
+    cfg.resolve.no_symlinks = a.no_symlinks;
+    cfg.resolve.no_xdev = a.no_xdev;
 
     if (engine == "epoll") {
         cfg.engine = net::EngineKind::Epoll;
@@ -172,7 +184,10 @@ int serve(const Args& a, bool batch_wait_given) {
                 what.resize(what.size() - suffix.size());
             return usage_error("serve", what);
         }
-        emit(stderr, "uringkit serve: {} (choose another --bind/--port)\n", e.what());
+        if (!cfg.root.empty() && std::string_view(e.what()).starts_with("--root "))
+            emit(stderr, "uringkit serve: {}\n", e.what());
+        else
+            emit(stderr, "uringkit serve: {} (choose another --bind/--port)\n", e.what());
         return kFailure;
     }
     server->start();
@@ -260,6 +275,17 @@ Register serve_command{Command{
                "Close a connection whose output waits and none of it "
                "is taken for this long, like nginx's send_timeout (30, 30s, 500ms, 2m; 0: never)")
             ->capture_default_str();
+        app.add_option("--root", a->root,
+                       "Serve the files beneath DIR (GET and HEAD; ETag, Last-Modified, 304, "
+                       "one byte range, index.html for a directory, no listings) instead of the "
+                       "fixed body; each path is resolved by the kernel beneath DIR "
+                       "(openat2 RESOLVE_BENEATH), so '..' and absolute symbolic links are 404")
+            ->type_name("DIR");
+        app.add_flag("--no-symlinks", a->no_symlinks,
+                     "With --root: no symbolic link at all on a path (RESOLVE_NO_SYMLINKS); "
+                     "without it a relative link that stays beneath DIR is followed");
+        app.add_flag("--no-xdev", a->no_xdev,
+                     "With --root: no crossing of a mount point beneath DIR (RESOLVE_NO_XDEV)");
         app.add_option("--body-size", a->body_size, "Bytes of the GET / body")
             ->capture_default_str();
         app.add_option("--max-body", a->max_body,
@@ -285,7 +311,8 @@ Register serve_command{Command{
                      "4 KiB ones; exit "
                      "status 3 where the kernel has none");
         group_options(app, "What is served",
-                      {"--mode", "--bind", "--port", "--body-size", "--max-body"});
+                      {"--mode", "--bind", "--port", "--root", "--no-symlinks", "--no-xdev",
+                       "--body-size", "--max-body"});
         group_options(
             app, "Engines",
             {"--engine", "--threads", "--batch-wait", "--recv-bundle", "--recv-incremental"});
@@ -309,11 +336,14 @@ Register serve_command{Command{
                               "HTTP on a free port of 127.0.0.1; the port is printed."},
                              {"uringkit serve --mode echo --threads 2 --max-conns 1000",
                               "An echo server on two threads."},
+                             {"uringkit serve --root /srv/www --port 8080",
+                              "Static files beneath /srv/www; a request never leaves it."},
                              {"uringkit serve --engine epoll --port 8080",
                               "The epoll twin, to compare with the ring under the same load."}},
                 .exits = {{0, "stopped by a signal"},
                           {1,
-                           "the server failed (bind, an engine error), or the 'listening on' line "
+                           "the server failed (bind, --root cannot be opened, an engine error), "
+                           "or the 'listening on' line "
                            "could not be written (it then stops at once)"},
                           {2, "bad option"},
                           {3,

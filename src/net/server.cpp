@@ -8,6 +8,7 @@
 #include "uringkit/util/unique_fd.hpp"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -216,8 +217,24 @@ Server::Server(ServerConfig config) : config_(std::move(config)) {
     if (config_.recv_incremental && config_.recv_bundle)
         throw std::system_error(EINVAL, std::system_category(),
                                 "recv bundles and incremental buffer rings are not combined here");
+    if (!config_.root.empty()) {
+        if (config_.mode != Mode::Http)
+            throw std::system_error(EINVAL, std::system_category(),
+                                    "--root serves files over HTTP, not in echo mode");
+        root_ = std::make_unique<StaticRoot>();
+        // O_PATH: the root is only ever a starting point for openat2, never read.
+        root_->fd = ::open(config_.root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root_->fd < 0) fail("--root " + config_.root, errno);
+        root_->mime = MimeTypes::load(config_.mime_types.c_str());
+        root_->resolve = config_.resolve;
+    }
     stats_ = std::make_unique<std::vector<ServerStats>>(config_.threads);
-    listener_ = make_listener(config_, config_.port, address_);
+    try {
+        listener_ = make_listener(config_, config_.port, address_);
+    } catch (...) {
+        if (root_) ::close(root_->fd);
+        throw;
+    }
     try {
         port_ = bound_port(listener_);
         for (unsigned i = 0; i < config_.threads; ++i) {
@@ -228,6 +245,7 @@ Server::Server(ServerConfig config) : config_(std::move(config)) {
     } catch (...) {
         ::close(listener_);
         for (int fd : wake_fds_) ::close(fd);
+        if (root_) ::close(root_->fd);
         throw;
     }
 }
@@ -240,6 +258,7 @@ Server::~Server() {
     }
     ::close(listener_);
     for (int fd : wake_fds_) ::close(fd);
+    if (root_) ::close(root_->fd);
 }
 
 std::string Server::stats_json() const {
@@ -254,8 +273,10 @@ void Server::start() {
         const unsigned share = config_.max_conns / n + (i < config_.max_conns % n ? 1 : 0);
         threads_.emplace_back([this, i, share] {
             try {
-                Responder responder(config_.mode, config_.body_size, config_.limits, (*stats_)[i],
-                                    [this] { return stats_json(); });
+                Responder responder =
+                    root_ ? Responder(*root_, config_.limits, (*stats_)[i])
+                          : Responder(config_.mode, config_.body_size, config_.limits,
+                                      (*stats_)[i], [this] { return stats_json(); });
                 detail::WorkerContext ctx{&config_, listener_,     wake_fds_[i],
                                           share,    &(*stats_)[i], &responder};
                 switch (config_.engine) {

@@ -52,6 +52,11 @@ struct ServerConfig {
     // its max_pending and its slot for this long, not forever.
     std::chrono::milliseconds send_timeout{60000};
     std::size_t body_size = 128;
+    // HTTP only: answer GET and HEAD with the files beneath this directory
+    // (file_response.hpp) instead of the fixed body.  Empty: the fixed body.
+    std::string root;
+    ResolveOptions resolve;                   // how request paths are resolved beneath it
+    std::string mime_types = "/etc/mime.types";  // extension -> Content-Type (media-types)
     HttpLimits limits;
     int backlog = 4096;
     // uring engines
@@ -132,6 +137,7 @@ private:
     int listener_ = -1;          // shared by every engine thread
     std::vector<int> wake_fds_;  // eventfds: written by stop()
     std::unique_ptr<std::vector<ServerStats>> stats_;
+    std::unique_ptr<StaticRoot> root_;  // --root, opened once; null without it
     std::vector<std::thread> threads_;
     std::mutex error_mutex_;
     std::exception_ptr error_;

@@ -30,6 +30,17 @@ Responder::Responder(Mode mode, std::size_t body_size, HttpLimits limits, Server
     date_offset_ = root_[0][0].find("\r\nDate: ") + 8;
 }
 
+Responder::Responder(const StaticRoot& root, HttpLimits limits, ServerStats& stats)
+    : mode_(Mode::Http), files_(&root), limits_(limits), stats_(&stats) {}
+
+void Responder::respond_file(const HttpRequest& req, std::string_view head, std::string& out,
+                             FileBody& body) const {
+    const int status =
+        answer_file(*files_, req, head, kConnValue[connection_variant(req)], out, body, *stats_);
+    (status >= 500 ? stats_->status_5xx : status >= 400 ? stats_->status_4xx : stats_->status_2xx)
+        .add();
+}
+
 void Responder::refresh_date(std::time_t now) const noexcept {
     if (now == root_date_) return;
     root_date_ = now;
@@ -131,13 +142,23 @@ bool Session::echo(std::string_view data, std::string& out, std::size_t stop) {
     return true;
 }
 
+void Session::answer(const HttpRequest& req, std::string_view head, std::string& out) {
+    if (r_->root() == nullptr) {
+        r_->respond(req, out);
+        return;
+    }
+    r_->respond_file(req, head, out, file_);
+    // Its body goes out before anything else is answered (process()), and
+    // a Connection: close waits for the body's end.
+    close_after_file_ = file_.active() && !req.keep_alive;
+}
+
 bool Session::finish_chunked(std::string& out) {
     chunked_.reset();
-    chunked_request_.target = chunked_target_;
     r_->stats().requests.add();
     progress_ = true;
-    r_->respond(chunked_request_, out);
-    if (chunked_request_.keep_alive) return true;
+    answer(chunked_request_, chunked_head_, out);
+    if (chunked_request_.keep_alive || close_after_file_) return true;
     close_ = true;
     return false;
 }
@@ -145,6 +166,18 @@ bool Session::finish_chunked(std::string& out) {
 bool Session::process(std::string_view& data, std::string& out, std::size_t stop) {
     const HttpLimits& limits = r_->limits();
     for (;;) {
+        if (file_.active()) [[unlikely]] {
+            const FileBody::Pump pump = file_.pump(out, stop, r_->stats());
+            if (pump == FileBody::Pump::More) {
+                held_ = true;  // the engine feeds again once the output drains
+                return true;
+            }
+            if (pump == FileBody::Pump::Ended || close_after_file_) {
+                data = {};
+                close_ = true;
+                return false;
+            }
+        }
         // Out of room: what is left waits (feed() keeps it), whatever it is,
         // so nothing after this point is parsed twice.
         if (out.size() >= stop && !data.empty()) [[unlikely]] {
@@ -186,17 +219,23 @@ bool Session::process(std::string_view& data, std::string& out, std::size_t stop
         }
         if (p.request.chunked) {
             chunked_request_ = p.request;
-            chunked_target_.assign(p.request.target);
+            // The head is gone once the body has been read: keep a copy, and
+            // point the target into it (it lies inside the head).
+            chunked_head_.assign(data.substr(0, p.request.head_bytes));
+            chunked_request_.target =
+                std::string_view(chunked_head_)
+                    .substr(static_cast<std::size_t>(p.request.target.data() - data.data()),
+                            p.request.target.size());
             chunked_.emplace(limits);
             data.remove_prefix(p.request.head_bytes);
             continue;
         }
         r_->stats().requests.add();
         progress_ = true;
-        r_->respond(p.request, out);
+        answer(p.request, data.substr(0, p.request.head_bytes), out);
         data.remove_prefix(p.request.head_bytes);
         body_left_ = p.request.content_length;
-        if (!p.request.keep_alive) {
+        if (!p.request.keep_alive && !close_after_file_) {
             data = {};
             close_ = true;
             return false;

@@ -3,6 +3,7 @@
 // it appended; nothing here knows about rings, epoll or sockets.
 #pragma once
 
+#include "net/file_response.hpp"
 #include "net/http.hpp"
 #include "net/stats.hpp"
 
@@ -25,6 +26,11 @@ public:
     // `stats_json` renders GET /stats (called only for that request).
     Responder(Mode mode, std::size_t body_size, HttpLimits limits, ServerStats& stats,
               std::function<std::string()> stats_json);
+    // serve --root: every request is answered from `root` (answer_file()),
+    // none from the fixed body or /stats.  `root` outlives the Responder.
+    Responder(const StaticRoot& root, HttpLimits limits, ServerStats& stats);
+
+    const StaticRoot* root() const noexcept { return files_; }
 
     Mode mode() const noexcept { return mode_; }
     const HttpLimits& limits() const noexcept { return limits_; }
@@ -33,11 +39,16 @@ public:
     // Appends the response to a complete request.  Each thread has its own
     // Responder, so the prepared responses' Date is refreshed here unlocked.
     void respond(const HttpRequest& req, std::string& out) const;
+    // The same under --root, where a file's body may follow: `head` is the
+    // request's head (its headers are read) and `body` the session's.
+    void respond_file(const HttpRequest& req, std::string_view head, std::string& out,
+                      FileBody& body) const;
     // Appends the error response for a failed parse (the connection then closes).
     void respond_error(ParseStatus status, std::string& out) const;
 
 private:
     Mode mode_;
+    const StaticRoot* files_ = nullptr;
     HttpLimits limits_;
     ServerStats* stats_;
     std::function<std::string()> stats_json_;
@@ -82,6 +93,8 @@ public:
     bool mid_request() const noexcept {
         return !pending_.empty() || body_left_ != 0 || chunked_.has_value();
     }
+    // A file's body is still being pumped into the output (--root).
+    bool sending_file() const noexcept { return file_.active(); }
 
     // Ready for a new connection; keeps the buffer's capacity when it is
     // small, so the next connection starts warm, but gives back what a large
@@ -94,6 +107,8 @@ public:
         held_ = false;
         body_left_ = 0;
         chunked_.reset();
+        file_.close();
+        close_after_file_ = false;
         close_ = progress_ = false;
     }
 
@@ -107,6 +122,8 @@ private:
     bool echo(std::string_view data, std::string& out, std::size_t stop);
     // The chunked body ended: answer the request it belonged to.
     bool finish_chunked(std::string& out);
+    // Answers `req`: from the root under --root, else the Responder's own.
+    void answer(const HttpRequest& req, std::string_view head, std::string& out);
 
     const Responder* r_;
     std::string
@@ -117,7 +134,11 @@ private:
     // the bytes it pointed into are gone by then.
     std::optional<ChunkedBody> chunked_;
     HttpRequest chunked_request_;
-    std::string chunked_target_;
+    std::string chunked_head_;  // its head; the request's target points into it
+    // --root: the body of the file being answered, pumped into the output
+    // ahead of any later request; and whether the connection closes after it.
+    FileBody file_;
+    bool close_after_file_ = false;
     bool close_ = false;
     bool progress_ = false;
     bool held_ = false;

@@ -291,6 +291,54 @@ TEST(ServeCli, RecvIncrementalIsAnOptionOfTheUringEngine) {
     echo_with_option("--recv-incremental", net::recv_incremental_unavailable_reason(), 200000);
 }
 
+// --root: what cannot be served is said in one line (status 1 for a root
+// that cannot be opened, 2 for options that need --root); run as an
+// ordinary user, a file that user may not read is 403, and the server goes on.
+TEST(ServeCli, RootErrorsAndUnreadableFiles) {
+    for (const char* root : {"/nonexistent-uringkit-root", "/etc/passwd"}) {
+        auto c = spawn({URINGKIT_CLI, "serve", "--port", "0", "--root", root});
+        EXPECT_EQ(c->wait_exit(), 1) << c->err_text;
+        EXPECT_EQ(c->err_text.rfind(std::string("uringkit serve: --root ") + root + ": ", 0), 0u)
+            << c->err_text;
+        EXPECT_EQ(std::count(c->err_text.begin(), c->err_text.end(), '\n'), 1) << c->err_text;
+    }
+    for (std::vector<std::string> extra : std::vector<std::vector<std::string>>{
+             {"--no-symlinks"}, {"--no-xdev"}, {"--root", "/tmp", "--mode", "echo"}}) {
+        std::vector<std::string> args{URINGKIT_CLI, "serve", "--port", "0"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        auto c = spawn(args);
+        EXPECT_EQ(c->wait_exit(), 2) << extra[0] << ": " << c->err_text;
+        expect_usage_lines(c->err_text);
+    }
+    // setpriv execs the server itself (runuser would stay as its parent).
+    if (::geteuid() != 0 || ::access("/usr/bin/setpriv", X_OK) != 0)
+        GTEST_SKIP() << "needs root and setpriv to serve as the user nobody";
+    char tmpl[] = "/tmp/uringkit-serve-root-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    const std::string dir = tmpl;
+    ASSERT_EQ(::chmod(dir.c_str(), 0755), 0);
+    for (const char* name : {"/open.txt", "/private.txt"}) {
+        const int fd = ::open((dir + name).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        ASSERT_GE(fd, 0);
+        ASSERT_EQ(::write(fd, "bytes\n", 6), 6);
+        ::close(fd);
+    }
+    ASSERT_EQ(::chmod((dir + "/private.txt").c_str(), 0600), 0);
+    auto c = spawn({"/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                    URINGKIT_CLI, "serve", "--port", "0", "--root", dir});
+    const auto m = c->wait_for(kListening);
+    ASSERT_FALSE(m.empty()) << c->out_text << c->err_text;
+    const auto port = static_cast<std::uint16_t>(std::stoi(m[1]));
+    EXPECT_EQ(get(port, "/private.txt").rfind("HTTP/1.1 403 Forbidden\r\n", 0), 0u);
+    const std::string ok = get(port, "/open.txt");
+    EXPECT_EQ(ok.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << ok;
+    EXPECT_TRUE(ok.ends_with("\r\n\r\nbytes\n")) << ok;
+    ::kill(c->pid, SIGTERM);
+    EXPECT_EQ(c->wait_exit(), 0) << c->err_text;
+    for (const char* name : {"/open.txt", "/private.txt"}) ::unlink((dir + name).c_str());
+    ::rmdir(dir.c_str());
+}
+
 TEST(ServeCli, BusyPortExit1NamingTheAddress) {
     // A listener without SO_REUSEPORT holds the port, so ours cannot share it.
     const int holder = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

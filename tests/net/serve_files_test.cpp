@@ -1,0 +1,238 @@
+// `serve --root` through every engine, in process: file bytes, HEAD,
+// validators, ranges, directories, refusals; nothing outside the root is
+// ever sent, however the path is spelled or linked; a large body is sent
+// under the output cap to a client that reads slowly; a file truncated or
+// replaced while it is being sent ends or stays whole, never padded.
+#include "serve_test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+using namespace serve_test;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kMarker = "uringkit-secret-5be1d0";
+
+std::string random_bytes(std::size_t n, unsigned seed) {
+    std::mt19937 gen(seed);
+    std::string s(n, '\0');
+    for (auto& c : s) c = static_cast<char>(gen());
+    return s;
+}
+
+void write_file(const fs::path& p, std::string_view bytes) {
+    std::ofstream(p, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::string header(const Response& r, std::string_view name) {
+    const std::string key = "\r\n" + std::string(name) + ": ";
+    const auto at = r.head.find(key);
+    if (at == std::string::npos) return "";
+    const auto end = r.head.find("\r\n", at + key.size());
+    return r.head.substr(at + key.size(), end - at - key.size());
+}
+
+class ServeFiles : public PerEngine {
+protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/uringkit-serve-files-XXXXXX";
+        ASSERT_NE(::mkdtemp(tmpl), nullptr);
+        base_ = tmpl;
+        root_ = base_ / "root";
+        fs::create_directories(root_ / "sub");
+        fs::create_directories(root_ / "empty");
+        write_file(base_ / "secret", kMarker);
+        write_file(root_ / "a.txt", "hello, file\n");
+        write_file(root_ / "sub" / "index.html", "<h1>index</h1>\n");
+        fs::create_symlink(base_ / "secret", root_ / "abs");
+        fs::create_symlink("../secret", root_ / "rel");
+        fs::create_symlink("/proc/self/root", root_ / "magic");
+        fs::create_symlink("a.txt", root_ / "inner");
+        ASSERT_EQ(::mkfifo((root_ / "fifo").c_str(), 0644), 0);
+    }
+    void TearDown() override { fs::remove_all(base_); }
+
+    net::ServerConfig files_config() const {
+        net::ServerConfig c = config();
+        c.root = root_.string();
+        return c;
+    }
+    static Response get(TestServer& srv, const std::string& target, const std::string& extra = "",
+                        const std::string& method = "GET") {
+        Socket s(srv.port());
+        EXPECT_TRUE(s.send(method + " " + target + " HTTP/1.1\r\nHost: x\r\n" + extra + "\r\n"));
+        std::string carry;
+        Response r = read_response(s, carry);
+        if (method == "HEAD") r.body.clear();
+        return r;
+    }
+
+    fs::path base_, root_;
+};
+
+TEST_P(ServeFiles, FilesHeadValidatorsAndRanges) {
+    TestServer srv(files_config());
+    const Response r = get(srv, "/a.txt");
+    ASSERT_EQ(r.status, 200) << r.head;
+    EXPECT_EQ(r.body, "hello, file\n");
+    EXPECT_EQ(header(r, "Content-Length"), "12");
+    EXPECT_EQ(header(r, "Accept-Ranges"), "bytes");
+    EXPECT_FALSE(header(r, "Last-Modified").empty());
+    EXPECT_FALSE(header(r, "Date").empty());
+    if (fs::exists("/etc/mime.types")) {
+        EXPECT_EQ(header(r, "Content-Type"), "text/plain");
+    }
+    const std::string etag = header(r, "ETag");
+    ASSERT_FALSE(etag.empty());
+
+    Socket s(srv.port());
+    ASSERT_TRUE(s.send("HEAD /a.txt HTTP/1.1\r\nHost: x\r\n\r\nGET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n"));
+    std::string carry;
+    Response head;
+    // HEAD's Content-Length names the body it does not send: read the head only.
+    while (carry.find("\r\n\r\n") == std::string::npos) {
+        char buf[4096];
+        const ssize_t n = recv_retrying(s.fd, buf, sizeof buf);
+        ASSERT_GT(n, 0);
+        carry.append(buf, static_cast<std::size_t>(n));
+    }
+    const auto end = carry.find("\r\n\r\n");
+    EXPECT_NE(carry.substr(0, end).find("Content-Length: 12"), std::string::npos);
+    carry.erase(0, end + 4);
+    EXPECT_EQ(read_response(s, carry).body, "hello, file\n") << "HEAD sent no body";
+
+    EXPECT_EQ(get(srv, "/a.txt", "If-None-Match: " + etag + "\r\n").status, 304);
+    EXPECT_EQ(get(srv, "/a.txt", "If-Modified-Since: " + header(r, "Last-Modified") + "\r\n").status,
+              304);
+    const Response part = get(srv, "/a.txt", "Range: bytes=7-10\r\n");
+    EXPECT_EQ(part.status, 206);
+    EXPECT_EQ(part.body, "file");
+    EXPECT_EQ(header(part, "Content-Range"), "bytes 7-10/12");
+    const Response past = get(srv, "/a.txt", "Range: bytes=100-\r\n");
+    EXPECT_EQ(past.status, 416);
+    EXPECT_EQ(header(past, "Content-Range"), "bytes */12");
+    EXPECT_EQ(get(srv, "/a.txt", "Range: bytes=0-1,4-5\r\n").body, "hello, file\n");
+    EXPECT_EQ(get(srv, "/a.txt", "Range: bytes=0-1\r\nIf-Range: \"other\"\r\n").status, 200);
+}
+
+TEST_P(ServeFiles, DirectoriesAndRefusals) {
+    TestServer srv(files_config());
+    const Response redirect = get(srv, "/sub?x=1");
+    EXPECT_EQ(redirect.status, 301);
+    EXPECT_EQ(header(redirect, "Location"), "/sub/?x=1");
+    EXPECT_EQ(get(srv, "/sub/").body, "<h1>index</h1>\n");
+    if (fs::exists("/etc/mime.types")) {
+        EXPECT_EQ(header(get(srv, "/sub/"), "Content-Type"), "text/html");
+    }
+    EXPECT_EQ(get(srv, "/empty/").status, 404) << "no listings";
+    EXPECT_EQ(get(srv, "/missing").status, 404);
+    const Response post = get(srv, "/a.txt", "Content-Length: 0\r\n", "POST");
+    EXPECT_EQ(post.status, 405);
+    EXPECT_EQ(header(post, "Allow"), "GET, HEAD");
+    EXPECT_EQ(get(srv, "/a.txt%00").status, 400);
+    // A FIFO opens without blocking and is never read: the server answers
+    // at once, and goes on answering.
+    EXPECT_EQ(get(srv, "/fifo").status, 403);
+    EXPECT_EQ(get(srv, "/a.txt").status, 200);
+    EXPECT_EQ(get(srv, "/inner").body, "hello, file\n") << "a link that stays inside";
+}
+
+TEST_P(ServeFiles, NothingOutsideTheRootIsEverSent) {
+    for (const bool strict : {false, true}) {
+        net::ServerConfig c = files_config();
+        c.resolve.no_symlinks = c.resolve.no_xdev = strict;
+        TestServer srv(c);
+        for (const char* t :
+             {"/..", "/../secret", "/%2e%2e/secret", "/%2E%2E/secret", "/%2f..%2fsecret",
+              "/..%2fsecret", "/sub/../../secret", "/abs", "/rel", "/magic", "/magic/etc/passwd",
+              "/magic" "/tmp", "//etc/passwd", "/%2Fetc/passwd", "/secret%00", "http://x/../secret"}) {
+            Socket s(srv.port());
+            ASSERT_TRUE(s.send(std::string("GET ") + t + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+            const std::string all = s.read_all();
+            EXPECT_EQ(all.find(kMarker), std::string::npos) << t;
+            EXPECT_EQ(all.find("root:"), std::string::npos) << t;
+            EXPECT_TRUE(all.starts_with("HTTP/1.1 4")) << t << ": " << all.substr(0, 40);
+        }
+        EXPECT_EQ(get(srv, "/inner").status, strict ? 404 : 200);
+    }
+}
+
+// A body much larger than the output cap, to a client that does not read
+// for a while: the server holds at most the cap (+ one head), then sends
+// the rest as it is taken, exactly, and the pipelined request after it.
+TEST_P(ServeFiles, LargeBodyUnderTheCapThenPipelined) {
+    const std::string big = random_bytes(3 << 20, 7);
+    write_file(root_ / "big.bin", big);
+    net::ServerConfig c = files_config();
+    c.max_pending = 64 * 1024;
+    TestServer srv(c);
+    Socket s(srv.port(), std::chrono::seconds(10), 16 * 1024);
+    ASSERT_TRUE(s.send("GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n"
+                       "GET /a.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_LE(srv.server().stats().pending_peak, c.max_pending + 1024);
+    std::string carry;
+    const Response r = read_response(s, carry);
+    ASSERT_EQ(r.status, 200);
+    EXPECT_TRUE(r.body == big) << "body differs (" << r.body.size() << " bytes)";
+    EXPECT_EQ(read_response(s, carry).body, "hello, file\n");
+    EXPECT_TRUE(s.closed_by_peer());
+}
+
+// Truncated while it is being sent: the connection ends after the bytes
+// the file still has, which are the file's own; never padded.
+TEST_P(ServeFiles, TruncatedWhileSendingEndsTheConnection) {
+    const std::string big = random_bytes(24 << 20, 11);
+    write_file(root_ / "shrinks.bin", big);
+    net::ServerConfig c = files_config();
+    c.max_pending = 64 * 1024;
+    TestServer srv(c);
+    Socket s(srv.port(), std::chrono::seconds(20), 16 * 1024);
+    ASSERT_TRUE(s.send("GET /shrinks.bin HTTP/1.1\r\nHost: x\r\n\r\n"));
+    std::string got = s.read_n(100 * 1024);
+    constexpr std::size_t kLeft = 12 << 20;
+    ASSERT_EQ(::truncate((root_ / "shrinks.bin").c_str(), kLeft), 0);
+    bool closed = false;
+    got += s.read_all(&closed);
+    EXPECT_TRUE(closed);
+    const auto end = got.find("\r\n\r\n");
+    ASSERT_NE(end, std::string::npos);
+    EXPECT_NE(got.substr(0, end).find("Content-Length: " + std::to_string(big.size())),
+              std::string::npos);
+    const std::string body = got.substr(end + 4);
+    EXPECT_EQ(body.size(), kLeft);
+    EXPECT_TRUE(body == big.substr(0, body.size())) << "the bytes sent are the file's";
+}
+
+// Replaced by rename while it is being sent: the response is the old file,
+// whole; the next request gets the new one.
+TEST_P(ServeFiles, ReplacedByRenameIsSentWhole) {
+    const std::string v1 = random_bytes(8 << 20, 1), v2 = random_bytes(5 << 20, 2);
+    write_file(root_ / "page.bin", v1);
+    write_file(base_ / "page.new", v2);
+    net::ServerConfig c = files_config();
+    c.max_pending = 64 * 1024;
+    TestServer srv(c);
+    Socket s(srv.port(), std::chrono::seconds(20), 16 * 1024);
+    ASSERT_TRUE(s.send("GET /page.bin HTTP/1.1\r\nHost: x\r\n\r\n"));
+    std::string carry = s.read_n(64 * 1024);
+    fs::rename(base_ / "page.new", root_ / "page.bin");
+    const Response old = read_response(s, carry);
+    ASSERT_EQ(old.status, 200);
+    EXPECT_TRUE(old.body == v1) << "the old version, whole";
+    EXPECT_TRUE(get(srv, "/page.bin").body == v2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, ServeFiles, testing::ValuesIn(engines()), engine_param_name);
+
+}  // namespace
