@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""`uringkit serve --root` against nginx's sendfile: server CPU per request
+for static files of 4 KiB, 64 KiB and 1 MiB.
+
+    bench/serve_files_bench.py [BUILD_DIR] [ROUNDS] [SECONDS]   (default: build 5 3)
+
+The root is a directory on the file system of /var/tmp (ext4 here, not
+tmpfs: tmpfs reads go to io-wq workers on io_uring), its files read once
+so they are in the page cache.  Servers, each started once, pinned to CPU 1,
+one thread (nginx: one worker, `sendfile on`, `tcp_nopush on`, access_log
+off, keepalive_requests raised so no connection is closed mid-run, and
+open_file_cache off, its default): nginx, `serve --root` with the uring,
+uring-coro and epoll engines, and a second uring server (uring#2) for the
+A/A pair.  The client is `uringkit load -t1 -c CONNS` pinned to CPU 0, one
+file per run.  Each round runs every (size, server) cell, the servers'
+order rotated per round, so drift hits every server alike.
+
+Server CPU: utime+stime of the server process (/proc/PID/stat; nginx: its
+worker) over the run, divided by the requests the client counted.
+System calls per request: a separate, untimed run per cell under
+`strace -c -f -p PID` (io_uring_enter counted like any other call), so
+every server is counted the same way.  Writes
+bench/results/serve_files.md.
+"""
+import json, os, re, shutil, socket, statistics as st, subprocess, sys, tempfile, time
+
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+build = sys.argv[1] if len(sys.argv) > 1 else "build"
+rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+seconds = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+conns = int(os.environ.get("CONNS", "64"))
+binary = os.path.join(root, build, "uringkit")
+nginx_bin = shutil.which("nginx") or "/usr/sbin/nginx"
+for tool, path in (("nginx", nginx_bin), ("taskset", shutil.which("taskset")),
+                   ("strace", shutil.which("strace"))):
+    if not path or not os.path.exists(path):
+        sys.exit(f"serve_files_bench: {tool} is not installed (see DEB_PACKAGES in the Makefile)")
+if not os.access(binary, os.X_OK):
+    sys.exit(f"serve_files_bench: {binary} is not built")
+
+tmp = tempfile.mkdtemp(prefix="uringkit-serve-files-", dir="/var/tmp")
+www = os.path.join(tmp, "www")
+os.makedirs(www)
+os.chmod(tmp, 0o755)  # nginx's worker runs as www-data: it must be able to read the files
+sizes = [("4k", 4096), ("64k", 65536), ("1m", 1 << 20)]
+for name, n in sizes:
+    with open(os.path.join(www, "f" + name), "wb") as f:
+        f.write(os.urandom(n))
+    os.chmod(os.path.join(www, "f" + name), 0o644)
+    with open(os.path.join(www, "f" + name), "rb") as f:
+        f.read()  # into the page cache
+fs_type = subprocess.run(["df", "--output=fstype", www], capture_output=True, text=True).stdout.split()[-1]
+procs = []
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def start_nginx():
+    port = free_port()
+    d = os.path.join(tmp, "nginx")
+    os.makedirs(d)
+    conf = f"""worker_processes 1;
+daemon off;
+master_process on;
+pid {d}/nginx.pid;
+error_log {d}/error.log warn;
+events {{ worker_connections 4096; multi_accept on; }}
+http {{
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  keepalive_requests 100000000;
+  keepalive_timeout 60s;
+  default_type application/octet-stream;
+  client_body_temp_path {d}/body;
+  proxy_temp_path {d}/proxy;
+  fastcgi_temp_path {d}/fastcgi;
+  uwsgi_temp_path {d}/uwsgi;
+  scgi_temp_path {d}/scgi;
+  server {{
+    listen 127.0.0.1:{port} backlog=4096;
+    root {www};
+  }}
+}}
+"""
+    with open(os.path.join(d, "nginx.conf"), "w") as f:
+        f.write(conf)
+    p = subprocess.Popen(["taskset", "-c", "1", nginx_bin, "-c", os.path.join(d, "nginx.conf"), "-p", d],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    procs.append(p)
+    for _ in range(100):  # the worker is the master's child
+        kids = open(f"/proc/{p.pid}/task/{p.pid}/children").read().split()
+        if kids:
+            return port, int(kids[0])
+        time.sleep(0.05)
+    sys.exit("serve_files_bench: nginx started no worker")
+
+
+def start_serve(engine):
+    p = subprocess.Popen(["taskset", "-c", "1", binary, "serve", "--engine", engine, "--port", "0",
+                          "--idle-timeout", "0", "--root", www],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    procs.append(p)
+    m = re.search(r":(\d+) \(engine", p.stdout.readline())
+    if not m:
+        sys.exit(f"serve_files_bench: serve --engine {engine} did not start: {p.stderr.read()}")
+    return int(m.group(1)), p.pid
+
+
+def cpu_seconds(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def load(port, name, secs):
+    cmd = ["taskset", "-c", "0", binary, "load", "-t1", "-c", str(conns), "-d", f"{secs}s",
+           "--json", "-", f"http://127.0.0.1:{port}/f{name}"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"serve_files_bench: load failed ({r.returncode}): {r.stderr}")
+    return json.loads(r.stdout)
+
+
+def run(server, name):
+    port, pid = servers[server]
+    c0 = cpu_seconds(pid)
+    j = load(port, name, seconds)
+    c1 = cpu_seconds(pid)
+    if j["non_2xx"] or j["errors"]["total"]:
+        sys.exit(f"serve_files_bench: {server} answered {j['non_2xx']} requests for f{name} with an "
+                 f"error status and had {j['errors']['total']} errors: its figures would not be for files")
+    return {"reqs": j["requests"], "rps": j["requests_per_s"], "cpu_us": (c1 - c0) * 1e6 / j["requests"],
+            "errors": j["errors"]["total"], "non_2xx": j["non_2xx"]}
+
+
+def syscalls_per_request(server, name):
+    port, pid = servers[server]
+    out = os.path.join(tmp, "strace.txt")
+    s = subprocess.Popen(["strace", "-c", "-f", "-o", out, "-p", str(pid)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    j = load(port, name, 1)
+    s.send_signal(2)
+    s.wait()
+    # The per-call lines between the two dashed rules: "% secs usecs/call calls [errors] name".
+    total, inside = 0, False
+    for line in open(out):
+        if line.startswith("------"):
+            if inside:
+                break
+            inside = True
+            continue
+        if inside:
+            total += int(line.split()[3])
+    return total / j["requests"]
+
+
+servers = {"nginx": start_nginx(), "uring": start_serve("uring"), "uring-coro": start_serve("uring-coro"),
+           "epoll": start_serve("epoll"), "uring#2": start_serve("uring")}
+names = list(servers)
+time.sleep(0.5)
+load0 = open("/proc/loadavg").read().strip()
+raw = []
+try:
+    for r in range(rounds):
+        order = names[r % len(names):] + names[:r % len(names)]
+        for name, _ in sizes:
+            for s in order:
+                res = run(s, name)
+                res.update(round=r + 1, server=s, size=name)
+                raw.append(res)
+                print(f"round {r + 1} {name} {s}: {res['rps']:,.0f} req/s, {res['cpu_us']:.2f} µs CPU/req",
+                      file=sys.stderr)
+    calls = {(s, name): syscalls_per_request(s, name) for name, _ in sizes for s in names}
+finally:
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        p.wait()
+    shutil.rmtree(tmp, ignore_errors=True)
+load1 = open("/proc/loadavg").read().strip()
+
+commit = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+kernel = os.uname().release
+cpu_model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+
+
+def cell(s, name):
+    return sorted((x for x in raw if x["server"] == s and x["size"] == name), key=lambda x: x["round"])
+
+
+def rng(xs, f):
+    return f"{f(st.median(xs))} ({f(min(xs))}–{f(max(xs))})"
+
+
+out = ["# `uringkit serve --root` against nginx (sendfile), static files on loopback\n",
+       f"Command: `bench/serve_files_bench.py {build} {rounds} {seconds}` (CONNS={conns}) — commit {commit}, "
+       f"Linux {kernel}, {cpu_model}, {os.cpu_count()} CPUs; the root on {fs_type}, every file in the page "
+       f"cache.  Servers pinned to CPU 1 with one thread (nginx: one worker, sendfile on, tcp_nopush on, "
+       f"access_log off, open_file_cache off); the client, `uringkit load -t1 -c {conns}`, pinned to CPU 0, "
+       f"{seconds} s per run, {rounds} rounds with the servers' order rotated.  Median (min–max) over the rounds; "
+       "a ratio is paired by round.\n",
+       f"Load average before: `{load0}`, after: `{load1}`.\n",
+       "Body path: every uringkit engine reads the file with pread(2) into the connection's output and "
+       "sends it with its own send (one copy from the page cache into user memory, one into the socket); "
+       "nginx sends with sendfile(2), one copy.  The open, statx, pread and close are system calls the "
+       "engine thread makes itself, counted below.\n"]
+out.append("| size | server | req/s | server CPU µs/req | ÷ nginx CPU/req | syscalls/req (strace) | not 2xx / errors |")
+out.append("|---|---|---|---|---|---|---|")
+verdicts = []
+for name, _ in sizes:
+    ng = cell("nginx", name)
+    aa = [b["cpu_us"] / a["cpu_us"] for a, b in zip(cell("uring", name), cell("uring#2", name))]
+    aa_spread = max(abs(max(aa) - 1), abs(min(aa) - 1))
+    for s in names:
+        xs = cell(s, name)
+        ratios = [x["cpu_us"] / n["cpu_us"] for x, n in zip(xs, ng)]
+        ratio_text = "—" if s == "nginx" else rng(ratios, lambda v: f"{v:.2f}x")
+        bad = sum(x["non_2xx"] for x in xs), sum(x["errors"] for x in xs)
+        out.append(f"| {name} | {s} | {rng([x['rps'] for x in xs], lambda v: f'{v:,.0f}')} | "
+                   f"{rng([x['cpu_us'] for x in xs], lambda v: f'{v:.2f}')} | {ratio_text} | "
+                   f"{calls[(s, name)]:.2f} | {bad[0]} / {bad[1]} |")
+        if s in ("uring", "epoll", "uring-coro"):
+            m = st.median(ratios)
+            if abs(m - 1) <= aa_spread:
+                word = "the same as nginx (inside the A/A spread)"
+            else:
+                word = f"{'less' if m < 1 else 'more'} CPU per request than nginx"
+            verdicts.append(f"- {name}, {s}: {m:.2f}x nginx's CPU per request, {word}; "
+                            f"A/A uring#2 ÷ uring {st.median(aa):.2f}x ({min(aa):.2f}–{max(aa):.2f})")
+out.append("\n## In words\n")
+out += verdicts
+out.append("\nRaw runs:\n\n```")
+out.append("round\tsize\tserver\treqs\trps\tcpu_us_per_req")
+for x in raw:
+    out.append(f"{x['round']}\t{x['size']}\t{x['server']}\t{x['reqs']}\t{x['rps']:.0f}\t{x['cpu_us']:.3f}")
+out.append("```")
+with open(os.path.join(root, "bench", "results", "serve_files.md"), "w") as f:
+    f.write("\n".join(out) + "\n")
+print("wrote bench/results/serve_files.md", file=sys.stderr)
