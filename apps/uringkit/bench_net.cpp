@@ -129,7 +129,9 @@ std::function<int()> setup_bench_net(CLI::App& app) {
     app.add_option("--workloads", o->workloads,
                    "Traffic shapes: echo:CONNECTIONS:SIZE (ping-pong of SIZE bytes) and "
                    "http:CONNECTIONS:PIPELINE (keep-alive GETs of serve's 128-byte body, PIPELINE "
-                   "in flight)")
+                   "in flight) and file:CONNECTIONS:SIZE (GETs of one file of SIZE bytes, served "
+                   "by serve --root from a directory the run makes in /var/tmp: file:64:4k, "
+                   "file:64:64k, file:64:1m)")
         ->capture_default_str();
     app.add_option(
         "--rounds", o->rounds,

@@ -32,20 +32,25 @@
 namespace uringkit::netbench {
 
 // One shape of traffic: echo of `size` bytes (ping-pong, `pipeline` in
-// flight) or HTTP/1.1 keep-alive GETs of serve's 128-byte body, pipelined
-// `pipeline` deep, over `connections` connections.
+// flight), HTTP/1.1 keep-alive GETs of serve's 128-byte body, pipelined
+// `pipeline` deep, or (file_size set) GETs of one file of that many bytes
+// that `serve --root` serves from a directory the run makes in /var/tmp
+// (so not tmpfs), over `connections` connections.
 struct Workload {
     load::Mode mode = load::Mode::Echo;
     unsigned connections = 64;
     std::size_t size = 64;  // echo only
     unsigned pipeline = 1;
+    std::size_t file_size = 0;  // HTTP: 0 the fixed body, else a file of this size
     std::string name()
-        const;  // "echo:64:64" (conns:size), "http:64:16" (conns:pipeline): parse_workload's text
-    std::string describe()
-        const;  // "echo 64 B, 64 connections", "HTTP pipelined 16, 64 connections"
+        const;  // "echo:64:64" (conns:size), "http:64:16" (conns:pipeline), "file:64:4096"
+                // (conns:file size): parse_workload's text
+    std::string describe() const;  // "echo 64 B, 64 connections", "HTTP pipelined 16, 64
+                                   // connections", "file 4 KiB, 64 connections"
 };
 
-// "echo:CONNS:SIZE" or "http:CONNS:PIPELINE" (SIZE as 64, 4k); nullopt with
+// "echo:CONNS:SIZE", "http:CONNS:PIPELINE" or "file:CONNS:SIZE" (SIZE as 64,
+// 4k; a file up to 64m); nullopt with
 // `why` set when the text is not one.
 std::optional<Workload> parse_workload(std::string_view text, std::string& why);
 // echo:1:64, echo:64:64, echo:512:64, echo:64:4096, echo:16:65536,

@@ -248,16 +248,68 @@ std::string base_engine(const std::string& label) {
     return label.substr(0, label.find('#'));
 }
 
+// The files of the file workloads: one "f<SIZE>" per size, of random bytes,
+// in a directory under /var/tmp (a disk file system: on tmpfs every io_uring
+// read would go to a kernel worker), read once so the runs find them in the
+// page cache; removed with the object.
+class FileRoot {
+public:
+    explicit FileRoot(const std::vector<Workload>& workloads) {
+        std::vector<std::size_t> sizes;
+        for (const Workload& w : workloads)
+            if (w.file_size != 0) sizes.push_back(w.file_size);
+        if (sizes.empty()) return;
+        char tmpl[] = "/var/tmp/uringkit-bench-net-XXXXXX";
+        if (::mkdtemp(tmpl) == nullptr)
+            throw std::system_error(errno, std::system_category(), "mkdtemp /var/tmp");
+        dir_ = tmpl;
+        for (const std::size_t size : sizes) {
+            const std::string path = fmt::format("{}/f{}", dir_, size);
+            if (std::find(names_.begin(), names_.end(), path) != names_.end()) continue;
+            names_.push_back(path);
+            const util::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+            if (!fd) throw std::system_error(errno, std::system_category(), "create " + path);
+            std::string bytes(size, '\0');
+            std::uint64_t x = 0x9e3779b97f4a7c15ULL ^ size;
+            for (char& c : bytes) {  // xorshift: incompressible, and fast to make
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                c = static_cast<char>(x);
+            }
+            for (std::size_t done = 0; done < size;) {
+                const ssize_t n = ::write(fd.get(), bytes.data() + done, size - done);
+                if (n <= 0) throw std::system_error(errno, std::system_category(), "write " + path);
+                done += static_cast<std::size_t>(n);
+            }
+        }
+    }
+    ~FileRoot() {
+        for (const std::string& n : names_) ::unlink(n.c_str());
+        if (!dir_.empty()) ::rmdir(dir_.c_str());
+    }
+    FileRoot(const FileRoot&) = delete;
+    FileRoot& operator=(const FileRoot&) = delete;
+    const std::string& dir() const noexcept { return dir_; }
+
+private:
+    std::string dir_;
+    std::vector<std::string> names_;
+};
+
 Run one_run(const Workload& w, const std::string& label, net::ServerConfig sc,
-            std::chrono::nanoseconds duration, int server_cpu, int client_cpu,
-            const std::atomic<bool>* stop) {
+            const std::string& file_root, std::chrono::nanoseconds duration, int server_cpu,
+            int client_cpu, const std::atomic<bool>* stop) {
     Run run;
     run.engine = label;
     try {
         sc.mode = w.mode == load::Mode::Echo ? net::Mode::Echo : net::Mode::Http;
+        if (w.file_size != 0) sc.root = file_root;
         ServerChild server(sc, server_cpu);
         load::LoadConfig lc;
-        lc.target = load::parse_target(fmt::format("127.0.0.1:{}", server.port()));
+        lc.target = load::parse_target(
+            w.file_size != 0 ? fmt::format("http://127.0.0.1:{}/f{}", server.port(), w.file_size)
+                             : fmt::format("127.0.0.1:{}", server.port()));
         lc.mode = w.mode;
         lc.connections = w.connections;
         lc.threads = 1;
@@ -294,6 +346,7 @@ Run one_run(const Workload& w, const std::string& label, net::ServerConfig sc,
 }  // namespace
 
 std::string Workload::name() const {
+    if (file_size != 0) return fmt::format("file:{}:{}", connections, file_size);
     return mode == load::Mode::Echo ? fmt::format("echo:{}:{}", connections, size)
                                     : fmt::format("http:{}:{}", connections, pipeline);
 }
@@ -302,6 +355,7 @@ std::string Workload::describe() const {
     const std::string conns =
         fmt::format("{} connection{}", connections, connections == 1 ? "" : "s");
     if (mode == load::Mode::Echo) return fmt::format("echo {}, {}", cli::format_bytes(size), conns);
+    if (file_size != 0) return fmt::format("file {}, {}", cli::format_bytes(file_size), conns);
     return pipeline == 1 ? fmt::format("HTTP, {}", conns)
                          : fmt::format("HTTP pipelined {}, {}", pipeline, conns);
 }
@@ -311,8 +365,8 @@ std::optional<Workload> parse_workload(std::string_view text, std::string& why) 
     const auto c2 = c1 == std::string_view::npos ? c1 : text.find(':', c1 + 1);
     if (c2 == std::string_view::npos || text.find(':', c2 + 1) != std::string_view::npos) {
         why =
-            "give echo:CONNECTIONS:SIZE or http:CONNECTIONS:PIPELINE, like echo:64:64 or "
-            "http:64:16";
+            "give echo:CONNECTIONS:SIZE, http:CONNECTIONS:PIPELINE or file:CONNECTIONS:SIZE, like "
+            "echo:64:64, http:64:16 or file:64:4k";
         return std::nullopt;
     }
     const std::string_view kind = text.substr(0, c1), conns = text.substr(c1 + 1, c2 - c1 - 1),
@@ -320,10 +374,10 @@ std::optional<Workload> parse_workload(std::string_view text, std::string& why) 
     Workload w;
     if (kind == "echo") {
         w.mode = load::Mode::Echo;
-    } else if (kind == "http") {
+    } else if (kind == "http" || kind == "file") {
         w.mode = load::Mode::Http;
     } else {
-        why = fmt::format("'{}' is neither echo nor http", kind);
+        why = fmt::format("'{}' is not echo, http or file", kind);
         return std::nullopt;
     }
     const auto n = parse_count(conns);
@@ -332,7 +386,14 @@ std::optional<Workload> parse_workload(std::string_view text, std::string& why) 
         return std::nullopt;
     }
     w.connections = *n;
-    if (w.mode == load::Mode::Echo) {
+    if (kind == "file") {
+        const auto size = cli::parse_size(last);
+        if (!size || *size == 0 || *size > (64u << 20)) {
+            why = fmt::format("'{}': give a file size of 1 byte to 64m, like 4k or 1m", last);
+            return std::nullopt;
+        }
+        w.file_size = *size;
+    } else if (w.mode == load::Mode::Echo) {
         const auto size = cli::parse_size(last);
         if (!size || *size == 0 || *size > (1u << 20)) {
             why = fmt::format("'{}': give a message size of 1 byte to 1m, like 64 or 4k", last);
@@ -418,6 +479,7 @@ Result run(const Config& config, const std::atomic<bool>* stop, const ProgressFn
             config.pin
                 ? "not pinned: this process may run on one CPU only, so server and client share it"
                 : "not pinned (--no-pin)";
+    const FileRoot files(config.workloads);
     Progress p;
     p.total = res.rounds * static_cast<unsigned>(config.workloads.size() * runnable.size());
     for (unsigned round = 0; round < res.rounds; ++round) {
@@ -432,8 +494,8 @@ Result run(const Config& config, const std::atomic<bool>* stop, const ProgressFn
                 p.engine = label;
                 p.workload = config.workloads[w].name();
                 if (progress) progress(p);
-                Run r = one_run(config.workloads[w], label, sc, config.duration, pin ? cpu_a : -1,
-                                pin ? cpu_b : -1, stop);
+                Run r = one_run(config.workloads[w], label, sc, files.dir(), config.duration,
+                                pin ? cpu_a : -1, pin ? cpu_b : -1, stop);
                 r.workload = w;
                 r.round = round;
                 res.runs.push_back(std::move(r));

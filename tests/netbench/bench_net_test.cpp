@@ -56,6 +56,14 @@ TEST(BenchNetWorkload, ParsesAndNamesItself) {
     EXPECT_EQ(http.name(), "http:8:16");
     EXPECT_NE(http.describe().find("16"), std::string::npos);
 
+    const auto file = parse("file:16:64k");
+    EXPECT_EQ(file.mode, load::Mode::Http);
+    EXPECT_EQ(file.connections, 16u);
+    EXPECT_EQ(file.file_size, 65536u);
+    EXPECT_EQ(file.name(), "file:16:65536");
+    EXPECT_EQ(parse(file.name()).file_size, 65536u);
+    EXPECT_NE(file.describe().find("file 64 KiB"), std::string::npos) << file.describe();
+
     for (const auto& w : netbench::default_workloads()) EXPECT_EQ(parse(w.name()).name(), w.name());
 }
 
@@ -71,6 +79,8 @@ TEST(BenchNetWorkload, RefusesWhatItCannotRun) {
     refused("echo:x:64");
     refused("echo:-1:64");
     refused("echo:8:64q");
+    refused("file:8:0");
+    refused("file:8:65m");
 }
 
 // A result of `rounds` rounds of engines a and b on one workload, a's server
@@ -183,7 +193,8 @@ TEST(BenchNetRun, UnknownEngineIsRefused) {
 TEST(BenchNetRun, EveryEngineIsMeasuredOnLoopback) {
     netbench::Config c;
     c.engines = {"uring", "uring-coro", "uring-bundle", "uring-inc", "epoll"};
-    c.workloads = {parse("echo:4:64"), parse("echo:2:20k"), parse("http:4:4")};
+    c.workloads = {parse("echo:4:64"), parse("echo:2:20k"), parse("http:4:4"),
+                   parse("file:4:100k")};
     c.rounds = 2;
     c.duration = 150ms;
     const auto res = netbench::run(c);
@@ -216,6 +227,9 @@ TEST(BenchNetRun, EveryEngineIsMeasuredOnLoopback) {
     const auto cs = netbench::compare(res);
     EXPECT_FALSE(cs.empty());
     EXPECT_NE(netbench::format_report(res, cs).find("Verdict"), std::string::npos);
+    // The file workload's directory is gone with the run.
+    for (const auto& e : std::filesystem::directory_iterator("/var/tmp"))
+        EXPECT_FALSE(e.path().filename().string().starts_with("uringkit-bench-net-")) << e.path();
 }
 
 files_test::Child bench_net(std::vector<std::string> args) {
