@@ -12,7 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 artifacts=$build/fuzz-artifacts
 mkdir -p "$artifacts"
 status=0
-for pair in http_parser:http_corpus size_parser:size_parser_corpus path_list:path_list_corpus \
+for pair in http_parser:http_corpus file_plan:file_plan_corpus size_parser:size_parser_corpus path_list:path_list_corpus \
             buffer_ring:buffer_ring_corpus option_parsers:option_parsers_corpus recv_stream:recv_stream_corpus; do
     name=${pair%%:*}
     corpus=${pair#*:}
