@@ -22,7 +22,10 @@ fastest server, so the single client thread is the bottleneck) answer "how
 many requests/s can one client thread drive" (headroom).  Writes
 bench/results/load_wrk.md.
 """
-import json, os, re, shutil, socket, statistics as st, subprocess, sys, tempfile, time
+import json, os, re, shutil, statistics as st, subprocess, sys, tempfile, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import http_peers  # noqa: E402
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 build = sys.argv[1] if len(sys.argv) > 1 else "build"
@@ -40,14 +43,6 @@ tmp = tempfile.mkdtemp(prefix="uringkit-load-wrk-")
 procs = []
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
 def body():
     p = "uringkit-0123456789-abcdefghijklmnopqrstuvwxyz-ABCDEFGHIJKLMNOPQRSTUVWXYZ"
     b = "".join(p[i % len(p)] for i in range(128))
@@ -55,48 +50,12 @@ def body():
 
 
 def start_nginx():
-    port = free_port()
-    d = os.path.join(tmp, "nginx")
-    os.makedirs(d)
-    conf = f"""worker_processes 1;
-daemon off;
-master_process on;
-pid {d}/nginx.pid;
-error_log {d}/error.log warn;
-events {{ worker_connections 4096; multi_accept on; }}
-http {{
-  access_log off;
-  default_type text/plain;
-  keepalive_requests 100000000;
-  keepalive_timeout 60s;
-  client_body_temp_path {d}/body;
-  proxy_temp_path {d}/proxy;
-  fastcgi_temp_path {d}/fastcgi;
-  uwsgi_temp_path {d}/uwsgi;
-  scgi_temp_path {d}/scgi;
-  server {{
-    listen 127.0.0.1:{port} backlog=4096;
-    location / {{ return 200 "{body()}"; }}
-  }}
-}}
-"""
-    with open(os.path.join(d, "nginx.conf"), "w") as f:
-        f.write(conf)
-    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-    p = subprocess.Popen(["taskset", "-c", "1", nginx, "-c", os.path.join(d, "nginx.conf"), "-p", d],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    procs.append(p)
-    return port
+    return http_peers.start_nginx(tmp, procs, f'    location / {{ return 200 "{body()}"; }}',
+                                  "  default_type text/plain;")[0]
 
 
 def start_serve(engine):
-    p = subprocess.Popen(["taskset", "-c", "1", binary, "serve", "--engine", engine, "--port", "0",
-                          "--idle-timeout", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    procs.append(p)
-    m = re.search(r":(\d+) \(engine", p.stdout.readline())
-    if not m:
-        sys.exit(f"load_wrk: serve --engine {engine} did not start: {p.stderr.read()}")
-    return int(m.group(1))
+    return http_peers.start_serve(binary, engine, procs)[0]
 
 
 def timed(cmd):
@@ -159,10 +118,7 @@ try:
                 print(f"round {r + 1} {s} c={c} pipeline={p} {t}: {res['rps']:,.0f} req/s, "
                       f"{res['cpu_us']:.2f} µs CPU/req", file=sys.stderr)
 finally:
-    for p in procs:
-        p.terminate()
-    for p in procs:
-        p.wait()
+    http_peers.stop_all(procs)
     shutil.rmtree(tmp, ignore_errors=True)
 load1 = open("/proc/loadavg").read().strip()
 

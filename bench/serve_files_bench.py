@@ -22,7 +22,10 @@ System calls per request: a separate, untimed run per cell under
 every server is counted the same way.  Writes
 bench/results/serve_files.md.
 """
-import json, os, re, shutil, socket, statistics as st, subprocess, sys, tempfile, time
+import json, os, re, shutil, statistics as st, subprocess, sys, tempfile, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import http_peers  # noqa: E402
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 build = sys.argv[1] if len(sys.argv) > 1 else "build"
@@ -53,64 +56,13 @@ fs_type = subprocess.run(["df", "--output=fstype", www], capture_output=True, te
 procs = []
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
 def start_nginx():
-    port = free_port()
-    d = os.path.join(tmp, "nginx")
-    os.makedirs(d)
-    conf = f"""worker_processes 1;
-daemon off;
-master_process on;
-pid {d}/nginx.pid;
-error_log {d}/error.log warn;
-events {{ worker_connections 4096; multi_accept on; }}
-http {{
-  access_log off;
-  sendfile on;
-  tcp_nopush on;
-  keepalive_requests 100000000;
-  keepalive_timeout 60s;
-  default_type application/octet-stream;
-  client_body_temp_path {d}/body;
-  proxy_temp_path {d}/proxy;
-  fastcgi_temp_path {d}/fastcgi;
-  uwsgi_temp_path {d}/uwsgi;
-  scgi_temp_path {d}/scgi;
-  server {{
-    listen 127.0.0.1:{port} backlog=4096;
-    root {www};
-  }}
-}}
-"""
-    with open(os.path.join(d, "nginx.conf"), "w") as f:
-        f.write(conf)
-    p = subprocess.Popen(["taskset", "-c", "1", nginx_bin, "-c", os.path.join(d, "nginx.conf"), "-p", d],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    procs.append(p)
-    for _ in range(100):  # the worker is the master's child
-        kids = open(f"/proc/{p.pid}/task/{p.pid}/children").read().split()
-        if kids:
-            return port, int(kids[0])
-        time.sleep(0.05)
-    sys.exit("serve_files_bench: nginx started no worker")
+    return http_peers.start_nginx(tmp, procs, f"    root {www};",
+                                  "  sendfile on;\n  tcp_nopush on;\n  default_type application/octet-stream;")
 
 
 def start_serve(engine):
-    p = subprocess.Popen(["taskset", "-c", "1", binary, "serve", "--engine", engine, "--port", "0",
-                          "--idle-timeout", "0", "--root", www],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    procs.append(p)
-    m = re.search(r":(\d+) \(engine", p.stdout.readline())
-    if not m:
-        sys.exit(f"serve_files_bench: serve --engine {engine} did not start: {p.stderr.read()}")
-    return int(m.group(1)), p.pid
+    return http_peers.start_serve(binary, engine, procs, ("--root", www))
 
 
 def cpu_seconds(pid):
@@ -179,10 +131,7 @@ try:
                       file=sys.stderr)
     calls = {(s, name): syscalls_per_request(s, name) for name, _ in sizes for s in names}
 finally:
-    for p in procs:
-        p.terminate()
-    for p in procs:
-        p.wait()
+    http_peers.stop_all(procs)
     shutil.rmtree(tmp, ignore_errors=True)
 load1 = open("/proc/loadavg").read().strip()
 
