@@ -80,8 +80,7 @@ FileBody::Pump FileBody::pump(std::string& out, std::size_t stop, ServerStats& s
 }
 
 int answer_file(const StaticRoot& root, const HttpRequest& req, std::string_view head,
-                std::string_view connection, std::string& out, FileBody& body,
-                ServerStats& stats) {
+                std::string_view connection, std::string& out, FileBody& body, ServerStats& stats) {
     if (req.method != Method::Get && req.method != Method::Head) {
         out += method_not_allowed_response(connection);
         return 405;

@@ -68,7 +68,6 @@ private:
 // and for a regular file plan_file_response()'s head, with `body` started
 // for the bytes it names.  Returns the status.
 int answer_file(const StaticRoot& root, const HttpRequest& req, std::string_view head,
-                std::string_view connection, std::string& out, FileBody& body,
-                ServerStats& stats);
+                std::string_view connection, std::string& out, FileBody& body, ServerStats& stats);
 
 }  // namespace uringkit::net

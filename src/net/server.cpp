@@ -275,8 +275,8 @@ void Server::start() {
             try {
                 Responder responder =
                     root_ ? Responder(*root_, config_.limits, (*stats_)[i])
-                          : Responder(config_.mode, config_.body_size, config_.limits,
-                                      (*stats_)[i], [this] { return stats_json(); });
+                          : Responder(config_.mode, config_.body_size, config_.limits, (*stats_)[i],
+                                      [this] { return stats_json(); });
                 detail::WorkerContext ctx{&config_, listener_,     wake_fds_[i],
                                           share,    &(*stats_)[i], &responder};
                 switch (config_.engine) {

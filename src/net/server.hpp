@@ -55,7 +55,7 @@ struct ServerConfig {
     // HTTP only: answer GET and HEAD with the files beneath this directory
     // (file_response.hpp) instead of the fixed body.  Empty: the fixed body.
     std::string root;
-    ResolveOptions resolve;                   // how request paths are resolved beneath it
+    ResolveOptions resolve;                      // how request paths are resolved beneath it
     std::string mime_types = "/etc/mime.types";  // extension -> Content-Type (media-types)
     HttpLimits limits;
     int backlog = 4096;

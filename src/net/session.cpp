@@ -37,7 +37,9 @@ void Responder::respond_file(const HttpRequest& req, std::string_view head, std:
                              FileBody& body) const {
     const int status =
         answer_file(*files_, req, head, kConnValue[connection_variant(req)], out, body, *stats_);
-    (status >= 500 ? stats_->status_5xx : status >= 400 ? stats_->status_4xx : stats_->status_2xx)
+    (status >= 500   ? stats_->status_5xx
+     : status >= 400 ? stats_->status_4xx
+                     : stats_->status_2xx)
         .add();
 }
 

@@ -41,17 +41,15 @@ struct Workload {
     unsigned connections = 64;
     std::size_t size = 64;  // echo only
     unsigned pipeline = 1;
-    std::size_t file_size = 0;  // HTTP: 0 the fixed body, else a file of this size
-    std::string name()
-        const;  // "echo:64:64" (conns:size), "http:64:16" (conns:pipeline), "file:64:4096"
-                // (conns:file size): parse_workload's text
+    std::size_t file_size = 0;     // HTTP: 0 the fixed body, else a file of this size
+    std::string name() const;      // "echo:64:64" (conns:size), "http:64:16" (conns:pipeline),
+                                   // "file:64:4096" (conns:file size): parse_workload's text
     std::string describe() const;  // "echo 64 B, 64 connections", "HTTP pipelined 16, 64
                                    // connections", "file 4 KiB, 64 connections"
 };
 
 // "echo:CONNS:SIZE", "http:CONNS:PIPELINE" or "file:CONNS:SIZE" (SIZE as 64,
-// 4k; a file up to 64m); nullopt with
-// `why` set when the text is not one.
+// 4k; a file up to 64m); nullopt with `why` set when the text is not one.
 std::optional<Workload> parse_workload(std::string_view text, std::string& why);
 // echo:1:64, echo:64:64, echo:512:64, echo:64:4096, echo:16:65536,
 // http:64:1, http:64:16: the shapes where io_uring is known to tie (one

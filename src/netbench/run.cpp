@@ -267,7 +267,8 @@ public:
             const std::string path = fmt::format("{}/f{}", dir_, size);
             if (std::find(names_.begin(), names_.end(), path) != names_.end()) continue;
             names_.push_back(path);
-            const util::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+            const util::UniqueFd fd(
+                ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
             if (!fd) throw std::system_error(errno, std::system_category(), "create " + path);
             std::string bytes(size, '\0');
             std::uint64_t x = 0x9e3779b97f4a7c15ULL ^ size;

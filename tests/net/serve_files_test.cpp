@@ -31,7 +31,8 @@ std::string random_bytes(std::size_t n, unsigned seed) {
 }
 
 void write_file(const fs::path& p, std::string_view bytes) {
-    std::ofstream(p, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    std::ofstream(p, std::ios::binary)
+        .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
 std::string header(const Response& r, std::string_view name) {
@@ -96,7 +97,8 @@ TEST_P(ServeFiles, FilesHeadValidatorsAndRanges) {
     ASSERT_FALSE(etag.empty());
 
     Socket s(srv.port());
-    ASSERT_TRUE(s.send("HEAD /a.txt HTTP/1.1\r\nHost: x\r\n\r\nGET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n"));
+    ASSERT_TRUE(
+        s.send("HEAD /a.txt HTTP/1.1\r\nHost: x\r\n\r\nGET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n"));
     std::string carry;
     Response head;
     // HEAD's Content-Length names the body it does not send: read the head only.
@@ -112,8 +114,9 @@ TEST_P(ServeFiles, FilesHeadValidatorsAndRanges) {
     EXPECT_EQ(read_response(s, carry).body, "hello, file\n") << "HEAD sent no body";
 
     EXPECT_EQ(get(srv, "/a.txt", "If-None-Match: " + etag + "\r\n").status, 304);
-    EXPECT_EQ(get(srv, "/a.txt", "If-Modified-Since: " + header(r, "Last-Modified") + "\r\n").status,
-              304);
+    EXPECT_EQ(
+        get(srv, "/a.txt", "If-Modified-Since: " + header(r, "Last-Modified") + "\r\n").status,
+        304);
     const Response part = get(srv, "/a.txt", "Range: bytes=7-10\r\n");
     EXPECT_EQ(part.status, 206);
     EXPECT_EQ(part.body, "file");
@@ -155,9 +158,12 @@ TEST_P(ServeFiles, NothingOutsideTheRootIsEverSent) {
         for (const char* t :
              {"/..", "/../secret", "/%2e%2e/secret", "/%2E%2E/secret", "/%2f..%2fsecret",
               "/..%2fsecret", "/sub/../../secret", "/abs", "/rel", "/magic", "/magic/etc/passwd",
-              "/magic" "/tmp", "//etc/passwd", "/%2Fetc/passwd", "/secret%00", "http://x/../secret"}) {
+              "/magic"
+              "/tmp",
+              "//etc/passwd", "/%2Fetc/passwd", "/secret%00", "http://x/../secret"}) {
             Socket s(srv.port());
-            ASSERT_TRUE(s.send(std::string("GET ") + t + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+            ASSERT_TRUE(s.send(std::string("GET ") + t +
+                               " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
             const std::string all = s.read_all();
             EXPECT_EQ(all.find(kMarker), std::string::npos) << t;
             EXPECT_EQ(all.find("root:"), std::string::npos) << t;
@@ -177,8 +183,9 @@ TEST_P(ServeFiles, LargeBodyUnderTheCapThenPipelined) {
     c.max_pending = 64 * 1024;
     TestServer srv(c);
     Socket s(srv.port(), std::chrono::seconds(10), 16 * 1024);
-    ASSERT_TRUE(s.send("GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n"
-                       "GET /a.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+    ASSERT_TRUE(
+        s.send("GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n"
+               "GET /a.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     EXPECT_LE(srv.server().stats().pending_peak, c.max_pending + 1024);
     std::string carry;
