@@ -3,6 +3,7 @@
 #include "command.hpp"
 #include "console.hpp"
 #include "interrupt.hpp"
+#include "load_paths.hpp"
 #include "manual.hpp"
 
 #include "cli/duration.hpp"
@@ -37,6 +38,8 @@ struct Options {
     std::optional<std::string> body;
     std::optional<std::string> script;  // wrk's -s: refused, named, with what to use
     bool latency = false;               // wrk's --latency: the percentiles are always printed
+    std::string paths, verify;          // --paths FILE, --verify DIR
+    bool random_paths = false;
     unsigned connections = 64, threads = 1, pipeline = 1;
     double rate = 0;
 };
@@ -59,29 +62,9 @@ std::string body_of(const std::string& arg) {
     }
     const std::string path = arg.substr(1);
     if (path.empty()) throw UsageError{"--body @: no file name after the '@'"};
-    // O_NONBLOCK: a FIFO named here must not block the open; it is refused below.
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0)
-        throw UsageError{fmt::format("--body {}: cannot open: {}", arg, std::strerror(errno))};
-    struct stat st {};
-    std::string out;
     std::string why;
-    if (::fstat(fd, &st) < 0)
-        why = std::strerror(errno);
-    else if (!S_ISREG(st.st_mode))
-        why = "not a regular file (give a file, or the text itself without '@')";
-    else if (static_cast<std::uint64_t>(st.st_size) > kMaxBody)
-        why = "over 16 MiB";
-    while (why.empty()) {
-        char buf[65536];
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) why = std::strerror(errno);
-        if (n <= 0) break;
-        out.append(buf, static_cast<std::size_t>(n));
-        if (out.size() > kMaxBody) why = "over 16 MiB";
-    }
-    ::close(fd);
+    std::string out = read_regular_file(path, kMaxBody, why);
+    if (why == "not a regular file") why += " (give a file, or the text itself without '@')";
     if (!why.empty()) throw UsageError{fmt::format("--body {}: {}", arg, why)};
     return out;
 }
@@ -149,6 +132,23 @@ load::LoadConfig make_config(const Options& o) {
     }
     if (c.mode == load::Mode::Echo && c.target.url)
         throw UsageError{fmt::format("{}: --mode echo takes HOST:PORT, not a URL", o.target)};
+    if ((o.random_paths || !o.verify.empty()) && o.paths.empty())
+        throw UsageError{fmt::format("{}: an option of --paths",
+                                     o.random_paths ? "--random-paths" : "--verify")};
+    if (!o.paths.empty()) {
+        if (c.mode == load::Mode::Echo)
+            throw UsageError{"--paths: an option of HTTP requests, not of --mode echo"};
+        c.paths = read_paths(o.paths);
+        c.random_paths = o.random_paths;
+        if (!o.verify.empty()) c.expected = read_expected(o.verify, c.paths);
+        for (const std::string& p : c.paths) {
+            load::LoadConfig one = c;
+            one.target.path = p;
+            if (static_cast<double>(load::http_request(one).size()) * c.pipeline >
+                static_cast<double>(1u << 30))
+                throw UsageError{"--body x --pipeline: over 1 GiB of requests in one write"};
+        }
+    }
     if (c.mode == load::Mode::Http &&
         static_cast<double>(load::http_request(c).size()) * c.pipeline >
             static_cast<double>(1u << 30))
@@ -259,6 +259,16 @@ const Register reg{Command{
         app.add_option("-b,--body", o->body,
                        "Body of every HTTP request, sent with its Content-Length: the text given, "
                        "or @FILE, that file's bytes (a regular file, 16 MiB at most)");
+        app.add_option("--paths", o->paths,
+                       "Request the targets listed in FILE (one per line, like /index.html; '#' "
+                       "starts a comment) instead of the URL's path: in turn, each connection "
+                       "starting at its own place in the list");
+        app.add_flag("--random-paths", o->random_paths,
+                     "With --paths: a pseudo-random target of the list for each request");
+        app.add_option("--verify", o->verify,
+                       "With --paths: each 200 response's body must equal the file DIR/PATH "
+                       "(read at the start, 1 GiB in all at most); one that differs is a bad "
+                       "response, naming the path and the first byte that differs");
         app.add_option("-s,--script", o->script,
                        "wrk's Lua script: refused with what to use instead (-m, -H, -b, "
                        "--pipeline, -R); uringkit load runs no scripts");
@@ -274,10 +284,13 @@ const Register reg{Command{
                           {"--header", "HEADER"},
                           {"--body", "BODY|@FILE"},
                           {"--method", "METHOD"},
-                          {"--script", "FILE"}});
+                          {"--script", "FILE"},
+                          {"--paths", "FILE"},
+                          {"--verify", "DIR"}});
         group_options(app, "Load", {"-c", "-t", "-d", "--pipeline", "--rate", "--timeout"});
         group_options(app, "Workload",
-                      {"--mode", "--method", "--header", "--body", "--size", "--script"});
+                      {"--mode", "--method", "--header", "--body", "--paths", "--random-paths",
+                       "--verify", "--size", "--script"});
         group_options(app, "Output", {"--latency", "--json"});
         describe(
             app,
@@ -310,6 +323,10 @@ const Register reg{Command{
                               "As wrk is typed: the same connections, time, threads and header."},
                              {"uringkit load -R 1000 -m POST -b @req.json http://127.0.0.1:8080/",
                               "1,000 POSTs/s of the file's bytes, with their Content-Length."},
+                             {"uringkit load --paths list.txt --verify /srv/www "
+                              "http://127.0.0.1:8080/",
+                              "The targets in list.txt in turn, each body compared with the "
+                              "file serve --root /srv/www sends."},
                              {"uringkit load --mode echo --size 4k 127.0.0.1:7000",
                               "An echo server, every echoed byte compared with the byte sent."}},
                 .exits = {{0, "the run completed without errors"},

@@ -38,6 +38,14 @@ void check(const LoadConfig& c) {
     if (!(c.rate >= 0)) throw std::invalid_argument("rate: 0 (closed loop) or above");
     if (c.duration.count() <= 0 || c.timeout.count() <= 0)
         throw std::invalid_argument("duration and timeout: above 0");
+    if (!c.paths.empty() && c.mode != Mode::Http)
+        throw std::invalid_argument("paths: an option of HTTP mode");
+    if (!c.expected.empty() && c.expected.size() != c.paths.size())
+        throw std::invalid_argument("expected: one body for each path");
+    for (const std::string& p : c.paths)
+        if (p.empty() || p.front() != '/' ||
+            p.find_first_of(std::string_view(" \t\r\n\0", 5)) != std::string::npos)
+            throw std::invalid_argument("paths: each an origin-form target, '/' and no space");
 }
 
 }  // namespace
@@ -78,6 +86,11 @@ LoadResult run_load(const LoadConfig& config, const std::atomic<bool>* stop,
     shared.config = &config;
     shared.stop = stop;
     if (config.mode == Mode::Http) shared.request = http_request(config);
+    for (const std::string& path : config.paths) {
+        LoadConfig one = config;
+        one.target.path = path;
+        shared.requests.push_back(http_request(one));
+    }
     std::latch ready(n), measured(n);
     shared.ready = &ready;
     shared.measured = &measured;

@@ -42,6 +42,14 @@ struct LoadConfig {
     std::string method = "GET";
     std::vector<std::pair<std::string, std::string>> headers;  // after Host, in order
     std::optional<std::string> body;                           // sent with its Content-Length
+    // http: request these targets ("/a.html", origin-form) instead of the
+    // target's path (--paths): in turn, each connection starting at its own
+    // place in the list, or with random_paths a pseudo-random one per request.
+    std::vector<std::string> paths;
+    bool random_paths = false;
+    // --verify: the bytes the 200 response to paths[i] must carry, in
+    // expected[i] (empty vector: bodies not compared).
+    std::vector<std::string> expected;
     double rate = 0;  // requests/s over all connections; 0: closed loop
     std::chrono::nanoseconds duration = std::chrono::seconds(5);
     // A connection with requests outstanding that receives nothing for this

@@ -59,6 +59,7 @@ Worker::Worker(Shared& shared, unsigned thread, unsigned threads, LiveCounters& 
         conns_[i].global = thread + i * threads;
         if (!http_) conns_[i].out.resize(cfg_.pipeline * cfg_.size);
         conns_[i].reader.set_head_requests(http_ && cfg_.method == "HEAD");
+        if (!cfg_.expected.empty()) conns_[i].reader.set_body_sink(&conns_[i].check);
     }
     if (http_)
         for (unsigned i = 0; i < cfg_.pipeline; ++i) batch_ += shared.request;

@@ -38,10 +38,11 @@ inline ErrorKind classify(int err) noexcept {
 // written before `phase` moves to kRun with a release store.
 struct Shared {
     const LoadConfig* config = nullptr;
-    std::string request;             // one HTTP request, the same bytes for every connection
-    std::latch* ready = nullptr;     // each thread: its connections are set up
-    std::latch* measured = nullptr;  // each thread: past the end, counters frozen
-    std::atomic<int> phase{0};       // kWait, kRun, kCleanup
+    std::string request;                // one HTTP request, the same bytes for every connection
+    std::vector<std::string> requests;  // with LoadConfig::paths: the request of each path
+    std::latch* ready = nullptr;        // each thread: its connections are set up
+    std::latch* measured = nullptr;     // each thread: past the end, counters frozen
+    std::atomic<int> phase{0};          // kWait, kRun, kCleanup
     std::int64_t start_ns = 0, end_ns = 0;
     const std::atomic<bool>* stop = nullptr;  // the user's (SIGINT/SIGTERM)
     std::atomic<bool> abort{false};           // another thread failed: end the run
@@ -70,6 +71,15 @@ private:
     std::string pattern_;
 };
 
+// --verify: compares the body of the response being read with the file its
+// request named, piece by piece as the reader passes over it.
+struct BodyCheck final : net::BodySink {
+    const std::string* want = nullptr;  // the file's bytes; null: this body is not compared
+    std::uint64_t at = 0;               // body bytes seen
+    std::uint64_t differs_at = ~0ULL;   // the first byte that differs
+    void on_body(const net::ResponseHead& head, std::string_view piece) noexcept override;
+};
+
 struct Conn {
     unsigned index = 0;        // within the thread: its turn in the open loop
     std::uint32_t global = 0;  // connection number in the whole run
@@ -88,7 +98,8 @@ struct Conn {
     std::size_t echo_at = 0;  // echo: bytes of the current reply seen
     std::uint64_t measured_responses = 0;
     net::ResponseReader reader;
-    std::vector<char> out;  // echo: the messages of the send in flight
+    std::vector<char> out;  // echo, and http with paths: the bytes of the send in flight
+    BodyCheck check;
 };
 
 struct WorkerResult {
@@ -137,6 +148,11 @@ private:
     void write(Conn& c, std::uint64_t count);
     void send_rest(Conn& c);
     void complete_response(Conn& c, int status);
+    // --paths: the index of the path of request `k` of connection `c`.
+    std::size_t path_of(const Conn& c, std::uint64_t k) const noexcept;
+    // --verify: false (the connection failed) when the response just read
+    // differs from the file its request named.
+    bool verify_body(Conn& c, int status);
     void count_error(Conn& c, ErrorKind kind, std::string_view why);
     void fail(Conn& c, ErrorKind kind, std::string_view why);
     void begin_close(Conn& c);

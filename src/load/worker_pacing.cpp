@@ -63,7 +63,16 @@ void Worker::write(Conn& c, std::uint64_t count) {
     if (c.issued == c.answered)
         c.last_progress = now_;  // the timeout runs from the first request outstanding
     c.batch_start = now_;
-    if (http_) {
+    if (http_ && !shared_.requests.empty()) {
+        // --paths: this write's requests, each for its own path (the
+        // buffer keeps its capacity, so only the first writes allocate).
+        c.out.clear();
+        for (std::uint64_t i = 0; i < count; ++i) {
+            const std::string& r = shared_.requests[path_of(c, c.issued + i)];
+            c.out.insert(c.out.end(), r.begin(), r.end());
+        }
+        c.send_len = static_cast<std::uint32_t>(c.out.size());
+    } else if (http_) {
         c.send_len = static_cast<std::uint32_t>(count * shared_.request.size());
     } else {
         for (std::uint64_t i = 0; i < count; ++i)
@@ -77,7 +86,7 @@ void Worker::write(Conn& c, std::uint64_t count) {
 }
 
 void Worker::send_rest(Conn& c) {
-    const char* base = http_ ? batch_.data() : c.out.data();
+    const char* base = http_ && shared_.requests.empty() ? batch_.data() : c.out.data();
     sqe(op::Send(Fd{c.fd}, base + c.send_done, c.send_len - c.send_done, MSG_NOSIGNAL))
         .user_data(ud(&c, kSend));
     c.send_inflight = true;

@@ -83,11 +83,57 @@ void Worker::on_recv(Conn& c, const Completion& cqe) {
     }
 }
 
+void BodyCheck::on_body(const net::ResponseHead& head, std::string_view piece) noexcept {
+    if (want == nullptr || head.status != 200) return;
+    if (differs_at == ~0ULL) {
+        const std::uint64_t have = want->size() > at ? want->size() - at : 0;
+        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(have, piece.size()));
+        const auto [mine, theirs] = std::mismatch(piece.begin(), piece.begin() + n,
+                                                  want->begin() + static_cast<std::ptrdiff_t>(at));
+        if (mine != piece.begin() + n)
+            differs_at = at + static_cast<std::uint64_t>(mine - piece.begin());
+        else if (n < piece.size())
+            differs_at = at + n;  // longer than the file
+    }
+    at += piece.size();
+}
+
+std::size_t Worker::path_of(const Conn& c, std::uint64_t k) const noexcept {
+    const std::size_t n = cfg_.paths.size();
+    if (!cfg_.random_paths) return static_cast<std::size_t>((c.global + k) % n);
+    // splitmix64 of (connection, sequence): the sender and the checker of
+    // request k compute the same path without keeping a queue.
+    std::uint64_t x = (static_cast<std::uint64_t>(c.global) << 40) ^ k;
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return static_cast<std::size_t>((x ^ (x >> 31)) % n);
+}
+
+bool Worker::verify_body(Conn& c, int status) {
+    BodyCheck& k = c.check;
+    if (status != 200 || k.want == nullptr || cfg_.method == "HEAD") return true;
+    if (k.differs_at == ~0ULL && k.at == k.want->size()) return true;
+    const std::string& path = cfg_.paths[path_of(c, c.answered)];
+    fail(c, ErrorKind::BadResponse,
+         k.differs_at < k.at
+             ? fmt::format("{}: the body differs from the file at byte {}", path, k.differs_at)
+             : fmt::format("{}: a body of {} bytes where the file has {}", path, k.at,
+                           k.want->size()));
+    return false;
+}
+
 void Worker::on_bytes(Conn& c, std::string_view bytes) {
     c.last_progress = now_;
     if (measuring_ && now_ < end_) result_.bytes_in += bytes.size();
     if (http_) {
         while (!bytes.empty()) {
+            if (!cfg_.expected.empty() && !c.reader.mid_response()) {
+                // A response starts: it answers request c.answered.
+                c.check.want = &cfg_.expected[path_of(c, c.answered)];
+                c.check.at = 0;
+                c.check.differs_at = ~0ULL;
+            }
             const auto st = c.reader.next(bytes);
             if (st == net::ResponseReader::Status::NeedMore) break;
             if (st == net::ResponseReader::Status::Bad) {
@@ -101,6 +147,7 @@ void Worker::on_bytes(Conn& c, std::string_view bytes) {
                      "a response to no request (more responses than requests)");
                 return;
             }
+            if (!cfg_.expected.empty() && !verify_body(c, h.status)) return;
             complete_response(c, h.status);
             if (h.close) {
                 // The server closes after this response: what is still

@@ -173,6 +173,7 @@ ResponseReader::Status ResponseReader::next(std::string_view& data) noexcept {
             case State::Body: {
                 const std::size_t n =
                     data.size() < body_left_ ? data.size() : static_cast<std::size_t>(body_left_);
+                if (sink_ != nullptr) sink_->on_body(head_, data.substr(0, n));
                 data.remove_prefix(n);
                 body_left_ -= n;
                 if (body_left_ == 0) {

@@ -32,6 +32,16 @@ enum class HeadStatus : std::uint8_t { Complete, Incomplete, Bad };
 // *why (a static string).
 HeadStatus parse_response_head(std::string_view data, ResponseHead& out, const char** why) noexcept;
 
+// Told each piece of a Content-Length body as the reader passes over it
+// (`load --verify` compares them with the file); not for chunked bodies.
+class BodySink {
+public:
+    virtual void on_body(const ResponseHead& head, std::string_view piece) noexcept = 0;
+
+protected:
+    ~BodySink() = default;
+};
+
 // Frames responses: status line and headers, then a body of Content-Length
 // bytes, a chunked body (RFC 9112 7.1, through ChunkedBody), or none (1xx,
 // 204, 304).  A body delimited only by the connection's close cannot be
@@ -56,6 +66,8 @@ public:
     // Every response answers a HEAD request: it ends with its head whatever
     // its Content-Length says (RFC 9110 9.3.2).  Kept across reset().
     void set_head_requests(bool on) noexcept { head_requests_ = on; }
+    // Bodies' bytes go to `sink` too (null: nobody); kept across reset().
+    void set_body_sink(BodySink* sink) noexcept { sink_ = sink; }
     void reset() noexcept;
 
 private:
@@ -69,6 +81,7 @@ private:
     std::string buffer_;  // a head that arrived in pieces; capacity kMaxHead, reserved once
     const char* error_ = "";
     bool head_requests_ = false;
+    BodySink* sink_ = nullptr;
 };
 
 }  // namespace uringkit::net

@@ -136,6 +136,26 @@ TEST(LoadCli, BadInputIsAUsageError) {
     expect_usage({"-s", "post.lua", "http://127.0.0.1:8080/"},
                  "-s post.lua: wrk's Lua scripts have no counterpart here");
     expect_usage({"--script", "post.lua", "http://127.0.0.1:8080/"}, "-m, -H and -b");
+    // --paths FILE and its options.
+    expect_usage({"--verify", "/tmp", "http://127.0.0.1:8080/"}, "--verify: an option of --paths");
+    expect_usage({"--random-paths", "http://127.0.0.1:8080/"},
+                 "--random-paths: an option of --paths");
+    expect_usage({"--paths", "/nonexistent/list", "http://127.0.0.1:8080/"},
+                 "--paths /nonexistent/list: cannot open: No such file or directory");
+    char dir[] = "/tmp/uringkit-load-paths-XXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    const std::string list = std::string(dir) + "/list", bad = std::string(dir) + "/bad";
+    std::ofstream(list) << "# the pages\n/here.txt\n\n/gone.txt\n";
+    std::ofstream(bad) << "/ok\nnot/a target\n";
+    std::ofstream(std::string(dir) + "/here.txt") << "here\n";
+    expect_usage({"--paths", bad, "http://127.0.0.1:8080/"},
+                 "--paths " + bad + ": line 2: 'not/a target' is not a target");
+    expect_usage({"--paths", list, "--verify", dir, "http://127.0.0.1:8080/"},
+                 "--verify " + std::string(dir) + ": " + dir +
+                     "/gone.txt: cannot open: No such file or directory");
+    expect_usage({"--paths", list, "--mode", "echo", "127.0.0.1:8080"},
+                 "--paths: an option of HTTP requests");
+    std::filesystem::remove_all(dir);
 }
 
 // Every usage error ends with the Try line, and names the token that is

@@ -7,7 +7,12 @@
 
 #include "load_test_support.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
+
+#include <array>
+#include <atomic>
 
 using namespace load_test;
 using namespace std::chrono_literals;
@@ -174,6 +179,77 @@ TEST(LoadValidation, ResponsesToNoRequestAreBad) {
     const load::LoadResult r = load::run_load(config_for(server.port(), 300ms));
     EXPECT_GE(errors_of(r, ErrorKind::BadResponse), 1u);
     EXPECT_NE(r.first_error.find("no request"), std::string::npos) << r.first_error;
+}
+
+}  // namespace
+
+namespace {
+
+// Answers each request with the body its path names: "/x" gets `bodies[0]`,
+// "/y" `bodies[1]`, "/z" `bodies[2]` (with `evil`, /y's byte 5 flipped);
+// counts the requests of each path in `seen`.
+ScriptedServer::Handler answer_by_path(std::array<std::string, 3> bodies, bool evil,
+                                       std::array<std::atomic<int>, 3>& seen) {
+    return [bodies, evil, &seen](int fd, const std::atomic<bool>& stop) {
+        // Each response in its own send: without this, Nagle holds the small
+        // ones for the client's delayed ACK.
+        const int one = 1;
+        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        std::string carry;
+        for (;;) {
+            if (!read_until(fd, carry, stop, [](const std::string& c) {
+                    return c.find("\r\n\r\n") != std::string::npos;
+                }))
+                return;
+            const std::size_t i = static_cast<std::size_t>(carry[5] - 'x');  // "GET /x ..."
+            carry.erase(0, carry.find("\r\n\r\n") + 4);
+            if (i > 2) return;
+            ++seen[i];
+            std::string body = bodies[i];
+            if (evil && i == 1) body[5] ^= 1;
+            if (!send_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) +
+                                  "\r\n\r\n" + body))
+                return;
+        }
+    };
+}
+
+TEST(LoadValidation, PathsAreRequestedInTurnAndBodiesVerified) {
+    const std::array<std::string, 3> bodies{std::string(3000, 'x'), std::string(70000, 'y'),
+                                            std::string(1, 'z')};
+    for (const bool random : {false, true}) {
+        std::array<std::atomic<int>, 3> seen{};
+        ScriptedServer server(answer_by_path(bodies, false, seen));
+        load::LoadConfig c = config_for(server.port(), 300ms);
+        c.connections = 2;
+        c.pipeline = 3;
+        c.paths = {"/x", "/y", "/z"};
+        c.random_paths = random;
+        c.expected = {bodies.begin(), bodies.end()};
+        const load::LoadResult r = load::run_load(c);
+        EXPECT_EQ(r.total_errors(), 0u) << r.first_error;
+        EXPECT_GT(r.requests, 30u);
+        for (auto& n : seen) EXPECT_GT(n.load(), 3) << "every path is requested";
+    }
+}
+
+TEST(LoadValidation, ABodyThatDiffersFromTheFileIsABadResponse) {
+    const std::array<std::string, 3> bodies{std::string(3000, 'x'), std::string(70000, 'y'),
+                                            std::string(1, 'z')};
+    std::array<std::atomic<int>, 3> seen{};
+    ScriptedServer server(answer_by_path(bodies, true, seen));
+    load::LoadConfig c = config_for(server.port(), 300ms);
+    c.paths = {"/x", "/y", "/z"};
+    c.expected = {bodies.begin(), bodies.end()};
+    const load::LoadResult r = load::run_load(c);
+    EXPECT_GE(errors_of(r, ErrorKind::BadResponse), 1u);
+    EXPECT_EQ(r.total_errors(), errors_of(r, ErrorKind::BadResponse));
+    EXPECT_NE(r.first_error.find("/y: the body differs from the file at byte 5"), std::string::npos)
+        << r.first_error;
+    // Without --verify the same bytes are well-framed responses.
+    c.expected.clear();
+    const load::LoadResult plain = load::run_load(c);
+    EXPECT_EQ(plain.total_errors(), 0u) << plain.first_error;
 }
 
 }  // namespace
