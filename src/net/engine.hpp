@@ -157,11 +157,9 @@ void expire_deadlines(IdleList& idle, StallList& stalled, ServerStats& stats, st
 // stalled-output list: a connection is on it while it has output to send
 // and is not being aborted, its deadline (`deadline`) set when it joins;
 // the engines push it back on every send that moves bytes.
-// `more_waiting`: output the gauge does not hold (a file body the engine
-// sends from its descriptor) also waits, so the connection stays on the list.
 template <class C, class List>
 void account_output(ServerStats& stats, List& stalled, C* c, std::size_t pending,
-                    std::uint64_t deadline, bool more_waiting = false) noexcept {
+                    std::uint64_t deadline) noexcept {
     if (pending != c->counted) {
         if (pending > c->counted)
             stats.pending.add(pending - c->counted);
@@ -170,7 +168,7 @@ void account_output(ServerStats& stats, List& stalled, C* c, std::size_t pending
         c->counted = pending;
         stats.pending_peak.raise_to(pending);
     }
-    if ((pending == 0 && !more_waiting) || c->aborting)
+    if (pending == 0 || c->aborting)
         stalled.remove(c);
     else if (!stalled.contains(c))
         stalled.push_back(c, deadline);

@@ -5,11 +5,9 @@
 #include "engine.hpp"
 
 #include <sys/epoll.h>
-#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <memory>
 #include <string>
@@ -241,7 +239,6 @@ private:
                 c->sent = 0;
             }
             blocked = !flush(c);
-            if (!blocked && !c->aborting && c->session.file_to_send()) blocked = !send_file(c);
         } while (resume(c));
         account(c);
         if (!c->closing) return;
@@ -273,43 +270,6 @@ private:
         return true;
     }
 
-    // --root: the body of the file being answered, from its descriptor to
-    // the socket with sendfile (no copy through this process; nginx's way),
-    // once the head before it is sent.  False when the socket takes no more
-    // (EAGAIN): an EPOLLOUT edge goes on.  A file that ends before its
-    // Content-Length (truncated since its stat) ends the connection after
-    // the bytes it had.
-    bool send_file(Conn* c) {
-        FileBody* f = c->session.file_to_send();
-        while (f->left() > 0) {
-            off_t off = static_cast<off_t>(f->offset());
-            const std::size_t want = static_cast<std::size_t>(
-                std::min<std::uint64_t>(f->left(), std::uint64_t{1} << 30));
-            const ssize_t n = ::sendfile(c->fd, f->fd(), &off, want);
-            stats_.syscalls.add();
-            if (n > 0) {
-                stats_.bytes_out.add(static_cast<std::uint64_t>(n));
-                f->consume(static_cast<std::uint64_t>(n));
-                stall_.touch(c, now_ + send_timeout_);  // the client takes its output
-                continue;
-            }
-            if (n < 0 && errno == EINTR) continue;
-            if (n < 0 && errno == EAGAIN) return false;
-            if (n < 0) {  // EPIPE, ECONNRESET: nothing more can be delivered
-                c->closing = c->aborting = true;
-                c->session.file_sent(false);
-                stats_.syscalls.add();  // the file's close
-                return true;
-            }
-            break;  // 0: the file ended early
-        }
-        const bool whole = f->left() == 0;
-        c->session.file_sent(whole);
-        stats_.syscalls.add();  // the file's close
-        if (!whole || c->session.closing()) c->closing = true;
-        return true;
-    }
-
     // Once half the cap has drained: answers held input, then, with nothing
     // held and room left, reads the socket again (edge-triggered, so what
     // arrived while paused raises no new edge: read it all, as at a FIN).
@@ -327,10 +287,7 @@ private:
 
     // engine.hpp's account_output: the gauge and the stalled-output list
     // (deadlines pushed back by every send that moves bytes).
-    void account(Conn* c) {
-        account_output(stats_, stall_, c, pending(c), now_ + send_timeout_,
-                       c->session.file_to_send() != nullptr);
-    }
+    void account(Conn* c) { account_output(stats_, stall_, c, pending(c), now_ + send_timeout_); }
 
     void close(Conn* c) {
         idle_.remove(c);

@@ -54,17 +54,6 @@ public:
     Pump pump(std::string& out, std::size_t stop, ServerStats& stats);
     void close() noexcept;
 
-    // For an engine that sends the body itself (the epoll twin's sendfile):
-    // the descriptor, where the rest starts and how much is left; consume()
-    // after each send that moved bytes.
-    int fd() const noexcept { return fd_; }
-    std::uint64_t offset() const noexcept { return offset_; }
-    std::uint64_t left() const noexcept { return left_; }
-    void consume(std::uint64_t n) noexcept {
-        offset_ += n;
-        left_ -= n;
-    }
-
 private:
     int fd_ = -1;
     std::uint64_t offset_ = 0;

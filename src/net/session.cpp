@@ -30,13 +30,8 @@ Responder::Responder(Mode mode, std::size_t body_size, HttpLimits limits, Server
     date_offset_ = root_[0][0].find("\r\nDate: ") + 8;
 }
 
-Responder::Responder(const StaticRoot& root, HttpLimits limits, ServerStats& stats,
-                     bool engine_sends_files)
-    : mode_(Mode::Http),
-      files_(&root),
-      engine_sends_files_(engine_sends_files),
-      limits_(limits),
-      stats_(&stats) {}
+Responder::Responder(const StaticRoot& root, HttpLimits limits, ServerStats& stats)
+    : mode_(Mode::Http), files_(&root), limits_(limits), stats_(&stats) {}
 
 void Responder::respond_file(const HttpRequest& req, std::string_view head, std::string& out,
                              FileBody& body) const {
@@ -174,10 +169,6 @@ bool Session::process(std::string_view& data, std::string& out, std::size_t stop
     const HttpLimits& limits = r_->limits();
     for (;;) {
         if (file_.active()) [[unlikely]] {
-            if (r_->engine_sends_files()) {
-                held_ = true;  // the engine sends it, then calls file_sent() and feeds again
-                return true;
-            }
             const FileBody::Pump pump = file_.pump(out, stop, r_->stats());
             if (pump == FileBody::Pump::More) {
                 held_ = true;  // the engine feeds again once the output drains

@@ -28,12 +28,7 @@ public:
               std::function<std::string()> stats_json);
     // serve --root: every request is answered from `root` (answer_file()),
     // none from the fixed body or /stats.  `root` outlives the Responder.
-    // `engine_sends_files`: the engine sends file bodies itself (sendfile)
-    // through Session::file_to_send(); otherwise the Session pumps them into
-    // the output.
-    Responder(const StaticRoot& root, HttpLimits limits, ServerStats& stats,
-              bool engine_sends_files = false);
-    bool engine_sends_files() const noexcept { return engine_sends_files_; }
+    Responder(const StaticRoot& root, HttpLimits limits, ServerStats& stats);
 
     const StaticRoot* root() const noexcept { return files_; }
 
@@ -54,7 +49,6 @@ public:
 private:
     Mode mode_;
     const StaticRoot* files_ = nullptr;
-    bool engine_sends_files_ = false;
     HttpLimits limits_;
     ServerStats* stats_;
     std::function<std::string()> stats_json_;
@@ -101,19 +95,6 @@ public:
     }
     // A file's body is still being pumped into the output (--root).
     bool sending_file() const noexcept { return file_.active(); }
-    // With Responder::engine_sends_files: the body the engine is to send
-    // now, once the output before it is sent (null: none).  Nothing after
-    // it is answered (the session holds the input) until file_sent().
-    FileBody* file_to_send() noexcept {
-        return file_.active() && r_->engine_sends_files() ? &file_ : nullptr;
-    }
-    // The engine sent the whole body (`whole`), or the file ended first (it
-    // was truncated): the connection then closes after what was sent.
-    void file_sent(bool whole) noexcept {
-        file_.close();
-        if (!whole || close_after_file_) close_ = true;
-        close_after_file_ = false;
-    }
 
     // Ready for a new connection; keeps the buffer's capacity when it is
     // small, so the next connection starts warm, but gives back what a large

@@ -196,27 +196,6 @@ TEST_P(ServeFiles, LargeBodyUnderTheCapThenPipelined) {
     EXPECT_TRUE(s.closed_by_peer());
 }
 
-// A client that asks for a large file and never reads holds its slot for
-// --send-timeout, not forever: the engine's own sends (epoll's sendfile
-// included) keep it on the stalled-output list.
-TEST_P(ServeFiles, AClientThatNeverReadsIsClosedAtTheSendTimeout) {
-    write_file(root_ / "big.bin", random_bytes(16 << 20, 5));
-    net::ServerConfig c = files_config();
-    c.max_pending = 64 * 1024;
-    c.send_timeout = std::chrono::milliseconds(300);
-    TestServer srv(c);
-    Socket s(srv.port(), std::chrono::seconds(10), 16 * 1024);
-    ASSERT_TRUE(s.send("GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n"));
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (srv.server().stats().send_timeouts == 0 && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    EXPECT_EQ(srv.server().stats().send_timeouts, 1u);
-    bool closed = false;
-    const std::string got = s.read_all(&closed);
-    EXPECT_TRUE(closed);
-    EXPECT_LT(got.size(), std::size_t{16} << 20) << "closed before the whole file was sent";
-}
-
 // Truncated while it is being sent: the connection ends after the bytes
 // the file still has, which are the file's own; never padded.
 TEST_P(ServeFiles, TruncatedWhileSendingEndsTheConnection) {
