@@ -141,13 +141,10 @@ load::LoadConfig make_config(const Options& o) {
         c.paths = read_paths(o.paths);
         c.random_paths = o.random_paths;
         if (!o.verify.empty()) c.expected = read_expected(o.verify, c.paths);
-        for (const std::string& p : c.paths) {
-            load::LoadConfig one = c;
-            one.target.path = p;
-            if (static_cast<double>(load::http_request(one).size()) * c.pipeline >
+        for (const std::string& p : c.paths)
+            if (static_cast<double>(load::http_request(c, p).size()) * c.pipeline >
                 static_cast<double>(1u << 30))
                 throw UsageError{"--body x --pipeline: over 1 GiB of requests in one write"};
-        }
     }
     if (c.mode == load::Mode::Http &&
         static_cast<double>(load::http_request(c).size()) * c.pipeline >

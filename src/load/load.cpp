@@ -86,11 +86,8 @@ LoadResult run_load(const LoadConfig& config, const std::atomic<bool>* stop,
     shared.config = &config;
     shared.stop = stop;
     if (config.mode == Mode::Http) shared.request = http_request(config);
-    for (const std::string& path : config.paths) {
-        LoadConfig one = config;
-        one.target.path = path;
-        shared.requests.push_back(http_request(one));
-    }
+    for (const std::string& path : config.paths)
+        shared.requests.push_back(http_request(config, path));
     std::latch ready(n), measured(n);
     shared.ready = &ready;
     shared.measured = &measured;

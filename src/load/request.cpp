@@ -76,7 +76,11 @@ void check_method(std::string_view method) {
 }
 
 std::string http_request(const LoadConfig& c) {
-    std::string r = fmt::format("{} {} HTTP/1.1\r\n", c.method, c.target.path);
+    return http_request(c, c.target.path);
+}
+
+std::string http_request(const LoadConfig& c, std::string_view path) {
+    std::string r = fmt::format("{} {} HTTP/1.1\r\n", c.method, path);
     bool host = false;
     for (const auto& [name, value] : c.headers) host = host || net::detail::iequals(name, "Host");
     if (!host) r += fmt::format("Host: {}\r\n", c.target.host_header());

@@ -33,5 +33,8 @@ void check_method(std::string_view method);
 // The bytes of one request for `c`.  A Host field among c.headers replaces
 // the one made from the target; Content-Length is set when c.body is.
 std::string http_request(const LoadConfig& c);
+// The same request for another target `path` (--paths), without copying `c`
+// (its expected bodies may be large).
+std::string http_request(const LoadConfig& c, std::string_view path);
 
 }  // namespace uringkit::load

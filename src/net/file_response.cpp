@@ -64,18 +64,15 @@ FileBody::Pump FileBody::pump(std::string& out, std::size_t stop, ServerStats& s
             // EOF before the range's end (the file was truncated after its
             // stat) or EIO: the Content-Length already sent cannot be met,
             // so the connection ends after the bytes the file still had.
-            ::close(fd_);
+            close();
             stats.syscalls.add();
-            fd_ = -1;
-            left_ = 0;
             return Pump::Ended;
         }
         offset_ += got;
         left_ -= got;
     }
-    ::close(fd_);
+    close();
     stats.syscalls.add();
-    fd_ = -1;
     return Pump::Done;
 }
 

@@ -249,51 +249,67 @@ std::string base_engine(const std::string& label) {
 }
 
 // The files of the file workloads: one "f<SIZE>" per size, of random bytes,
-// in a directory under /var/tmp (a disk file system: on tmpfs every io_uring
-// read would go to a kernel worker), read once so the runs find them in the
-// page cache; removed with the object.
+// in a directory of its own under /var/tmp (a disk file system: on tmpfs
+// every io_uring read would go to a kernel worker), written now, so the runs
+// find them in the page cache; removed with the object, or at once when
+// making them fails (a full /var/tmp).
 class FileRoot {
 public:
     explicit FileRoot(const std::vector<Workload>& workloads) {
         std::vector<std::size_t> sizes;
         for (const Workload& w : workloads)
-            if (w.file_size != 0) sizes.push_back(w.file_size);
+            if (w.file_size != 0 &&
+                std::find(sizes.begin(), sizes.end(), w.file_size) == sizes.end())
+                sizes.push_back(w.file_size);
         if (sizes.empty()) return;
         char tmpl[] = "/var/tmp/uringkit-bench-net-XXXXXX";
         if (::mkdtemp(tmpl) == nullptr)
             throw std::system_error(errno, std::system_category(), "mkdtemp /var/tmp");
         dir_ = tmpl;
-        for (const std::size_t size : sizes) {
-            const std::string path = fmt::format("{}/f{}", dir_, size);
-            if (std::find(names_.begin(), names_.end(), path) != names_.end()) continue;
-            names_.push_back(path);
-            const util::UniqueFd fd(
-                ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
-            if (!fd) throw std::system_error(errno, std::system_category(), "create " + path);
-            std::string bytes(size, '\0');
-            std::uint64_t x = 0x9e3779b97f4a7c15ULL ^ size;
-            for (char& c : bytes) {  // xorshift: incompressible, and fast to make
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                c = static_cast<char>(x);
-            }
-            for (std::size_t done = 0; done < size;) {
-                const ssize_t n = ::write(fd.get(), bytes.data() + done, size - done);
-                if (n <= 0) throw std::system_error(errno, std::system_category(), "write " + path);
-                done += static_cast<std::size_t>(n);
-            }
+        try {
+            for (const std::size_t size : sizes) make(size);
+        } catch (...) {
+            remove();
+            throw;
         }
     }
-    ~FileRoot() {
-        for (const std::string& n : names_) ::unlink(n.c_str());
-        if (!dir_.empty()) ::rmdir(dir_.c_str());
-    }
+    ~FileRoot() { remove(); }
     FileRoot(const FileRoot&) = delete;
     FileRoot& operator=(const FileRoot&) = delete;
     const std::string& dir() const noexcept { return dir_; }
 
 private:
+    void make(std::size_t size) {
+        const std::string path = fmt::format("{}/f{}", dir_, size);
+        // O_EXCL in a directory only this run made: nothing else's file is written.
+        const util::UniqueFd fd(
+            ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+        if (!fd) throw std::system_error(errno, std::system_category(), "create " + path);
+        names_.push_back(path);
+        std::string bytes(size, '\0');
+        std::uint64_t x = 0x9e3779b97f4a7c15ULL ^ size;
+        for (char& c : bytes) {  // xorshift: incompressible, and fast to make
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            c = static_cast<char>(x);
+        }
+        for (std::size_t done = 0; done < size;) {
+            const ssize_t n = ::write(fd.get(), bytes.data() + done, size - done);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0)
+                throw std::system_error(n < 0 ? errno : ENOSPC, std::system_category(),
+                                        "write " + path);
+            done += static_cast<std::size_t>(n);
+        }
+    }
+    void remove() noexcept {
+        for (const std::string& n : names_) ::unlink(n.c_str());
+        names_.clear();
+        if (!dir_.empty()) ::rmdir(dir_.c_str());
+        dir_.clear();
+    }
+
     std::string dir_;
     std::vector<std::string> names_;
 };

@@ -68,6 +68,14 @@ protected:
         c.root = root_.string();
         return c;
     }
+    // A small output cap, for clients with a small receive window
+    // (kSlowWindow): a large body is in flight far longer than the cap.
+    net::ServerConfig capped_config() const {
+        net::ServerConfig c = files_config();
+        c.max_pending = 64 * 1024;
+        return c;
+    }
+    static constexpr int kSlowWindow = 16 * 1024;
     static Response get(TestServer& srv, const std::string& target, const std::string& extra = "",
                         const std::string& method = "GET") {
         Socket s(srv.port());
@@ -179,10 +187,9 @@ TEST_P(ServeFiles, NothingOutsideTheRootIsEverSent) {
 TEST_P(ServeFiles, LargeBodyUnderTheCapThenPipelined) {
     const std::string big = random_bytes(3 << 20, 7);
     write_file(root_ / "big.bin", big);
-    net::ServerConfig c = files_config();
-    c.max_pending = 64 * 1024;
+    net::ServerConfig c = capped_config();
     TestServer srv(c);
-    Socket s(srv.port(), std::chrono::seconds(10), 16 * 1024);
+    Socket s(srv.port(), std::chrono::seconds(10), kSlowWindow);
     ASSERT_TRUE(
         s.send("GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n"
                "GET /a.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
@@ -196,15 +203,34 @@ TEST_P(ServeFiles, LargeBodyUnderTheCapThenPipelined) {
     EXPECT_TRUE(s.closed_by_peer());
 }
 
+// A client that asks for a large file and never reads holds its slot for
+// --send-timeout, not forever, and at most its cap of output.
+TEST_P(ServeFiles, AClientThatNeverReadsIsClosedAtTheSendTimeout) {
+    write_file(root_ / "big.bin", random_bytes(16 << 20, 5));
+    net::ServerConfig c = capped_config();
+    c.send_timeout = std::chrono::milliseconds(300);
+    TestServer srv(c);
+    Socket s(srv.port(), std::chrono::seconds(10), kSlowWindow);
+    ASSERT_TRUE(s.send("GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n"));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (srv.server().stats().send_timeouts == 0 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(srv.server().stats().send_timeouts, 1u);
+    EXPECT_LE(srv.server().stats().pending_peak, c.max_pending + 1024);
+    bool closed = false;
+    const std::string got = s.read_all(&closed);
+    EXPECT_TRUE(closed);
+    EXPECT_LT(got.size(), std::size_t{16} << 20) << "closed before the whole file was sent";
+}
+
 // Truncated while it is being sent: the connection ends after the bytes
 // the file still has, which are the file's own; never padded.
 TEST_P(ServeFiles, TruncatedWhileSendingEndsTheConnection) {
     const std::string big = random_bytes(24 << 20, 11);
     write_file(root_ / "shrinks.bin", big);
-    net::ServerConfig c = files_config();
-    c.max_pending = 64 * 1024;
+    net::ServerConfig c = capped_config();
     TestServer srv(c);
-    Socket s(srv.port(), std::chrono::seconds(20), 16 * 1024);
+    Socket s(srv.port(), std::chrono::seconds(20), kSlowWindow);
     ASSERT_TRUE(s.send("GET /shrinks.bin HTTP/1.1\r\nHost: x\r\n\r\n"));
     std::string got = s.read_n(100 * 1024);
     constexpr std::size_t kLeft = 12 << 20;
@@ -227,10 +253,9 @@ TEST_P(ServeFiles, ReplacedByRenameIsSentWhole) {
     const std::string v1 = random_bytes(8 << 20, 1), v2 = random_bytes(5 << 20, 2);
     write_file(root_ / "page.bin", v1);
     write_file(base_ / "page.new", v2);
-    net::ServerConfig c = files_config();
-    c.max_pending = 64 * 1024;
+    net::ServerConfig c = capped_config();
     TestServer srv(c);
-    Socket s(srv.port(), std::chrono::seconds(20), 16 * 1024);
+    Socket s(srv.port(), std::chrono::seconds(20), kSlowWindow);
     ASSERT_TRUE(s.send("GET /page.bin HTTP/1.1\r\nHost: x\r\n\r\n"));
     std::string carry = s.read_n(64 * 1024);
     fs::rename(base_ / "page.new", root_ / "page.bin");
