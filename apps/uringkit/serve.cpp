@@ -43,7 +43,11 @@ struct Args {
     std::string root;
     bool no_symlinks = false;
     bool no_xdev = false;
+    std::string file_io;  // empty: the default (kDefaultFileIo)
 };
+
+// Measured in bench/results/serve_files.md.
+constexpr net::FileIo kDefaultFileIo = net::FileIo::Ring;
 
 int serve(const Args& a, bool batch_wait_given) {
     const std::string& mode = a.mode;
@@ -126,6 +130,17 @@ int serve(const Args& a, bool batch_wait_given) {
             return kNoUring;
         }
     }
+    if (!a.file_io.empty()) {
+        if (a.root.empty()) return usage_error("serve", "--file-io: an option of --root");
+        if (cfg.engine != net::EngineKind::Uring && engine != "auto")
+            return usage_error("serve", fmt::format("--file-io: an option of the uring engine, "
+                                                    "not of {}",
+                                                    net::engine_name(cfg.engine)));
+    }
+    cfg.file_io = a.file_io == "calls"        ? net::FileIo::Calls
+                  : a.file_io == "ring"       ? net::FileIo::Ring
+                  : a.file_io == "ring-statx" ? net::FileIo::RingStatx
+                                              : kDefaultFileIo;
     if (a.recv_bundle) {
         if (cfg.engine != net::EngineKind::Uring) {
             const std::string why =
@@ -286,6 +301,14 @@ Register serve_command{Command{
                      "without it a relative link that stays beneath DIR is followed");
         app.add_flag("--no-xdev", a->no_xdev,
                      "With --root: no crossing of a mount point beneath DIR (RESOLVE_NO_XDEV)");
+        app.add_option("--file-io", a->file_io,
+                       "With --root, uring engine: where files are opened, stat'ed, read and "
+                       "closed: 'ring' (OPENAT2, READ and CLOSE on the ring, statx(2) on the "
+                       "open file; the default), 'ring-statx' (STATX on the ring too: the kernel "
+                       "always hands it to a worker thread), 'calls' (system calls from the "
+                       "engine thread, as the epoll and uring-coro engines make them)")
+            ->check(CLI::IsMember({"ring", "ring-statx", "calls"}))
+            ->type_name("WHERE");
         app.add_option("--body-size", a->body_size, "Bytes of the GET / body")
             ->capture_default_str();
         app.add_option("--max-body", a->max_body,
@@ -312,7 +335,7 @@ Register serve_command{Command{
                      "status 3 where the kernel has none");
         group_options(app, "What is served",
                       {"--mode", "--bind", "--port", "--root", "--no-symlinks", "--no-xdev",
-                       "--body-size", "--max-body"});
+                       "--file-io", "--body-size", "--max-body"});
         group_options(
             app, "Engines",
             {"--engine", "--threads", "--batch-wait", "--recv-bundle", "--recv-incremental"});

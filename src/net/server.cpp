@@ -274,7 +274,9 @@ void Server::start() {
         threads_.emplace_back([this, i, share] {
             try {
                 Responder responder =
-                    root_ ? Responder(*root_, config_.limits, (*stats_)[i])
+                    root_ ? Responder(*root_, config_.limits, (*stats_)[i],
+                                      config_.engine == EngineKind::Uring &&
+                                          config_.file_io != FileIo::Calls)
                           : Responder(config_.mode, config_.body_size, config_.limits, (*stats_)[i],
                                       [this] { return stats_json(); });
                 detail::WorkerContext ctx{&config_, listener_,     wake_fds_[i],

@@ -31,6 +31,16 @@ std::string_view engine_name(EngineKind e) noexcept;
 std::optional<EngineKind> parse_engine(
     std::string_view name) noexcept;  // "uring", "uring-coro", "epoll"
 
+// serve --file-io: where the uring engine's file operations are made.
+// Measured in bench/results/serve_files.md (docs/serve.md says which wins).
+enum class FileIo : std::uint8_t {
+    Calls,  // openat2, statx, pread and close from the engine thread, like epoll
+    Ring,   // OPENAT2, READ and CLOSE on the ring; statx(2) on the opened descriptor
+    // STATX on the ring too: the kernel hands every STATX to an io-wq
+    // worker, a thread switch per request
+    RingStatx
+};
+
 struct ServerConfig {
     Mode mode = Mode::Http;
     EngineKind engine = EngineKind::Uring;
@@ -57,6 +67,8 @@ struct ServerConfig {
     std::string root;
     ResolveOptions resolve;                      // how request paths are resolved beneath it
     std::string mime_types = "/etc/mime.types";  // extension -> Content-Type (media-types)
+    // uring engine only: how it opens, stats, reads and closes the files.
+    FileIo file_io = FileIo::Calls;
     HttpLimits limits;
     int backlog = 4096;
     // uring engines

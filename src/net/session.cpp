@@ -30,17 +30,25 @@ Responder::Responder(Mode mode, std::size_t body_size, HttpLimits limits, Server
     date_offset_ = root_[0][0].find("\r\nDate: ") + 8;
 }
 
-Responder::Responder(const StaticRoot& root, HttpLimits limits, ServerStats& stats)
-    : mode_(Mode::Http), files_(&root), limits_(limits), stats_(&stats) {}
+Responder::Responder(const StaticRoot& root, HttpLimits limits, ServerStats& stats,
+                     bool engine_file_io)
+    : mode_(Mode::Http),
+      files_(&root),
+      engine_file_io_(engine_file_io),
+      limits_(limits),
+      stats_(&stats) {}
 
-void Responder::respond_file(const HttpRequest& req, std::string_view head, std::string& out,
-                             FileBody& body) const {
-    const int status =
-        answer_file(*files_, req, head, kConnValue[connection_variant(req)], out, body, *stats_);
+void Responder::count_status(int status) const noexcept {
     (status >= 500   ? stats_->status_5xx
      : status >= 400 ? stats_->status_4xx
                      : stats_->status_2xx)
         .add();
+}
+
+void Responder::respond_file(const HttpRequest& req, std::string_view head, std::string& out,
+                             FileBody& body, FileAnswer& answer) const {
+    count_status(answer_file(*files_, req, head, kConnValue[connection_variant(req)], out, body,
+                             *stats_, answer));
 }
 
 void Responder::refresh_date(std::time_t now) const noexcept {
@@ -107,19 +115,23 @@ bool Session::feed(std::string_view data, std::string& out, std::size_t room) {
     // Where appending stops: `room` past the current end (kNoLimit: never).
     const std::size_t stop = room > kNoLimit - out.size() ? kNoLimit : out.size() + room;
     if (r_->mode() == Mode::Echo) return echo(data, out, stop);
+    bool keep;
     if (pending_.empty()) {
         // The common case: whole requests in this chunk, parsed where they lie.
-        bool keep = process(data, out, stop);
+        keep = process(data, out, stop);
         if (keep && !data.empty()) pending_.assign(data);
-        return keep;
+    } else {
+        pending_.append(data);
+        std::string_view rest = pending_;
+        keep = process(rest, out, stop);
+        if (keep)
+            pending_.erase(0, pending_.size() - rest.size());
+        else
+            pending_.clear();
     }
-    pending_.append(data);
-    std::string_view rest = pending_;
-    const bool keep = process(rest, out, stop);
-    if (keep)
-        pending_.erase(0, pending_.size() - rest.size());
-    else
-        pending_.clear();
+    // Waiting for a file operation, input beyond a buffer's worth stops
+    // the reading, as a full output does.
+    if (waiting_ != FileWant::Kind::None && pending_.size() > kKeptCapacity) held_ = true;
     return keep;
 }
 
@@ -149,10 +161,72 @@ void Session::answer(const HttpRequest& req, std::string_view head, std::string&
         r_->respond(req, out);
         return;
     }
-    r_->respond_file(req, head, out, file_);
+    if (r_->engine_file_io()) {
+        // The engine opens the file; until then nothing more is answered,
+        // and a Connection: close waits for the answer (after_file_step()).
+        if (answer_.begin(req, head, kConnValue[connection_variant(req)], out) ==
+            FileAnswer::Step::Open) {
+            waiting_ = FileWant::Kind::Open;
+            close_after_file_ = !req.keep_alive;
+        } else {
+            r_->count_status(answer_.status());
+            close_after_file_ = false;
+        }
+        return;
+    }
+    r_->respond_file(req, head, out, file_, answer_);
     // Its body goes out before anything else is answered (process()), and
     // a Connection: close waits for the body's end.
     close_after_file_ = file_.active() && !req.keep_alive;
+}
+
+Session::FileWant Session::file_want() const noexcept {
+    FileWant w;
+    w.kind = waiting_;
+    if (waiting_ == FileWant::Kind::Open) {
+        w.name = answer_.open_name();
+    } else if (waiting_ == FileWant::Kind::Read) {
+        w.fd = file_.fd();
+        w.offset = file_.offset();
+        w.length = read_length_;
+    }
+    return w;
+}
+
+bool Session::after_file_step(std::string& out, std::size_t room) {
+    if (!file_.active() && close_after_file_) {
+        // Connection: close, and the answer (or the body) is complete.
+        pending_.clear();
+        close_ = true;
+        return false;
+    }
+    return feed({}, out, room);
+}
+
+bool Session::file_opened(OpenedFile& f, std::string& out, std::size_t room) {
+    waiting_ = FileWant::Kind::None;
+    const FileAnswer::Step step = answer_.opened(*r_->root(), f, out, file_);
+    if (f.fd >= 0) done_fds_.push_back(std::exchange(f.fd, -1));
+    if (step == FileAnswer::Step::Open) {
+        waiting_ = FileWant::Kind::Open;  // a directory's index.html
+        return true;
+    }
+    r_->count_status(answer_.status());
+    return after_file_step(out, room);
+}
+
+bool Session::file_read(long got, std::string& out, std::size_t room) {
+    waiting_ = FileWant::Kind::None;
+    const FileBody::Pump pump = file_.consumed(got);
+    if (pump == FileBody::Pump::More) return feed({}, out, room);
+    done_fds_.push_back(file_.release());
+    if (pump == FileBody::Pump::Ended) {
+        // The Content-Length sent cannot be met: end after the bytes there were.
+        pending_.clear();
+        close_ = true;
+        return false;
+    }
+    return after_file_step(out, room);
 }
 
 bool Session::finish_chunked(std::string& out) {
@@ -168,6 +242,18 @@ bool Session::finish_chunked(std::string& out) {
 bool Session::process(std::string_view& data, std::string& out, std::size_t stop) {
     const HttpLimits& limits = r_->limits();
     for (;;) {
+        // Waiting for the engine's open or read: the rest stays, in order.
+        if (waiting_ != FileWant::Kind::None) [[unlikely]]
+            return true;
+        if (file_.active() && r_->engine_file_io()) [[unlikely]] {
+            read_length_ = file_.next_read(out.size(), stop);
+            if (read_length_ == 0) {
+                held_ = true;  // no room: the engine feeds again once the output drains
+                return true;
+            }
+            waiting_ = FileWant::Kind::Read;
+            return true;
+        }
         if (file_.active()) [[unlikely]] {
             const FileBody::Pump pump = file_.pump(out, stop, r_->stats());
             if (pump == FileBody::Pump::More) {

@@ -14,6 +14,9 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
+
+#include <unistd.h>
 
 namespace uringkit::net {
 
@@ -28,9 +31,16 @@ public:
               std::function<std::string()> stats_json);
     // serve --root: every request is answered from `root` (answer_file()),
     // none from the fixed body or /stats.  `root` outlives the Responder.
-    Responder(const StaticRoot& root, HttpLimits limits, ServerStats& stats);
+    // `engine_file_io`: the engine opens, stats, reads and closes the files
+    // itself (on its ring), driven by Session::file_want(); otherwise the
+    // session makes those system calls.
+    Responder(const StaticRoot& root, HttpLimits limits, ServerStats& stats,
+              bool engine_file_io = false);
 
     const StaticRoot* root() const noexcept { return files_; }
+    bool engine_file_io() const noexcept { return engine_file_io_; }
+    // Counts a response's status class.
+    void count_status(int status) const noexcept;
 
     Mode mode() const noexcept { return mode_; }
     const HttpLimits& limits() const noexcept { return limits_; }
@@ -42,13 +52,14 @@ public:
     // The same under --root, where a file's body may follow: `head` is the
     // request's head (its headers are read) and `body` the session's.
     void respond_file(const HttpRequest& req, std::string_view head, std::string& out,
-                      FileBody& body) const;
+                      FileBody& body, FileAnswer& answer) const;
     // Appends the error response for a failed parse (the connection then closes).
     void respond_error(ParseStatus status, std::string& out) const;
 
 private:
     Mode mode_;
     const StaticRoot* files_ = nullptr;
+    bool engine_file_io_ = false;
     HttpLimits limits_;
     ServerStats* stats_;
     std::function<std::string()> stats_json_;
@@ -96,6 +107,29 @@ public:
     // A file's body is still being pumped into the output (--root).
     bool sending_file() const noexcept { return file_.active(); }
 
+    // --root with Responder::engine_file_io(): the file operation the session
+    // waits for before it answers anything more (its input is held, in
+    // order, meanwhile).  Open: openat2(root fd, name, file_open_how()) and
+    // statx on the result; Read: `length` bytes at `offset` of `fd`, read
+    // into the output's end.  The name lives until the result is handed back.
+    struct FileWant {
+        enum class Kind : std::uint8_t { None, Open, Read };
+        Kind kind = Kind::None;
+        const char* name = nullptr;
+        int fd = -1;
+        std::uint64_t offset = 0;
+        std::size_t length = 0;
+    };
+    FileWant file_want() const noexcept;
+    // The Open's result (`f.fd` -1 and `f.error` on failure); the session
+    // takes the descriptor.  Then answers what it holds, like feed({}, out, room).
+    bool file_opened(OpenedFile& f, std::string& out, std::size_t room);
+    // The Read's result: `got` bytes (<= 0: EOF or -errno) now end `out`.
+    bool file_read(long got, std::string& out, std::size_t room);
+    // Descriptors the session is done with, for the engine to close (with
+    // engine_file_io only); the engine clears the list.
+    std::vector<int>& done_fds() noexcept { return done_fds_; }
+
     // Ready for a new connection; keeps the buffer's capacity when it is
     // small, so the next connection starts warm, but gives back what a large
     // held input grew it to: a pooled connection keeps no attack's memory.
@@ -108,6 +142,9 @@ public:
         body_left_ = 0;
         chunked_.reset();
         file_.close();
+        for (const int fd : done_fds_) ::close(fd);  // none unless the engine left them
+        done_fds_.clear();
+        waiting_ = FileWant::Kind::None;
         close_after_file_ = false;
         close_ = progress_ = false;
     }
@@ -124,6 +161,8 @@ private:
     bool finish_chunked(std::string& out);
     // Answers `req`: from the root under --root, else the Responder's own.
     void answer(const HttpRequest& req, std::string_view head, std::string& out);
+    // After a file step answered: close if the request asked to, else go on.
+    bool after_file_step(std::string& out, std::size_t room);
 
     const Responder* r_;
     std::string
@@ -138,6 +177,10 @@ private:
     // --root: the body of the file being answered, pumped into the output
     // ahead of any later request; and whether the connection closes after it.
     FileBody file_;
+    FileAnswer answer_;
+    std::vector<int> done_fds_;
+    FileWant::Kind waiting_ = FileWant::Kind::None;  // engine_file_io: what is in flight
+    std::size_t read_length_ = 0;                    // the Read's
     bool close_after_file_ = false;
     bool close_ = false;
     bool progress_ = false;

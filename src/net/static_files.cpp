@@ -348,27 +348,34 @@ FileKind file_kind(unsigned stx_mode) noexcept {
                                : FileKind::Other;
 }
 
-OpenedFile open_beneath(int root_fd, const std::string& path, ResolveOptions o) noexcept {
+OpenedFile opened_file(int fd, const struct statx& stx) noexcept {
+    OpenedFile f;
+    f.fd = fd;
+    f.kind = file_kind(stx.stx_mode);
+    f.meta = {stx.stx_ino, stx.stx_size, stx.stx_mtime.tv_sec, stx.stx_mtime.tv_nsec};
+    return f;
+}
+
+OpenedFile open_beneath(int root_fd, const char* name, ResolveOptions o) noexcept {
     OpenedFile f;
     const open_how how = file_open_how(o);
-    // "" names the root itself: openat2 wants "." for that.
-    const char* name = path.empty() ? "." : path.c_str();
+    if (*name == '\0') name = ".";  // "" names the root itself: openat2 wants "."
     const long fd = ::syscall(SYS_openat2, root_fd, name, &how, sizeof how);
     if (fd < 0) {
         f.error = errno;
         return f;
     }
     struct statx stx {};
-    if (::statx(static_cast<int>(fd), "", AT_EMPTY_PATH,
-                STATX_TYPE | STATX_INO | STATX_SIZE | STATX_MTIME, &stx) != 0) {
+    if (::statx(static_cast<int>(fd), "", AT_EMPTY_PATH, kFileStatxMask, &stx) != 0) {
         f.error = errno;
         ::close(static_cast<int>(fd));
         return f;
     }
-    f.fd = static_cast<int>(fd);
-    f.kind = file_kind(stx.stx_mode);
-    f.meta = {stx.stx_ino, stx.stx_size, stx.stx_mtime.tv_sec, stx.stx_mtime.tv_nsec};
-    return f;
+    return opened_file(static_cast<int>(fd), stx);
+}
+
+OpenedFile open_beneath(int root_fd, const std::string& path, ResolveOptions o) noexcept {
+    return open_beneath(root_fd, path.c_str(), o);
 }
 
 }  // namespace uringkit::net

@@ -14,6 +14,7 @@
 #include "net/http.hpp"
 
 #include <linux/openat2.h>
+#include <sys/stat.h>
 
 #include <cstdint>
 #include <ctime>
@@ -143,6 +144,12 @@ struct OpenedFile {
     FileKind kind = FileKind::Other;
     FileMeta meta;
 };
+// "" names the root.
+OpenedFile open_beneath(int root_fd, const char* name, ResolveOptions o) noexcept;
 OpenedFile open_beneath(int root_fd, const std::string& path, ResolveOptions o) noexcept;
+// What the statx fields the server asks for (kFileStatxMask) say about the
+// open descriptor `fd`.
+inline constexpr unsigned kFileStatxMask = STATX_TYPE | STATX_INO | STATX_SIZE | STATX_MTIME;
+OpenedFile opened_file(int fd, const struct statx& stx) noexcept;
 
 }  // namespace uringkit::net

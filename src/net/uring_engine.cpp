@@ -39,9 +39,10 @@ enum : std::uint64_t {
     kTimer = 2,
     kWake = 3,
     kBackoff = 4,
-    kRejected = 5
+    kRejected = 5,
+    kFileClosed = 6  // --file-io ring: the close of a served file
 };
-enum : std::uint64_t { kRecv = 1, kSend = 2, kClose = 3 };
+enum : std::uint64_t { kRecv = 1, kSend = 2, kClose = 3, kOpen = 4, kStatx = 5, kRead = 6 };
 
 struct Conn {
     explicit Conn(const Responder& r) : session(r) {}
@@ -63,6 +64,14 @@ struct Conn {
     bool recv_cancelled = false;
     bool send_cancelled = false;
     bool close_submitted = false;
+    // --file-io ring: the session's open (and statx) or read in flight.  The
+    // session, the name it opens and, for a read, `out` from read_at on
+    // are the kernel's until its CQE: nothing swaps `out` meanwhile.
+    bool file_inflight = false;
+    bool read_inflight = false;
+    std::size_t read_at = 0;
+    int statx_fd = -1;  // --file-io ring-statx: the opened file a STATX in flight names
+    struct statx stx {};
 };
 
 class UringEngine {
@@ -76,6 +85,9 @@ public:
           wait_(ring_, batch_wait_options(cfg_)),
           sqes_(ring_),
           cap_{cfg_.max_pending},
+          file_io_(ctx.responder->engine_file_io()),
+          root_fd_(file_io_ ? ctx.responder->root()->fd : -1),
+          how_(file_io_ ? file_open_how(ctx.responder->root()->resolve) : open_how{}),
           send_timeout_(static_cast<std::uint64_t>(cfg_.send_timeout.count())) {
         tick_.tv_sec = static_cast<long long>(tick_ms(cfg_) / 1000);
         tick_.tv_nsec = static_cast<long long>(tick_ms(cfg_) % 1000) * 1000000;
@@ -107,7 +119,7 @@ public:
                 // after the stop) is submitted by the next wait: end only
                 // once it has completed, or its descriptor would leak.
                 if (!accept_armed_ && !timer_armed_ && !backoff_armed_ && !wake_armed_ &&
-                    rejected_closing_ == 0)
+                    rejected_closing_ == 0 && files_closing_ == 0)
                     break;
             }
         }
@@ -157,6 +169,9 @@ private:
                 case kRejected:
                     --rejected_closing_;
                     break;
+                case kFileClosed:
+                    --files_closing_;
+                    break;
                 case kBackoff:
                     backoff_armed_ = false;
                     if (!stopping_) arm_accept();
@@ -175,6 +190,15 @@ private:
                 break;
             case kClose:
                 on_close(conn);
+                break;
+            case kOpen:
+                on_open(conn, c);
+                break;
+            case kStatx:
+                on_statx(conn, c);
+                break;
+            case kRead:
+                on_read(conn, c);
                 break;
             default:
                 break;
@@ -263,9 +287,115 @@ private:
         const bool keep =
             c->session.feed({reinterpret_cast<const char*>(bytes.data()), bytes.size()}, c->out,
                             cap_.room(pending(c)));
+        after_session(c, keep);
+    }
+
+    void after_session(Conn* c, bool keep) {
         if (c->session.take_progress())
             idle_.touch(c, now_ + static_cast<std::uint64_t>(cfg_.idle_timeout.count()));
         if (!keep) c->closing = true;
+        if (file_io_) start_file_io(c);
+    }
+
+    // --file-io ring: the files the session is done with are closed on the
+    // ring (counted until their CQEs, so the loop never ends with a close
+    // prepared but not submitted), and the operation it waits for goes on
+    // the ring: OPENAT2 beneath the root (inline for a cached path, else
+    // an io-wq worker), a READ into the end of `out`.
+    void close_files(Conn* c) {
+        std::vector<int>& done = c->session.done_fds();
+        for (const int fd : done) close_file(fd);
+        done.clear();
+    }
+    void close_file(int fd) {
+        sqe(op::Close(Fd{fd})).user_data(kFileClosed);
+        ++files_closing_;
+    }
+    void start_file_io(Conn* c) {
+        close_files(c);
+        if (c->file_inflight || c->aborting) return;
+        const Session::FileWant w = c->session.file_want();
+        if (w.kind == Session::FileWant::Kind::Open) {
+            sqe(op::OpenAt2(root_fd_, w.name, &how_)).user_data(ud(c, kOpen));
+        } else if (w.kind == Session::FileWant::Kind::Read) {
+            c->read_at = c->out.size();
+            c->out.resize(c->read_at + w.length);
+            sqe(op::Read(Fd{w.fd}, c->out.data() + c->read_at, static_cast<std::uint32_t>(w.length),
+                         w.offset))
+                .user_data(ud(c, kRead));
+            c->read_inflight = true;
+        } else {
+            return;
+        }
+        c->file_inflight = true;
+    }
+
+    void on_open(Conn* c, const Completion& cqe) {
+        OpenedFile f;
+        if (cqe.res < 0) {
+            f.error = -cqe.res;
+        } else if (cfg_.file_io == FileIo::RingStatx && !c->aborting) {
+            c->statx_fd = cqe.res;
+            sqe(op::Statx(cqe.res, "", AT_EMPTY_PATH, kFileStatxMask, &c->stx))
+                .user_data(ud(c, kStatx));
+            return;  // still in flight
+        } else {
+            // statx(2) on the descriptor: on the ring it would always go to
+            // a worker thread (bench/results/serve_files.md).
+            struct statx stx {};
+            stats_.syscalls.add();
+            if (::statx(cqe.res, "", AT_EMPTY_PATH, kFileStatxMask, &stx) == 0) {
+                f = opened_file(cqe.res, stx);
+            } else {
+                f.error = errno;
+                close_file(cqe.res);
+            }
+        }
+        opened(c, f);
+    }
+
+    void on_statx(Conn* c, const Completion& cqe) {
+        const int fd = std::exchange(c->statx_fd, -1);
+        OpenedFile f;
+        if (cqe.res < 0) {
+            f.error = -cqe.res;
+            close_file(fd);
+        } else {
+            f = opened_file(fd, c->stx);
+        }
+        opened(c, f);
+    }
+
+    void opened(Conn* c, OpenedFile& f) {
+        c->file_inflight = false;
+        if (c->aborting) {  // nothing more is answered
+            if (f.fd >= 0) close_file(f.fd);
+            advance(c);
+            return;
+        }
+        after_session(c, c->session.file_opened(f, c->out, cap_.room(pending(c))));
+        advance(c);
+    }
+
+    void on_read(Conn* c, const Completion& cqe) {
+        c->file_inflight = c->read_inflight = false;
+        long got = cqe.res;
+        if (got == -EAGAIN) {
+            // The file was opened O_NONBLOCK (a FIFO must not block the
+            // open) and its file system cannot wait for the page cache on
+            // the ring's behalf: read it here, as --file-io calls does.
+            const Session::FileWant w = c->session.file_want();
+            got = ::pread(w.fd, c->out.data() + c->read_at, w.length, static_cast<off_t>(w.offset));
+            stats_.syscalls.add();
+            if (got < 0) got = -errno;
+        }
+        c->out.resize(c->read_at + static_cast<std::size_t>(got > 0 ? got : 0));
+        if (c->aborting) {
+            advance(c);  // the session's body is closed with the connection
+            return;
+        }
+        after_session(c, c->session.file_read(got, c->out, cap_.room(pending(c))));
+        advance(c);
     }
 
     void on_recv(Conn* c, const Completion& cqe) {
@@ -361,7 +491,7 @@ private:
             c->out.clear();
         else if (c->session.held() && cap_.low(pending(c)))
             feed(c, {});
-        if (!c->send_inflight && !c->out.empty()) {
+        if (!c->send_inflight && !c->out.empty() && !c->read_inflight) {
             c->sending.swap(c->out);
             c->out.clear();
             c->sent = 0;
@@ -386,6 +516,7 @@ private:
             }
             return;
         }
+        if (c->file_inflight) return;  // its CQE comes first
         if (!c->close_submitted) {
             idle_.remove(c);
             sqe(op::Close(Fd{c->fd})).user_data(ud(c, kClose));
@@ -439,6 +570,7 @@ private:
         // starts with warm memory and no allocation; but output grown past
         // what a connection usually needs is given back, so a pool of closed
         // connections never keeps an attack's (or a large body's) memory.
+        close_files(c);
         c->session.reset();
         release(c->out);
         release(c->sending);
@@ -501,11 +633,15 @@ private:
     BatchWait wait_;
     SqeSupply sqes_;  // get an SQE or fail after the batch (ring/hand_loop.hpp)
     const OutputCap cap_;
+    const bool file_io_;  // --file-io ring: the session's file operations go on the ring
+    const int root_fd_;
+    const open_how how_;  // OPENAT2 reads it at submission; it lives as long as the ring
     const std::uint64_t send_timeout_;
     std::uint64_t now_ = 0;
     std::uint64_t grace_deadline_ = 0;
     unsigned conns_ = 0;
     unsigned rejected_closing_ = 0;  // kRejected closes not completed yet
+    unsigned files_closing_ = 0;     // kFileClosed closes not completed yet
     bool stopping_ = false;
     bool accept_armed_ = false;
     bool accept_cancelled_ = false;

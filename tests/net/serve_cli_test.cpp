@@ -303,7 +303,12 @@ TEST(ServeCli, RootErrorsAndUnreadableFiles) {
         EXPECT_EQ(std::count(c->err_text.begin(), c->err_text.end(), '\n'), 1) << c->err_text;
     }
     for (std::vector<std::string> extra : std::vector<std::vector<std::string>>{
-             {"--no-symlinks"}, {"--no-xdev"}, {"--root", "/tmp", "--mode", "echo"}}) {
+             {"--no-symlinks"},
+             {"--no-xdev"},
+             {"--root", "/tmp", "--mode", "echo"},
+             {"--file-io", "ring"},
+             {"--root", "/tmp", "--file-io", "disk"},
+             {"--root", "/tmp", "--engine", "epoll", "--file-io", "calls"}}) {
         std::vector<std::string> args{URINGKIT_CLI, "serve", "--port", "0"};
         args.insert(args.end(), extra.begin(), extra.end());
         auto c = spawn(args);

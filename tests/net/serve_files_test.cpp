@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,8 +44,53 @@ std::string header(const Response& r, std::string_view name) {
     return r.head.substr(at + key.size(), end - at - key.size());
 }
 
-class ServeFiles : public PerEngine {
+// Every engine, and the uring engine with each place for its file
+// operations (--file-io): system calls, or the ring.
+struct FileCase {
+    net::EngineKind engine;
+    net::FileIo file_io;
+};
+std::vector<FileCase> file_cases() {
+    std::vector<FileCase> cases;
+    for (const net::EngineKind e : engines()) {
+        if (e == net::EngineKind::Uring) {
+            for (const net::FileIo io :
+                 {net::FileIo::Ring, net::FileIo::RingStatx, net::FileIo::Calls})
+                cases.push_back({e, io});
+        } else {
+            cases.push_back({e, net::FileIo::Calls});
+        }
+    }
+    return cases;
+}
+std::string file_case_name(const testing::TestParamInfo<FileCase>& info) {
+    std::string n(net::engine_name(info.param.engine));
+    if (info.param.engine == net::EngineKind::Uring)
+        n += info.param.file_io == net::FileIo::Ring        ? "_ring"
+             : info.param.file_io == net::FileIo::RingStatx ? "_ring_statx"
+                                                            : "_calls";
+    for (char& c : n)
+        if (c == '-') c = '_';
+    return n;
+}
+
+// Open descriptors of this process.
+std::size_t open_fds() {
+    std::size_t n = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/self/fd")) ++n;
+    return n;
+}
+
+class ServeFiles : public testing::TestWithParam<FileCase> {
 protected:
+    net::ServerConfig config() const {
+        net::ServerConfig c;
+        c.engine = GetParam().engine;
+        c.file_io = GetParam().file_io;
+        c.grace = std::chrono::milliseconds(500);
+        return c;
+    }
+
     void SetUp() override {
         char tmpl[] = "/tmp/uringkit-serve-files-XXXXXX";
         ASSERT_NE(::mkdtemp(tmpl), nullptr);
@@ -265,6 +311,42 @@ TEST_P(ServeFiles, ReplacedByRenameIsSentWhole) {
     EXPECT_TRUE(get(srv, "/page.bin").body == v2);
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, ServeFiles, testing::ValuesIn(engines()), engine_param_name);
+// Every descriptor a response opens is closed, whatever the answer, and
+// also when the client goes away while its file is being opened or read
+// (a reset): the engine waits for the operation's completion before the
+// connection is reused, so nothing the kernel still writes to is freed.
+TEST_P(ServeFiles, EveryFileIsClosedEvenWhenTheClientLeaves) {
+    write_file(root_ / "big.bin", random_bytes(4 << 20, 3));
+    const std::size_t before = open_fds();
+    {
+        TestServer srv(capped_config());
+        const char* const targets[] = {"/a.txt",   "/sub/", "/sub",     "/empty/", "/fifo",
+                                       "/missing", "/abs",  "/big.bin", "/inner"};
+        Socket s(srv.port());
+        std::string req;
+        for (const char* t : targets)
+            req += std::string("HEAD ") + t + " HTTP/1.1\r\nHost: x\r\n\r\n";
+        req += "GET /a.txt HTTP/1.1\r\nHost: x\r\nRange: bytes=99-\r\n\r\n";
+        req += "GET /a.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+        ASSERT_TRUE(s.send(req));
+        const std::string all = s.read_all();
+        EXPECT_NE(all.find("416 "), std::string::npos);
+        EXPECT_TRUE(all.ends_with("hello, file\n"))
+            << all.substr(all.size() > 200 ? all.size() - 200 : 0);
+        for (int i = 0; i < 40; ++i) {
+            Socket gone(srv.port(), std::chrono::seconds(10), kSlowWindow);
+            ASSERT_TRUE(gone.send(i % 2 ? "GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n"
+                                        : "GET /sub/ HTTP/1.1\r\nHost: x\r\n\r\n"
+                                          "GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n"));
+            if (i % 4 == 1) (void)gone.read_n(32 * 1024);
+            const linger reset{1, 0};
+            ::setsockopt(gone.fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+        }
+        EXPECT_EQ(get(srv, "/a.txt").body, "hello, file\n") << "still serving";
+    }
+    EXPECT_EQ(open_fds(), before) << "a descriptor outlived the server";
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, ServeFiles, testing::ValuesIn(file_cases()), file_case_name);
 
 }  // namespace
