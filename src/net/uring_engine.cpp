@@ -5,6 +5,7 @@
 // io_uring_enter that waits for the next batch, so a busy server makes about
 // one system call per batch, not per request.
 #include "engine.hpp"
+#include "uring_files.hpp"
 #include "uringkit/async/batch_wait.hpp"
 #include "uringkit/ops/ops.hpp"
 #include "uringkit/ring/buffer_ring.hpp"
@@ -64,14 +65,7 @@ struct Conn {
     bool recv_cancelled = false;
     bool send_cancelled = false;
     bool close_submitted = false;
-    // --file-io ring: the session's open (and statx) or read in flight.  The
-    // session, the name it opens and, for a read, `out` from read_at on
-    // are the kernel's until its CQE: nothing swaps `out` meanwhile.
-    bool file_inflight = false;
-    bool read_inflight = false;
-    std::size_t read_at = 0;
-    int statx_fd = -1;  // --file-io ring-statx: the opened file a STATX in flight names
-    struct statx stx {};
+    RingFile file;  // --file-io ring: the session's file operation in flight (uring_files.hpp)
 };
 
 class UringEngine {
@@ -85,9 +79,7 @@ public:
           wait_(ring_, batch_wait_options(cfg_)),
           sqes_(ring_),
           cap_{cfg_.max_pending},
-          file_io_(ctx.responder->engine_file_io()),
-          root_fd_(file_io_ ? ctx.responder->root()->fd : -1),
-          how_(file_io_ ? file_open_how(ctx.responder->root()->resolve) : open_how{}),
+          files_(sqes_, stats_, cfg_, *ctx.responder, kFileClosed),
           send_timeout_(static_cast<std::uint64_t>(cfg_.send_timeout.count())) {
         tick_.tv_sec = static_cast<long long>(tick_ms(cfg_) / 1000);
         tick_.tv_nsec = static_cast<long long>(tick_ms(cfg_) % 1000) * 1000000;
@@ -119,7 +111,7 @@ public:
                 // after the stop) is submitted by the next wait: end only
                 // once it has completed, or its descriptor would leak.
                 if (!accept_armed_ && !timer_armed_ && !backoff_armed_ && !wake_armed_ &&
-                    rejected_closing_ == 0 && files_closing_ == 0)
+                    rejected_closing_ == 0 && files_.closing() == 0)
                     break;
             }
         }
@@ -170,7 +162,7 @@ private:
                     --rejected_closing_;
                     break;
                 case kFileClosed:
-                    --files_closing_;
+                    files_.closed();
                     break;
                 case kBackoff:
                     backoff_armed_ = false;
@@ -195,7 +187,7 @@ private:
                 on_open(conn, c);
                 break;
             case kStatx:
-                on_statx(conn, c);
+                opened(conn, files_.on_statx(conn->file, c.res));
                 break;
             case kRead:
                 on_read(conn, c);
@@ -294,82 +286,25 @@ private:
         if (c->session.take_progress())
             idle_.touch(c, now_ + static_cast<std::uint64_t>(cfg_.idle_timeout.count()));
         if (!keep) c->closing = true;
-        if (file_io_) start_file_io(c);
+        if (files_.enabled()) start_file_io(c);
     }
 
-    // --file-io ring: the files the session is done with are closed on the
-    // ring (counted until their CQEs, so the loop never ends with a close
-    // prepared but not submitted), and the operation it waits for goes on
-    // the ring: OPENAT2 beneath the root (inline for a cached path, else
-    // an io-wq worker), a READ into the end of `out`.
-    void close_files(Conn* c) {
-        std::vector<int>& done = c->session.done_fds();
-        for (const int fd : done) close_file(fd);
-        done.clear();
-    }
-    void close_file(int fd) {
-        sqe(op::Close(Fd{fd})).user_data(kFileClosed);
-        ++files_closing_;
-    }
+    // --file-io ring: the files the session is done with are closed, and
+    // the operation it waits for goes on the ring.
     void start_file_io(Conn* c) {
-        close_files(c);
-        if (c->file_inflight || c->aborting) return;
-        const Session::FileWant w = c->session.file_want();
-        if (w.kind == Session::FileWant::Kind::Open) {
-            sqe(op::OpenAt2(root_fd_, w.name, &how_)).user_data(ud(c, kOpen));
-        } else if (w.kind == Session::FileWant::Kind::Read) {
-            c->read_at = c->out.size();
-            c->out.resize(c->read_at + w.length);
-            sqe(op::Read(Fd{w.fd}, c->out.data() + c->read_at, static_cast<std::uint32_t>(w.length),
-                         w.offset))
-                .user_data(ud(c, kRead));
-            c->read_inflight = true;
-        } else {
-            return;
-        }
-        c->file_inflight = true;
+        files_.close_done(c->session.done_fds());
+        if (c->file.inflight || c->aborting) return;
+        files_.start(c->file, c->session, c->out, ud(c, kOpen), ud(c, kRead));
     }
 
     void on_open(Conn* c, const Completion& cqe) {
         OpenedFile f;
-        if (cqe.res < 0) {
-            f.error = -cqe.res;
-        } else if (cfg_.file_io == FileIo::RingStatx && !c->aborting) {
-            c->statx_fd = cqe.res;
-            sqe(op::Statx(cqe.res, "", AT_EMPTY_PATH, kFileStatxMask, &c->stx))
-                .user_data(ud(c, kStatx));
-            return;  // still in flight
-        } else {
-            // statx(2) on the descriptor: on the ring it would always go to
-            // a worker thread (bench/results/serve_files.md).
-            struct statx stx {};
-            stats_.syscalls.add();
-            if (::statx(cqe.res, "", AT_EMPTY_PATH, kFileStatxMask, &stx) == 0) {
-                f = opened_file(cqe.res, stx);
-            } else {
-                f.error = errno;
-                close_file(cqe.res);
-            }
-        }
-        opened(c, f);
+        if (files_.on_open(c->file, cqe.res, !c->aborting, ud(c, kStatx), f)) opened(c, f);
     }
 
-    void on_statx(Conn* c, const Completion& cqe) {
-        const int fd = std::exchange(c->statx_fd, -1);
-        OpenedFile f;
-        if (cqe.res < 0) {
-            f.error = -cqe.res;
-            close_file(fd);
-        } else {
-            f = opened_file(fd, c->stx);
-        }
-        opened(c, f);
-    }
-
-    void opened(Conn* c, OpenedFile& f) {
-        c->file_inflight = false;
+    void opened(Conn* c, OpenedFile f) {
         if (c->aborting) {  // nothing more is answered
-            if (f.fd >= 0) close_file(f.fd);
+            if (f.fd >= 0) files_.close(f.fd);
             advance(c);
             return;
         }
@@ -378,18 +313,7 @@ private:
     }
 
     void on_read(Conn* c, const Completion& cqe) {
-        c->file_inflight = c->read_inflight = false;
-        long got = cqe.res;
-        if (got == -EAGAIN) {
-            // The file was opened O_NONBLOCK (a FIFO must not block the
-            // open) and its file system cannot wait for the page cache on
-            // the ring's behalf: read it here, as --file-io calls does.
-            const Session::FileWant w = c->session.file_want();
-            got = ::pread(w.fd, c->out.data() + c->read_at, w.length, static_cast<off_t>(w.offset));
-            stats_.syscalls.add();
-            if (got < 0) got = -errno;
-        }
-        c->out.resize(c->read_at + static_cast<std::size_t>(got > 0 ? got : 0));
+        const long got = files_.on_read(c->file, c->session, c->out, cqe.res);
         if (c->aborting) {
             advance(c);  // the session's body is closed with the connection
             return;
@@ -491,7 +415,7 @@ private:
             c->out.clear();
         else if (c->session.held() && cap_.low(pending(c)))
             feed(c, {});
-        if (!c->send_inflight && !c->out.empty() && !c->read_inflight) {
+        if (!c->send_inflight && !c->out.empty() && !c->file.read_inflight) {
             c->sending.swap(c->out);
             c->out.clear();
             c->sent = 0;
@@ -516,7 +440,7 @@ private:
             }
             return;
         }
-        if (c->file_inflight) return;  // its CQE comes first
+        if (c->file.inflight) return;  // its CQE comes first
         if (!c->close_submitted) {
             idle_.remove(c);
             sqe(op::Close(Fd{c->fd})).user_data(ud(c, kClose));
@@ -570,7 +494,7 @@ private:
         // starts with warm memory and no allocation; but output grown past
         // what a connection usually needs is given back, so a pool of closed
         // connections never keeps an attack's (or a large body's) memory.
-        close_files(c);
+        files_.close_done(c->session.done_fds());
         c->session.reset();
         release(c->out);
         release(c->sending);
@@ -633,15 +557,12 @@ private:
     BatchWait wait_;
     SqeSupply sqes_;  // get an SQE or fail after the batch (ring/hand_loop.hpp)
     const OutputCap cap_;
-    const bool file_io_;  // --file-io ring: the session's file operations go on the ring
-    const int root_fd_;
-    const open_how how_;  // OPENAT2 reads it at submission; it lives as long as the ring
+    RingFiles files_;  // --file-io ring: the session's file operations on the ring
     const std::uint64_t send_timeout_;
     std::uint64_t now_ = 0;
     std::uint64_t grace_deadline_ = 0;
     unsigned conns_ = 0;
     unsigned rejected_closing_ = 0;  // kRejected closes not completed yet
-    unsigned files_closing_ = 0;     // kFileClosed closes not completed yet
     bool stopping_ = false;
     bool accept_armed_ = false;
     bool accept_cancelled_ = false;
