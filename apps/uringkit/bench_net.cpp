@@ -122,7 +122,9 @@ std::function<int()> setup_bench_net(CLI::App& app) {
            "engine with recv "
            "bundles, Linux 6.10) and uring-inc (an incremental ring of 64 KiB buffers, Linux "
            "6.12), each "
-           "listed as unsupported with the reason where the kernel lacks it.  One listed twice "
+           "listed as unsupported with the reason where the kernel lacks it; uring-calls (the "
+           "uring engine making file: workloads' opens and reads as system calls, as serve "
+           "--file-io calls; the same as uring on the other workloads).  One listed twice "
            "(epoll,epoll) "
            "is compared with itself: an A/A run that shows what \"the same\" looks like here")
         ->capture_default_str();
@@ -152,7 +154,7 @@ std::function<int()> setup_bench_net(CLI::App& app) {
                    "Write every run and comparison as JSON (docs/json.md); - is standard output");
     name_values(app, {{"--engines", "LIST"}, {"--workloads", "LIST"}, {"--json", "FILE"}});
     complete_with(app.get_option("--engines"),
-                  {"uring", "uring-coro", "epoll", "uring-bundle", "uring-inc"});
+                  {"uring", "uring-coro", "epoll", "uring-bundle", "uring-inc", "uring-calls"});
     describe(
         app,
         Manual{

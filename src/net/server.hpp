@@ -68,7 +68,7 @@ struct ServerConfig {
     ResolveOptions resolve;                      // how request paths are resolved beneath it
     std::string mime_types = "/etc/mime.types";  // extension -> Content-Type (media-types)
     // uring engine only: how it opens, stats, reads and closes the files.
-    FileIo file_io = FileIo::Calls;
+    FileIo file_io = FileIo::Ring;
     HttpLimits limits;
     int backlog = 4096;
     // uring engines

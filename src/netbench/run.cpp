@@ -223,13 +223,19 @@ std::optional<unsigned> parse_count(std::string_view s) {
     return v;
 }
 
-// The server an engine name stands for: serve's engines, and uring-bundle,
-// the uring engine with recv bundles.
+// The server an engine name stands for: serve's engines, uring-bundle (the
+// uring engine with recv bundles), uring-inc and uring-calls (its file
+// operations as system calls: serve --file-io calls).
 std::optional<net::ServerConfig> server_config(std::string_view name) {
     net::ServerConfig c;
     if (name == "uring-bundle") {
         c.engine = net::EngineKind::Uring;
         c.recv_bundle = true;
+        return c;
+    }
+    if (name == "uring-calls") {  // as serve --file-io calls
+        c.engine = net::EngineKind::Uring;
+        c.file_io = net::FileIo::Calls;
         return c;
     }
     if (name == "uring-inc") {  // as serve --recv-incremental
