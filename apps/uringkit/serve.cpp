@@ -47,7 +47,7 @@ struct Args {
 };
 
 // Measured in bench/results/serve_files.md.
-constexpr net::FileIo kDefaultFileIo = net::ServerConfig{}.file_io;
+const net::FileIo kDefaultFileIo = net::ServerConfig{}.file_io;
 
 int serve(const Args& a, bool batch_wait_given) {
     const std::string& mode = a.mode;
