@@ -369,21 +369,22 @@ const Register reg{Command{
                       "section has the table of fio's options."},
                      {"uringkit bench --replay trace.txt",
                       "Your program's recorded I/O replayed through pread and io_uring."}},
-                .exits = {{0, "at least one engine ran (with --replay: replayed)"},
-                          {1,
-                           "no engine could run, a run failed, --compare compared nothing (a note "
-                           "says why), or an output could not be written"},
-                          {2,
-                           "bad option or value (an unknown engine, a zero size or depth, an empty "
-                           "list, --size beyond the file, a write to your file without "
-                           "--allow-write)"},
-                          {4,
-                           "the file, an output path, the --compare file or the trace (or a file "
-                           "it names) cannot be used; the message says which and why"},
-                          {5, "no room for the temporary file"},
-                          {130,
-                           "interrupted by SIGINT or SIGTERM: what was measured is printed, the "
-                           "temporary file removed, then bench ends by the signal"}},
+                .exits =
+                    {{0, "at least one engine ran (with --replay: replayed)"},
+                     {1,
+                      "no engine could run, a run failed, --compare compared nothing (a note "
+                      "says why), or an output could not be written"},
+                     {2,
+                      "bad option or value (an unknown engine, a zero size or depth, an empty "
+                      "list, --size beyond the file, a write to your file without "
+                      "--allow-write)"},
+                     {4,
+                      "the file, an output path, the --compare file or the trace (or a file "
+                      "it names) cannot be used; the message says which and why"},
+                     {5, "no room for the temporary file"},
+                     {130,
+                      "interrupted by SIGINT (SIGTERM: 143): what was measured is printed, the "
+                      "temporary file removed, then bench ends by the signal"}},
                 .see_also = "fio(1), strace(1), uringkit-bench-net(1), uringkit-probe(1)",
                 .doc = "bench.md"});
         add_replay_options(app, *replay);

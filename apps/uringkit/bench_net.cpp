@@ -183,7 +183,7 @@ std::function<int()> setup_bench_net(CLI::App& app) {
                       {2, "bad option or value"},
                       {4, "an unusable --json path"},
                       {130,
-                       "interrupted by SIGINT or SIGTERM: what was measured is printed, then "
+                       "interrupted by SIGINT (SIGTERM: 143): what was measured is printed, then "
                        "bench ends by the signal"}},
             .see_also = "wrk(1), uringkit-serve(1), uringkit-load(1)",
             .doc = "bench_net.md"});

@@ -332,19 +332,20 @@ Register cp_command{Command{
                       "A tree with modes, owners, times, ACLs and hard links kept."},
                      {"uringkit cp --reflink=never vm.img /xfs/",
                       "Copy the bytes even where extents could be shared."}},
-                .exits = {{0, "copied"},
-                          {1,
-                           "any file could not be copied, as coreutils' cp: a source missing or "
-                           "unreadable, a destination directory that does not exist or may not "
-                           "be written, a directory without -r, a copy onto itself, no space "
-                           "(ENOSPC, EFBIG, EDQUOT), an I/O error, a source that changed while "
-                           "copied, a copy that --verify found different (the message says "
-                           "which; the other operands are still copied); also a bad option or "
-                           "arguments, as coreutils' cp (uringkit's other commands say 2)"},
-                          {130,
-                           "interrupted by SIGINT or SIGTERM: what is in flight completes, files "
-                           "being created are removed, what was copied is reported, then cp "
-                           "ends by the signal"}},
+                .exits =
+                    {{0, "copied"},
+                     {1,
+                      "any file could not be copied, as coreutils' cp: a source missing or "
+                      "unreadable, a destination directory that does not exist or may not "
+                      "be written, a directory without -r, a copy onto itself, no space "
+                      "(ENOSPC, EFBIG, EDQUOT), an I/O error, a source that changed while "
+                      "copied, a copy that --verify found different (the message says "
+                      "which; the other operands are still copied); also a bad option or "
+                      "arguments, as coreutils' cp (uringkit's other commands say 2)"},
+                     {130,
+                      "interrupted by SIGINT (SIGTERM: 143): what is in flight completes, files "
+                      "being created are removed, what was copied is reported, then cp "
+                      "ends by the signal"}},
                 .see_also = "cp(1), rsync(1), copy_file_range(2), ioctl_ficlone(2)",
                 .doc = "files.md"});
         return [args, qd, bs, &app, target_dir, no_deref, deref, deref_operands, no_clobber,

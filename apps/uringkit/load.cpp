@@ -326,20 +326,21 @@ const Register reg{Command{
                               "file serve --root /srv/www sends."},
                              {"uringkit load --mode echo --size 4k 127.0.0.1:7000",
                               "An echo server, every echoed byte compared with the byte sent."}},
-                .exits = {{0, "the run completed without errors"},
-                          {1,
-                           "errors were counted (see the report), no response completed, or an "
-                           "output could not be written"},
-                          {2,
-                           "bad option or value (another URL scheme, port 0, --connections 0, "
-                           "--threads above --connections)"},
-                          {3, "io_uring is not usable here"},
-                          {4,
-                           "the target cannot be used (its name does not resolve, nothing accepts "
-                           "connections there) or an unusable --json path"},
-                          {130,
-                           "interrupted by SIGINT or SIGTERM: what was measured is printed, then "
-                           "load ends by the signal"}},
+                .exits =
+                    {{0, "the run completed without errors"},
+                     {1,
+                      "errors were counted (see the report), no response completed, or an "
+                      "output could not be written"},
+                     {2,
+                      "bad option or value (another URL scheme, port 0, --connections 0, "
+                      "--threads above --connections)"},
+                     {3, "io_uring is not usable here"},
+                     {4,
+                      "the target cannot be used (its name does not resolve, nothing accepts "
+                      "connections there) or an unusable --json path"},
+                     {130,
+                      "interrupted by SIGINT (SIGTERM: 143): what was measured is printed, then "
+                      "load ends by the signal"}},
                 .see_also = "wrk(1), uringkit-serve(1), uringkit-bench-net(1)",
                 .doc = "load.md"});
         return [o] { return run(*o); };

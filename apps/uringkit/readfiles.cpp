@@ -25,6 +25,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace uringkit::cli {
@@ -263,7 +264,7 @@ Register readfiles_command{Command{
                            "a path given (on the command line or in the '-' list) is missing or "
                            "may not be read; the others are still read"},
                           {130,
-                           "interrupted by SIGINT or SIGTERM: the lines of the files already "
+                           "interrupted by SIGINT (SIGTERM: 143): the lines of the files already "
                            "read are printed, in order, then readfiles ends by the signal"}},
                 .see_also = "xxhsum(1), uringkit-xxhsum(1), sha256sum(1), find(1)",
                 .doc = "files.md"});
@@ -320,17 +321,14 @@ Register readfiles_command{Command{
             const auto parsed = cli::parse_size(args->bs);
             const std::uint64_t bs = parsed.value_or(0);
             if (!parsed || bs == 0 || bs % 512 || bs > (1u << 30)) {
-                emit(stderr,
-                     "uringkit readfiles: --bs {}: not a size that is a multiple of 512 "
-                     "up to 1g (try 64k, 128k or 1m)\n",
-                     args->bs);
-                return kUsage;
+                return usage_error("readfiles",
+                                   fmt::format("--bs {}: not a size that is a multiple of 512 "
+                                               "up to 1g (try 64k, 128k or 1m)",
+                                               args->bs));
             }
             o.block_size = bs;
-            if (const std::string why = buffers_beyond_memory(o, args->bs); !why.empty()) {
-                emit(stderr, "uringkit readfiles: {}\n", why);
-                return kUsage;
-            }
+            if (std::string why = buffers_beyond_memory(o, args->bs); !why.empty())
+                return usage_error("readfiles", std::move(why));
             const fs::HashLineStyle style{o.algo, args->tag, args->little_endian};
 
             // SIGINT/SIGTERM: no new file is started, reads in flight are

@@ -129,8 +129,10 @@ TEST(ReadFilesCli, MissingInputIsStatusFourRestContinue) {
 TEST(ReadFilesCli, BadOptionsOneLineExitTwo) {
     const Child r = run(cmd({"--bs", "1000", "/tmp"}));
     EXPECT_EQ(r.status, 2);
-    EXPECT_EQ(count(r.err, "\n"), 1u) << r.err;
-    EXPECT_NE(r.err.find("--bs 1000"), std::string::npos) << r.err;
+    // The one usage-error style: the bad value, then where to look.
+    EXPECT_EQ(count(r.err, "\n"), 2u) << r.err;
+    EXPECT_EQ(r.err.rfind("uringkit readfiles: --bs 1000: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find("Try 'uringkit readfiles --help'"), std::string::npos) << r.err;
 }
 
 // Read buffers beyond the machine's memory can never be had: refused before
@@ -148,7 +150,7 @@ TEST(ReadFilesCli, BuffersBeyondMemoryAreRefusedUpFront) {
         EXPECT_EQ(r.status, 2) << opts[1] << ": " << r.err;
         EXPECT_NE(r.err.find("--bs 1g: the read buffers would take"), std::string::npos) << r.err;
         EXPECT_NE(r.err.find("of memory here"), std::string::npos) << r.err;
-        EXPECT_EQ(count(r.err, "\n"), 1u) << r.err;
+        EXPECT_EQ(count(r.err, "\n"), 2u) << r.err;  // and the Try line
         EXPECT_EQ(r.out, "");
     }
     // The case of the report: 32 GiB of buffers, refused where the machine
