@@ -13,8 +13,10 @@ open_file_cache off, its default): nginx, `serve --root` with the uring
 engine (its default --file-io ring: OPENAT2, READ and CLOSE on the ring,
 statx a system call), the uring engine with --file-io ring-statx (STATX on
 the ring too) and --file-io calls (every file operation a system call), the
-uring-coro and epoll engines (system calls), and a second default uring
-server (uring#2) for the A/A pair.  The client is `uringkit load -t1 -c CONNS` pinned to CPU 0, one
+uring-coro and epoll engines (system calls; epoll sends bodies with
+sendfile, its default, and `epoll read` reads them into its output as the
+other engines do), and a second default uring server (uring#2) for the
+A/A pair.  The client is `uringkit load -t1 -c CONNS` pinned to CPU 0, one
 file per run.  Each round runs every (size, server) cell, the servers'
 order rotated per round, so drift hits every server alike.
 
@@ -64,8 +66,9 @@ def start_nginx():
                                   "  sendfile on;\n  tcp_nopush on;\n  default_type application/octet-stream;")
 
 
-def start_serve(engine, file_io=None):
-    extra = ("--root", www) + (("--file-io", file_io) if file_io else ())
+def start_serve(engine, file_io=None, body_path=None):
+    extra = (("--root", www) + (("--file-io", file_io) if file_io else ())
+             + (("--body-path", body_path) if body_path else ()))
     return http_peers.start_serve(binary, engine, procs, extra)
 
 
@@ -119,7 +122,8 @@ def syscalls_per_request(server, name):
 
 servers = {"nginx": start_nginx(), "uring": start_serve("uring"),
            "uring ring-statx": start_serve("uring", "ring-statx"), "uring calls": start_serve("uring", "calls"),
-           "uring-coro": start_serve("uring-coro"), "epoll": start_serve("epoll"), "uring#2": start_serve("uring")}
+           "uring-coro": start_serve("uring-coro"), "epoll": start_serve("epoll"),
+           "epoll read": start_serve("epoll", body_path="read"), "uring#2": start_serve("uring")}
 names = list(servers)
 time.sleep(0.5)
 load0 = open("/proc/loadavg").read().strip()
@@ -161,9 +165,11 @@ out = ["# `uringkit serve --root` against nginx (sendfile), static files on loop
        f"{seconds} s per run, {rounds} rounds with the servers' order rotated.  Median (min–max) over the rounds; "
        "a ratio is paired by round.\n",
        f"Load average before: `{load0}`, after: `{load1}`.\n",
-       "Body path: every uringkit engine reads the file into the connection's output and sends it with "
-       "its own send, head and body together (one copy from the page cache into user memory, one into "
-       "the socket); nginx sends with sendfile(2), one copy.  Where the file operations are made: `uring` "
+       "Body path: `epoll` sends each body with sendfile(2) after its head, as nginx does (one copy, "
+       "from the page cache into the socket); every other uringkit engine, and `epoll read` "
+       "(`--body-path read`), reads the file into the connection's output and sends it with its own "
+       "send, head and body together (one copy from the page cache into user memory, one into the "
+       "socket).  Where the file operations are made: `uring` "
        "(and `uring#2`, its A/A twin) is the default `--file-io ring`: OPENAT2, READ and CLOSE on the ring, "
        "statx(2) a system call; `uring ring-statx` puts STATX on the ring too (the kernel hands every "
        "STATX to an io-wq worker); `uring calls`, uring-coro and epoll make openat2, statx, pread and "

@@ -43,7 +43,8 @@ struct Args {
     std::string root;
     bool no_symlinks = false;
     bool no_xdev = false;
-    std::string file_io;  // empty: the default (kDefaultFileIo)
+    std::string file_io;    // empty: the default (kDefaultFileIo)
+    std::string body_path;  // empty: each engine's default
 };
 
 // Measured in bench/results/serve_files.md.
@@ -141,6 +142,15 @@ int serve(const Args& a, bool batch_wait_given) {
                   : a.file_io == "ring"       ? net::FileIo::Ring
                   : a.file_io == "ring-statx" ? net::FileIo::RingStatx
                                               : kDefaultFileIo;
+    if (!a.body_path.empty()) {
+        if (a.root.empty()) return usage_error("serve", "--body-path: an option of --root");
+        if (a.body_path == "sendfile" && cfg.engine != net::EngineKind::Epoll)
+            return usage_error("serve",
+                               fmt::format("--body-path sendfile: the epoll engine's; {} reads "
+                                           "each body into its output (docs/serve.md)",
+                                           net::engine_name(cfg.engine)));
+        cfg.body_path = a.body_path == "read" ? net::BodyPath::Read : net::BodyPath::Sendfile;
+    }
     if (a.recv_bundle) {
         if (cfg.engine != net::EngineKind::Uring) {
             const std::string why =
@@ -309,6 +319,13 @@ Register serve_command{Command{
                        "engine thread, as the epoll and uring-coro engines make them)")
             ->check(CLI::IsMember({"ring", "ring-statx", "calls"}))
             ->type_name("WHERE");
+        app.add_option("--body-path", a->body_path,
+                       "With --root: how a body reaches the socket: 'sendfile' (sendfile(2) "
+                       "from the page cache, the epoll engine's default, as nginx), 'read' "
+                       "(read into the output and sent with the head; the only path of the uring "
+                       "engines)")
+            ->check(CLI::IsMember({"read", "sendfile"}))
+            ->type_name("PATH");
         app.add_option("--body-size", a->body_size, "Bytes of the GET / body")
             ->capture_default_str();
         app.add_option("--max-body", a->max_body,

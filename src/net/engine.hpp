@@ -157,9 +157,11 @@ void expire_deadlines(IdleList& idle, StallList& stalled, ServerStats& stats, st
 // stalled-output list: a connection is on it while it has output to send
 // and is not being aborted, its deadline (`deadline`) set when it joins;
 // the engines push it back on every send that moves bytes.
+// `body_waits`: a file body the engine moves itself (sendfile) waits for
+// the socket too, though none of it is in the output.
 template <class C, class List>
 void account_output(ServerStats& stats, List& stalled, C* c, std::size_t pending,
-                    std::uint64_t deadline) noexcept {
+                    std::uint64_t deadline, bool body_waits = false) noexcept {
     if (pending != c->counted) {
         if (pending > c->counted)
             stats.pending.add(pending - c->counted);
@@ -168,7 +170,7 @@ void account_output(ServerStats& stats, List& stalled, C* c, std::size_t pending
         c->counted = pending;
         stats.pending_peak.raise_to(pending);
     }
-    if (pending == 0 || c->aborting)
+    if ((pending == 0 && !body_waits) || c->aborting)
         stalled.remove(c);
     else if (!stalled.contains(c))
         stalled.push_back(c, deadline);

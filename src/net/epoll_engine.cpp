@@ -1,10 +1,13 @@
 // The epoll twin: edge-triggered, non-blocking, the same Session and the same
 // responses as the io_uring engine, so a comparison measures only how bytes
 // move.  It counts its own system calls the way the uring engine counts
-// io_uring_enter.
+// io_uring_enter.  Under --root it moves file bodies with sendfile(2), as
+// nginx does.
 #include "engine.hpp"
 
+#include <signal.h>
 #include <sys/epoll.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -191,11 +194,7 @@ private:
             c->out.erase(0, c->sent);
             c->sent = 0;
         }
-        const bool keep = c->session.feed(data, c->out, cap_.room(pending(c)));
-        if (c->session.take_progress())
-            idle_.touch(c, now_ + static_cast<std::uint64_t>(cfg_.idle_timeout.count()));
-        if (!keep) c->closing = true;
-        return keep;
+        return feed_after(c, c->session.feed(data, c->out, cap_.room(pending(c))));
     }
 
     // `eof_seen`: the peer's FIN came with this edge; read until the 0, as no
@@ -238,7 +237,7 @@ private:
                 c->out.clear();
                 c->sent = 0;
             }
-            blocked = !flush(c);
+            blocked = !push(c);
         } while (resume(c));
         account(c);
         if (!c->closing) return;
@@ -270,6 +269,54 @@ private:
         return true;
     }
 
+    // flush(), then the file body the session waits to have sent, with
+    // sendfile(2) straight from the page cache, then what the session
+    // answered after it, until all is sent or the socket takes no more
+    // (false: an EPOLLOUT edge goes on).  Each sendfile moves bytes or
+    // ends the body (0: the file was truncated), so this loop ends.
+    bool push(Conn* c) {
+        for (;;) {
+            if (!flush(c)) return false;
+            if (c->aborting) return true;
+            const Session::FileWant w = c->session.file_want();
+            if (w.kind != Session::FileWant::Kind::Send) return true;
+            auto offset = static_cast<off_t>(w.offset);
+            const ssize_t n = ::sendfile(c->fd, w.fd, &offset, w.length);
+            stats_.syscalls.add();
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0 && errno == EAGAIN) return false;
+            if (n < 0 && errno == EPIPE) discard_sigpipe();
+            if (n > 0) {
+                stats_.bytes_out.add(static_cast<std::uint64_t>(n));
+                stall_.touch(c, now_ + send_timeout_);
+            }
+            // An error (the socket's, or EIO from the file) ends the body
+            // where it is, like a truncation: the connection closes after
+            // what is in the output (nothing, or answers to held requests).
+            feed_after(c, c->session.file_sent(n >= 0 ? n : -errno, c->out, cap_.room(pending(c))));
+        }
+    }
+
+    // sendfile(2) has no MSG_NOSIGNAL: a client gone raises SIGPIPE at this
+    // thread, which run_epoll_engine() blocks; take it off this thread's
+    // pending set so it is never delivered later.
+    static void discard_sigpipe() noexcept {
+        sigset_t pipe;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        const timespec now{0, 0};
+        while (::sigtimedwait(&pipe, nullptr, &now) == SIGPIPE) {
+        }
+    }
+
+    // After a session call other than feed(): the idle clock and closing.
+    bool feed_after(Conn* c, bool keep) {
+        if (c->session.take_progress())
+            idle_.touch(c, now_ + static_cast<std::uint64_t>(cfg_.idle_timeout.count()));
+        if (!keep) c->closing = true;
+        return keep;
+    }
+
     // Once half the cap has drained: answers held input, then, with nothing
     // held and room left, reads the socket again (edge-triggered, so what
     // arrived while paused raises no new edge: read it all, as at a FIN).
@@ -287,7 +334,10 @@ private:
 
     // engine.hpp's account_output: the gauge and the stalled-output list
     // (deadlines pushed back by every send that moves bytes).
-    void account(Conn* c) { account_output(stats_, stall_, c, pending(c), now_ + send_timeout_); }
+    void account(Conn* c) {
+        account_output(stats_, stall_, c, pending(c), now_ + send_timeout_,
+                       c->session.file_want().kind == Session::FileWant::Kind::Send);
+    }
 
     void close(Conn* c) {
         idle_.remove(c);
@@ -354,6 +404,13 @@ private:
 }  // namespace
 
 void run_epoll_engine(WorkerContext& ctx) {
+    // A library does not own the process's SIGPIPE disposition (nginx
+    // ignores it process-wide); blocking it in this thread is enough for the
+    // SIGPIPE sendfile(2) raises at the thread that called it.
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    ::pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
     EpollEngine engine(ctx);
     engine.run();
 }

@@ -76,6 +76,11 @@ std::size_t FileBody::next_read(std::size_t out_size, std::size_t stop) const no
     return static_cast<std::size_t>(std::min({left_, std::uint64_t{stop - out_size}, kMaxRead}));
 }
 
+std::size_t FileBody::next_send() const noexcept {
+    constexpr std::uint64_t kMaxSend = 2 * 1024 * 1024;
+    return static_cast<std::size_t>(std::min(left_, kMaxSend));
+}
+
 FileBody::Pump FileBody::consumed(long got) noexcept {
     if (got <= 0) {
         left_ = 0;

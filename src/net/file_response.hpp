@@ -65,6 +65,10 @@ public:
     std::uint64_t offset() const noexcept { return offset_; }
     std::size_t next_read(std::size_t out_size, std::size_t stop) const noexcept;
     Pump consumed(long got) noexcept;
+    // For an engine that moves the body to the socket itself: how many
+    // bytes to offer one sendfile(2) (all that is left, at most 2 MiB,
+    // nginx's sendfile_max_chunk, so one client does not hold the thread).
+    std::size_t next_send() const noexcept;
     int release() noexcept;
 
 private:

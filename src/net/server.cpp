@@ -266,6 +266,17 @@ std::string Server::stats_json() const {
                            config_.mode == Mode::Http ? "http" : "echo", config_.threads);
 }
 
+namespace {
+
+FileServing file_serving(const ServerConfig& c) noexcept {
+    FileServing s;
+    s.engine_file_io = c.engine == EngineKind::Uring && c.file_io != FileIo::Calls;
+    s.engine_sends_body = c.engine == EngineKind::Epoll && c.body_path != BodyPath::Read;
+    return s;
+}
+
+}  // namespace
+
 void Server::start() {
     const unsigned n = config_.threads;
     for (unsigned i = 0; i < n; ++i) {
@@ -274,9 +285,7 @@ void Server::start() {
         threads_.emplace_back([this, i, share] {
             try {
                 Responder responder =
-                    root_ ? Responder(*root_, config_.limits, (*stats_)[i],
-                                      config_.engine == EngineKind::Uring &&
-                                          config_.file_io != FileIo::Calls)
+                    root_ ? Responder(*root_, config_.limits, (*stats_)[i], file_serving(config_))
                           : Responder(config_.mode, config_.body_size, config_.limits, (*stats_)[i],
                                       [this] { return stats_json(); });
                 detail::WorkerContext ctx{&config_, listener_,     wake_fds_[i],

@@ -41,6 +41,13 @@ enum class FileIo : std::uint8_t {
     RingStatx
 };
 
+// serve --body-path: how a file's body reaches the socket.
+enum class BodyPath : std::uint8_t {
+    Auto,      // each engine's measured default: sendfile for epoll, read for the others
+    Read,      // read into the connection's output and sent with its head
+    Sendfile,  // epoll engine only: sendfile(2) from the page cache, no user-space copy
+};
+
 struct ServerConfig {
     Mode mode = Mode::Http;
     EngineKind engine = EngineKind::Uring;
@@ -69,6 +76,7 @@ struct ServerConfig {
     std::string mime_types = "/etc/mime.types";  // extension -> Content-Type (media-types)
     // uring engine only: how it opens, stats, reads and closes the files.
     FileIo file_io = FileIo::Ring;
+    BodyPath body_path = BodyPath::Auto;
     HttpLimits limits;
     int backlog = 4096;
     // uring engines

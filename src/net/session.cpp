@@ -31,12 +31,8 @@ Responder::Responder(Mode mode, std::size_t body_size, HttpLimits limits, Server
 }
 
 Responder::Responder(const StaticRoot& root, HttpLimits limits, ServerStats& stats,
-                     bool engine_file_io)
-    : mode_(Mode::Http),
-      files_(&root),
-      engine_file_io_(engine_file_io),
-      limits_(limits),
-      stats_(&stats) {}
+                     FileServing serving)
+    : mode_(Mode::Http), files_(&root), serving_(serving), limits_(limits), stats_(&stats) {}
 
 void Responder::count_status(int status) const noexcept {
     (status >= 500   ? stats_->status_5xx
@@ -185,7 +181,7 @@ Session::FileWant Session::file_want() const noexcept {
     w.kind = waiting_;
     if (waiting_ == FileWant::Kind::Open) {
         w.name = answer_.open_name();
-    } else if (waiting_ == FileWant::Kind::Read) {
+    } else if (waiting_ == FileWant::Kind::Read || waiting_ == FileWant::Kind::Send) {
         w.fd = file_.fd();
         w.offset = file_.offset();
         w.length = read_length_;
@@ -216,10 +212,24 @@ bool Session::file_opened(OpenedFile& f, std::string& out, std::size_t room) {
 }
 
 bool Session::file_read(long got, std::string& out, std::size_t room) {
+    return body_step(got, out, room);
+}
+
+bool Session::file_sent(long got, std::string& out, std::size_t room) {
+    return body_step(got, out, room);
+}
+
+bool Session::body_step(long got, std::string& out, std::size_t room) {
     waiting_ = FileWant::Kind::None;
     const FileBody::Pump pump = file_.consumed(got);
     if (pump == FileBody::Pump::More) return feed({}, out, room);
-    done_fds_.push_back(file_.release());
+    const int fd = file_.release();
+    if (r_->engine_file_io()) {
+        done_fds_.push_back(fd);
+    } else {
+        ::close(fd);  // the session opened it (answer_file())
+        r_->stats().syscalls.add();
+    }
     if (pump == FileBody::Pump::Ended) {
         // The Content-Length sent cannot be met: end after the bytes there were.
         pending_.clear();
@@ -252,6 +262,13 @@ bool Session::process(std::string_view& data, std::string& out, std::size_t stop
                 return true;
             }
             waiting_ = FileWant::Kind::Read;
+            return true;
+        }
+        if (file_.active() && r_->engine_sends_body()) [[unlikely]] {
+            // No output room needed: the bytes go from the page cache to the
+            // socket, whose buffer is the bound.
+            read_length_ = file_.next_send();
+            waiting_ = FileWant::Kind::Send;
             return true;
         }
         if (file_.active()) [[unlikely]] {

@@ -22,6 +22,16 @@ namespace uringkit::net {
 
 enum class Mode : std::uint8_t { Http, Echo };
 
+// serve --root: what the engine does itself, driven by Session::file_want().
+struct FileServing {
+    // The engine opens, stats, reads and closes the files (on its ring);
+    // otherwise the session makes those system calls.
+    bool engine_file_io = false;
+    // The engine moves each body from the file to the socket itself
+    // (sendfile(2)) instead of the session reading it into the output.
+    bool engine_sends_body = false;
+};
+
 // What every connection of one engine thread shares: the mode, the limits, the
 // prepared `GET /` responses and the thread's counters.
 class Responder {
@@ -31,14 +41,12 @@ public:
               std::function<std::string()> stats_json);
     // serve --root: every request is answered from `root` (answer_file()),
     // none from the fixed body or /stats.  `root` outlives the Responder.
-    // `engine_file_io`: the engine opens, stats, reads and closes the files
-    // itself (on its ring), driven by Session::file_want(); otherwise the
-    // session makes those system calls.
     Responder(const StaticRoot& root, HttpLimits limits, ServerStats& stats,
-              bool engine_file_io = false);
+              FileServing serving = {});
 
     const StaticRoot* root() const noexcept { return files_; }
-    bool engine_file_io() const noexcept { return engine_file_io_; }
+    bool engine_file_io() const noexcept { return serving_.engine_file_io; }
+    bool engine_sends_body() const noexcept { return serving_.engine_sends_body; }
     // Counts a response's status class.
     void count_status(int status) const noexcept;
 
@@ -59,7 +67,7 @@ public:
 private:
     Mode mode_;
     const StaticRoot* files_ = nullptr;
-    bool engine_file_io_ = false;
+    FileServing serving_;
     HttpLimits limits_;
     ServerStats* stats_;
     std::function<std::string()> stats_json_;
@@ -107,13 +115,16 @@ public:
     // A file's body is still being pumped into the output (--root).
     bool sending_file() const noexcept { return file_.active(); }
 
-    // --root with Responder::engine_file_io(): the file operation the session
-    // waits for before it answers anything more (its input is held, in
-    // order, meanwhile).  Open: openat2(root fd, name, file_open_how()) and
-    // statx on the result; Read: `length` bytes at `offset` of `fd`, read
-    // into the output's end.  The name lives until the result is handed back.
+    // --root with Responder::engine_file_io() or engine_sends_body(): the
+    // file operation the session waits for before it answers anything more
+    // (its input is held, in order, meanwhile).  Open: openat2(root fd,
+    // name, file_open_how()) and statx on the result; Read: `length` bytes
+    // at `offset` of `fd`, read into the output's end; Send: up to `length`
+    // bytes at `offset` of `fd` moved to the socket once everything in the
+    // output before them is sent.  The name lives until the result is
+    // handed back.
     struct FileWant {
-        enum class Kind : std::uint8_t { None, Open, Read };
+        enum class Kind : std::uint8_t { None, Open, Read, Send };
         Kind kind = Kind::None;
         const char* name = nullptr;
         int fd = -1;
@@ -126,6 +137,10 @@ public:
     bool file_opened(OpenedFile& f, std::string& out, std::size_t room);
     // The Read's result: `got` bytes (<= 0: EOF or -errno) now end `out`.
     bool file_read(long got, std::string& out, std::size_t room);
+    // The Send's result: `got` bytes of the body reached the socket (0: the
+    // file ended early, truncated; < 0: -errno).  Less than `length` is
+    // fine: the session asks for the rest.
+    bool file_sent(long got, std::string& out, std::size_t room);
     // Descriptors the session is done with, for the engine to close (with
     // engine_file_io only); the engine clears the list.
     std::vector<int>& done_fds() noexcept { return done_fds_; }
@@ -163,6 +178,8 @@ private:
     void answer(const HttpRequest& req, std::string_view head, std::string& out);
     // After a file step answered: close if the request asked to, else go on.
     bool after_file_step(std::string& out, std::size_t room);
+    // A Read's or Send's `got` taken by the body: go on, or end it.
+    bool body_step(long got, std::string& out, std::size_t room);
 
     const Responder* r_;
     std::string
@@ -180,7 +197,7 @@ private:
     FileAnswer answer_;
     std::vector<int> done_fds_;
     FileWant::Kind waiting_ = FileWant::Kind::None;  // engine_file_io: what is in flight
-    std::size_t read_length_ = 0;                    // the Read's
+    std::size_t read_length_ = 0;                    // the Read's or the Send's
     bool close_after_file_ = false;
     bool close_ = false;
     bool progress_ = false;

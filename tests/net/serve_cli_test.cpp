@@ -308,7 +308,10 @@ TEST(ServeCli, RootErrorsAndUnreadableFiles) {
              {"--root", "/tmp", "--mode", "echo"},
              {"--file-io", "ring"},
              {"--root", "/tmp", "--file-io", "disk"},
-             {"--root", "/tmp", "--engine", "epoll", "--file-io", "calls"}}) {
+             {"--root", "/tmp", "--engine", "epoll", "--file-io", "calls"},
+             {"--body-path", "read"},
+             {"--root", "/tmp", "--body-path", "splice"},
+             {"--root", "/tmp", "--engine", "uring", "--body-path", "sendfile"}}) {
         std::vector<std::string> args{URINGKIT_CLI, "serve", "--port", "0"};
         args.insert(args.end(), extra.begin(), extra.end());
         auto c = spawn(args);

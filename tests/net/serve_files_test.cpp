@@ -44,11 +44,13 @@ std::string header(const Response& r, std::string_view name) {
     return r.head.substr(at + key.size(), end - at - key.size());
 }
 
-// Every engine, and the uring engine with each place for its file
-// operations (--file-io): system calls, or the ring.
+// Every engine, the uring engine with each place for its file operations
+// (--file-io): system calls, or the ring; the epoll engine with each body
+// path (--body-path): sendfile, or read.
 struct FileCase {
     net::EngineKind engine;
     net::FileIo file_io;
+    net::BodyPath body_path = net::BodyPath::Auto;
 };
 std::vector<FileCase> file_cases() {
     std::vector<FileCase> cases;
@@ -57,6 +59,9 @@ std::vector<FileCase> file_cases() {
             for (const net::FileIo io :
                  {net::FileIo::Ring, net::FileIo::RingStatx, net::FileIo::Calls})
                 cases.push_back({e, io});
+        } else if (e == net::EngineKind::Epoll) {
+            cases.push_back({e, net::FileIo::Calls, net::BodyPath::Sendfile});
+            cases.push_back({e, net::FileIo::Calls, net::BodyPath::Read});
         } else {
             cases.push_back({e, net::FileIo::Calls});
         }
@@ -69,6 +74,8 @@ std::string file_case_name(const testing::TestParamInfo<FileCase>& info) {
         n += info.param.file_io == net::FileIo::Ring        ? "_ring"
              : info.param.file_io == net::FileIo::RingStatx ? "_ring_statx"
                                                             : "_calls";
+    if (info.param.engine == net::EngineKind::Epoll)
+        n += info.param.body_path == net::BodyPath::Read ? "_read" : "_sendfile";
     for (char& c : n)
         if (c == '-') c = '_';
     return n;
@@ -87,6 +94,7 @@ protected:
         net::ServerConfig c;
         c.engine = GetParam().engine;
         c.file_io = GetParam().file_io;
+        c.body_path = GetParam().body_path;
         c.grace = std::chrono::milliseconds(500);
         return c;
     }

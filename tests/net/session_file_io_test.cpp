@@ -103,7 +103,7 @@ std::size_t count(const std::string& hay, std::string_view needle) {
 }
 
 TEST_F(SessionFileIo, PipelinedRequestsWaitForEachOperationInOrder) {
-    Responder r(root_, HttpLimits{}, stats_, true);
+    Responder r(root_, HttpLimits{}, stats_, {.engine_file_io = true});
     Session s(r);
     std::string out;
     const std::string req =
@@ -136,7 +136,7 @@ TEST_F(SessionFileIo, PipelinedRequestsWaitForEachOperationInOrder) {
 }
 
 TEST_F(SessionFileIo, ReadsStopAtTheRoomAndGoOnWhenFedAgain) {
-    Responder r(root_, HttpLimits{}, stats_, true);
+    Responder r(root_, HttpLimits{}, stats_, {.engine_file_io = true});
     Session s(r);
     std::string out;
     constexpr std::size_t kRoom = 16 * 1024;
@@ -157,7 +157,7 @@ TEST_F(SessionFileIo, ReadsStopAtTheRoomAndGoOnWhenFedAgain) {
 }
 
 TEST_F(SessionFileIo, ATruncatedFileEndsTheConnectionAfterItsBytes) {
-    Responder r(root_, HttpLimits{}, stats_, true);
+    Responder r(root_, HttpLimits{}, stats_, {.engine_file_io = true});
     Session s(r);
     std::string out;
     truncate_after_first_read_ = true;
@@ -182,7 +182,7 @@ TEST_F(SessionFileIo, ATruncatedFileEndsTheConnectionAfterItsBytes) {
 }
 
 TEST_F(SessionFileIo, ResetClosesWhatTheEngineDidNotTake) {
-    Responder r(root_, HttpLimits{}, stats_, true);
+    Responder r(root_, HttpLimits{}, stats_, {.engine_file_io = true});
     std::string out;
     Session s(r);
     s.feed("GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n", out);
@@ -193,6 +193,63 @@ TEST_F(SessionFileIo, ResetClosesWhatTheEngineDidNotTake) {
     s.reset();  // the connection closed mid-body
     EXPECT_EQ(s.file_want().kind, Session::FileWant::Kind::None);
     EXPECT_EQ(::fcntl(fd, F_GETFD), -1) << "the body's descriptor is closed";
+}
+
+// engine_sends_body (the epoll engine's sendfile): the session opens with
+// system calls, appends the head, then waits for the engine to move the
+// body, in as many pieces as the socket takes, before it answers the next
+// request; the file is closed once the body is out.
+TEST_F(SessionFileIo, TheEngineSendsTheBodyInPiecesBeforeTheNextAnswer) {
+    Responder r(root_, HttpLimits{}, stats_, {.engine_sends_body = true});
+    Session s(r);
+    std::string out;
+    bool keep = s.feed(
+        "GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n"
+        "GET /a.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        out);
+    ASSERT_TRUE(keep);
+    EXPECT_NE(out.find("Content-Length: 100000\r\n"), std::string::npos);
+    EXPECT_TRUE(out.ends_with("\r\n\r\n")) << "the head only: the body is the engine's to send";
+    std::string wire = std::exchange(out, {});
+    int sends = 0, fd = -1;
+    while (s.file_want().kind == Session::FileWant::Kind::Send) {
+        const Session::FileWant w = s.file_want();
+        if (fd < 0) fd = w.fd;
+        EXPECT_TRUE(s.feed({}, out)) << "nothing is answered meanwhile";
+        EXPECT_EQ(out.size(), 0u);
+        // The socket takes 30000 bytes at a time.
+        std::string piece(std::min<std::size_t>(w.length, 30000), '\0');
+        const ssize_t n = ::pread(w.fd, piece.data(), piece.size(), static_cast<off_t>(w.offset));
+        ASSERT_EQ(n, static_cast<ssize_t>(piece.size()));
+        wire += piece;
+        keep = s.file_sent(n, out, Session::kNoLimit);
+        wire += std::exchange(out, {});  // the next head, once a body is out
+        ++sends;
+    }
+    EXPECT_EQ(sends, 5) << "4 pieces of big.bin, 1 of a.txt";
+    EXPECT_FALSE(keep) << "Connection: close, answered";
+    EXPECT_EQ(::fcntl(fd, F_GETFD), -1) << "the body's descriptor is closed";
+    const std::size_t body_at = wire.find("\r\n\r\n") + 4;
+    const std::size_t second = wire.find("HTTP/1.1 200", body_at);
+    ASSERT_NE(second, std::string::npos);
+    EXPECT_TRUE(wire.substr(body_at, second - body_at) == std::string(100000, 'b'));
+    EXPECT_TRUE(wire.ends_with("\r\n\r\nhello, file\n"));
+}
+
+// The file ends before its Content-Length (truncated): sendfile returns 0
+// and the connection ends; nothing more is answered.
+TEST_F(SessionFileIo, ASendThatFindsTheFileEndedEndsTheConnection) {
+    Responder r(root_, HttpLimits{}, stats_, {.engine_sends_body = true});
+    Session s(r);
+    std::string out;
+    ASSERT_TRUE(s.feed(
+        "GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\nGET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n", out));
+    ASSERT_EQ(s.file_want().kind, Session::FileWant::Kind::Send);
+    out.clear();
+    EXPECT_FALSE(s.file_sent(0, out, Session::kNoLimit));
+    EXPECT_TRUE(s.closing());
+    EXPECT_EQ(out, "");
+    EXPECT_EQ(s.file_want().kind, Session::FileWant::Kind::None);
 }
 
 }  // namespace
