@@ -124,7 +124,10 @@ std::function<int()> setup_bench_net(CLI::App& app) {
            "6.12), each "
            "listed as unsupported with the reason where the kernel lacks it; uring-calls (the "
            "uring engine making file: workloads' opens and reads as system calls, as serve "
-           "--file-io calls; the same as uring on the other workloads).  One listed twice "
+           "--file-io calls; the same as uring on the other workloads), uring-splice (file: "
+           "bodies spliced file->pipe->socket on the ring, as serve --body-path splice) and "
+           "epoll-read (epoll reading file: bodies into its output instead of sendfile).  One "
+           "listed twice "
            "(epoll,epoll) "
            "is compared with itself: an A/A run that shows what \"the same\" looks like here")
         ->capture_default_str();
@@ -154,7 +157,8 @@ std::function<int()> setup_bench_net(CLI::App& app) {
                    "Write every run and comparison as JSON (docs/json.md); - is standard output");
     name_values(app, {{"--engines", "LIST"}, {"--workloads", "LIST"}, {"--json", "FILE"}});
     complete_with(app.get_option("--engines"),
-                  {"uring", "uring-coro", "epoll", "uring-bundle", "uring-inc", "uring-calls"});
+                  {"uring", "uring-coro", "epoll", "uring-bundle", "uring-inc", "uring-calls",
+                   "uring-splice", "epoll-read"});
     describe(
         app,
         Manual{

@@ -145,11 +145,17 @@ int serve(const Args& a, bool batch_wait_given) {
     if (!a.body_path.empty()) {
         if (a.root.empty()) return usage_error("serve", "--body-path: an option of --root");
         if (a.body_path == "sendfile" && cfg.engine != net::EngineKind::Epoll)
+            return usage_error("serve", fmt::format("--body-path sendfile: the epoll engine's, "
+                                                    "not {}'s (docs/serve.md)",
+                                                    net::engine_name(cfg.engine)));
+        if (a.body_path == "splice" &&
+            (cfg.engine != net::EngineKind::Uring || cfg.file_io == net::FileIo::Calls))
             return usage_error("serve",
-                               fmt::format("--body-path sendfile: the epoll engine's; {} reads "
-                                           "each body into its output (docs/serve.md)",
-                                           net::engine_name(cfg.engine)));
-        cfg.body_path = a.body_path == "read" ? net::BodyPath::Read : net::BodyPath::Sendfile;
+                               "--body-path splice: the uring engine's, with its "
+                               "files on the ring (--file-io ring or ring-statx)");
+        cfg.body_path = a.body_path == "read"       ? net::BodyPath::Read
+                        : a.body_path == "sendfile" ? net::BodyPath::Sendfile
+                                                    : net::BodyPath::Splice;
     }
     if (a.recv_bundle) {
         if (cfg.engine != net::EngineKind::Uring) {
@@ -320,11 +326,12 @@ Register serve_command{Command{
             ->check(CLI::IsMember({"ring", "ring-statx", "calls"}))
             ->type_name("WHERE");
         app.add_option("--body-path", a->body_path,
-                       "With --root: how a body reaches the socket: 'sendfile' (sendfile(2) "
-                       "from the page cache, the epoll engine's default, as nginx), 'read' "
-                       "(read into the output and sent with the head; the only path of the uring "
-                       "engines)")
-            ->check(CLI::IsMember({"read", "sendfile"}))
+                       "With --root: how a body reaches the socket: 'read' (read into the "
+                       "output and sent with the head: the uring engines' default), 'sendfile' "
+                       "(sendfile(2) from the page cache: the epoll engine's default, as nginx), "
+                       "'splice' (uring engine: SPLICE file->pipe->socket on the ring, each "
+                       "handed to a kernel worker)")
+            ->check(CLI::IsMember({"read", "sendfile", "splice"}))
             ->type_name("PATH");
         app.add_option("--body-size", a->body_size, "Bytes of the GET / body")
             ->capture_default_str();

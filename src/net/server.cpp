@@ -271,7 +271,8 @@ namespace {
 FileServing file_serving(const ServerConfig& c) noexcept {
     FileServing s;
     s.engine_file_io = c.engine == EngineKind::Uring && c.file_io != FileIo::Calls;
-    s.engine_sends_body = c.engine == EngineKind::Epoll && c.body_path != BodyPath::Read;
+    s.engine_sends_body = (c.engine == EngineKind::Epoll && c.body_path != BodyPath::Read) ||
+                          (s.engine_file_io && c.body_path == BodyPath::Splice);
     return s;
 }
 

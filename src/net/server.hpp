@@ -46,6 +46,9 @@ enum class BodyPath : std::uint8_t {
     Auto,      // each engine's measured default: sendfile for epoll, read for the others
     Read,      // read into the connection's output and sent with its head
     Sendfile,  // epoll engine only: sendfile(2) from the page cache, no user-space copy
+    // uring engine with --file-io ring only: SPLICE file -> pipe -> socket
+    // on the ring, no user-space copy (the kernel hands each to io-wq)
+    Splice,
 };
 
 struct ServerConfig {

@@ -255,6 +255,13 @@ bool Session::process(std::string_view& data, std::string& out, std::size_t stop
         // Waiting for the engine's open or read: the rest stays, in order.
         if (waiting_ != FileWant::Kind::None) [[unlikely]]
             return true;
+        if (file_.active() && r_->engine_sends_body()) [[unlikely]] {
+            // No output room needed: the bytes go from the page cache to the
+            // socket, whose buffer is the bound.
+            read_length_ = file_.next_send();
+            waiting_ = FileWant::Kind::Send;
+            return true;
+        }
         if (file_.active() && r_->engine_file_io()) [[unlikely]] {
             read_length_ = file_.next_read(out.size(), stop);
             if (read_length_ == 0) {
@@ -262,13 +269,6 @@ bool Session::process(std::string_view& data, std::string& out, std::size_t stop
                 return true;
             }
             waiting_ = FileWant::Kind::Read;
-            return true;
-        }
-        if (file_.active() && r_->engine_sends_body()) [[unlikely]] {
-            // No output room needed: the bytes go from the page cache to the
-            // socket, whose buffer is the bound.
-            read_length_ = file_.next_send();
-            waiting_ = FileWant::Kind::Send;
             return true;
         }
         if (file_.active()) [[unlikely]] {

@@ -5,6 +5,7 @@
 // io_uring_enter that waits for the next batch, so a busy server makes about
 // one system call per batch, not per request.
 #include "engine.hpp"
+#include "uring_conn.hpp"
 #include "uring_files.hpp"
 #include "uringkit/async/batch_wait.hpp"
 #include "uringkit/ops/ops.hpp"
@@ -30,43 +31,6 @@ namespace uringkit::net::detail {
 namespace {
 
 constexpr std::uint16_t kGroup = 0;
-// user_data: a Conn pointer with the operation in the low 3 bits (Conn is
-// 8-aligned), or a small constant for the thread's own operations.  0 marks a
-// completion nobody waits for (cancels); kRejected the close of a connection
-// accepted only to be refused, which the loop waits for before it ends.
-enum : std::uint64_t {
-    kIgnore = 0,
-    kAccept = 1,
-    kTimer = 2,
-    kWake = 3,
-    kBackoff = 4,
-    kRejected = 5,
-    kFileClosed = 6  // --file-io ring: the close of a served file
-};
-enum : std::uint64_t { kRecv = 1, kSend = 2, kClose = 3, kOpen = 4, kStatx = 5, kRead = 6 };
-
-struct Conn {
-    explicit Conn(const Responder& r) : session(r) {}
-    int fd = -1;
-    Session session;
-    std::string out;           // responses not yet handed to a send
-    std::string sending;       // what the send in flight points to: untouched until its CQE
-    std::size_t sent = 0;      // of `sending`
-    std::size_t counted = 0;   // its output not sent yet, as last added to stats_.pending
-    std::uint32_t window = 0;  // BatchWait's window of its last request
-    DeadlineHook<Conn> idle;   // on the engine's idle list
-    DeadlineHook<Conn> stall;  // on the stalled-output list while output waits to be sent
-    bool recv_armed = false;
-    bool paused = false;  // output at the cap (or input held): the recv is cancelled, not re-armed
-    bool input_done = false;  // the recv ended with EOF or an error: never re-armed
-    bool send_inflight = false;
-    bool closing = false;   // no more input; close once the output is sent
-    bool aborting = false;  // close now; drop the output
-    bool recv_cancelled = false;
-    bool send_cancelled = false;
-    bool close_submitted = false;
-    RingFile file;  // --file-io ring: the session's file operation in flight (uring_files.hpp)
-};
 
 class UringEngine {
 public:
@@ -140,7 +104,6 @@ private:
         return sqes_.prepare(op);
     }
 
-    using ConnUd = TaggedUserData<Conn>;  // a Conn and the operation, or a constant below 8
     static std::uint64_t ud(Conn* c, std::uint64_t tag) noexcept { return ConnUd::make(c, tag); }
 
     void dispatch(const Completion& c) {
@@ -191,6 +154,9 @@ private:
                 break;
             case kRead:
                 on_read(conn, c);
+                break;
+            case kSplice:
+                on_splice(conn, c);
                 break;
             default:
                 break;
@@ -291,10 +257,28 @@ private:
 
     // --file-io ring: the files the session is done with are closed, and
     // the operation it waits for goes on the ring.
+    // A body spliced to the socket waits until the head before it is sent.
     void start_file_io(Conn* c) {
         files_.close_done(c->session.done_fds());
-        if (c->file.inflight || c->aborting) return;
-        files_.start(c->file, c->session, c->out, ud(c, kOpen), ud(c, kRead));
+        if (c->file.busy() || c->aborting) return;
+        if (waits_body(c) && pending(c) != 0) return;  // advance() starts it after the send
+        int err = 0;
+        if (!files_.start(c->file, c->session, c->out, c->fd,
+                          {ud(c, kOpen), ud(c, kRead), ud(c, kSplice)}, err))
+            after_session(c, c->session.file_sent(err, c->out, cap_.room(pending(c))));
+    }
+    static bool waits_body(const Conn* c) noexcept {
+        return c->session.file_want().kind == Session::FileWant::Kind::Send;
+    }
+
+    void on_splice(Conn* c, const Completion& cqe) {
+        long got = 0;
+        if (files_.on_splice(c->file, cqe.res, c->fd, ud(c, kSplice), !c->aborting, got) &&
+            !c->aborting) {
+            if (got > 0) stall_.touch(c, now_ + send_timeout_);  // the client takes the body
+            after_session(c, c->session.file_sent(got, c->out, cap_.room(pending(c))));
+        }
+        advance(c);
     }
 
     void on_open(Conn* c, const Completion& cqe) {
@@ -421,6 +405,7 @@ private:
             c->sent = 0;
             send(c);
         }
+        if (files_.enabled() && pending(c) == 0 && waits_body(c)) start_file_io(c);
         regulate(c);
         account(c);
         if (!c->closing) return;
@@ -440,7 +425,10 @@ private:
             }
             return;
         }
-        if (c->file.inflight) return;  // its CQE comes first
+        if (c->file.busy()) {  // its CQEs come first
+            if (c->aborting) files_.cancel(c->file, ud(c, kSplice));
+            return;
+        }
         if (!c->close_submitted) {
             idle_.remove(c);
             sqe(op::Close(Fd{c->fd})).user_data(ud(c, kClose));
@@ -482,7 +470,9 @@ private:
 
     // engine.hpp's account_output: the gauge and the stalled-output list
     // (deadlines pushed back by every send that moves bytes).
-    void account(Conn* c) { account_output(stats_, stall_, c, pending(c), now_ + send_timeout_); }
+    void account(Conn* c) {
+        account_output(stats_, stall_, c, pending(c), now_ + send_timeout_, waits_body(c));
+    }
 
     void on_close(Conn* c) {
         --conns_;
@@ -495,6 +485,7 @@ private:
         // what a connection usually needs is given back, so a pool of closed
         // connections never keeps an attack's (or a large body's) memory.
         files_.close_done(c->session.done_fds());
+        files_.recycle(c->file);
         c->session.reset();
         release(c->out);
         release(c->sending);

@@ -224,8 +224,10 @@ std::optional<unsigned> parse_count(std::string_view s) {
 }
 
 // The server an engine name stands for: serve's engines, uring-bundle (the
-// uring engine with recv bundles), uring-inc and uring-calls (its file
-// operations as system calls: serve --file-io calls).
+// uring engine with recv bundles), uring-inc, uring-calls (its file
+// operations as system calls: serve --file-io calls), uring-splice (its
+// file bodies spliced: --body-path splice) and epoll-read (epoll reading
+// file bodies into its output instead of sendfile: --body-path read).
 std::optional<net::ServerConfig> server_config(std::string_view name) {
     net::ServerConfig c;
     if (name == "uring-bundle") {
@@ -236,6 +238,16 @@ std::optional<net::ServerConfig> server_config(std::string_view name) {
     if (name == "uring-calls") {  // as serve --file-io calls
         c.engine = net::EngineKind::Uring;
         c.file_io = net::FileIo::Calls;
+        return c;
+    }
+    if (name == "uring-splice") {  // as serve --body-path splice
+        c.engine = net::EngineKind::Uring;
+        c.body_path = net::BodyPath::Splice;
+        return c;
+    }
+    if (name == "epoll-read") {  // as serve --engine epoll --body-path read
+        c.engine = net::EngineKind::Epoll;
+        c.body_path = net::BodyPath::Read;
         return c;
     }
     if (name == "uring-inc") {  // as serve --recv-incremental

@@ -310,7 +310,9 @@ TEST(ServeCli, RootErrorsAndUnreadableFiles) {
              {"--root", "/tmp", "--file-io", "disk"},
              {"--root", "/tmp", "--engine", "epoll", "--file-io", "calls"},
              {"--body-path", "read"},
-             {"--root", "/tmp", "--body-path", "splice"},
+             {"--root", "/tmp", "--body-path", "mmap"},
+             {"--root", "/tmp", "--engine", "epoll", "--body-path", "splice"},
+             {"--root", "/tmp", "--engine", "uring", "--file-io", "calls", "--body-path", "splice"},
              {"--root", "/tmp", "--engine", "uring", "--body-path", "sendfile"}}) {
         std::vector<std::string> args{URINGKIT_CLI, "serve", "--port", "0"};
         args.insert(args.end(), extra.begin(), extra.end());

@@ -45,8 +45,8 @@ std::string header(const Response& r, std::string_view name) {
 }
 
 // Every engine, the uring engine with each place for its file operations
-// (--file-io): system calls, or the ring; the epoll engine with each body
-// path (--body-path): sendfile, or read.
+// (--file-io): system calls, or the ring, and with its bodies spliced; the
+// epoll engine with each body path (--body-path): sendfile, or read.
 struct FileCase {
     net::EngineKind engine;
     net::FileIo file_io;
@@ -59,6 +59,7 @@ std::vector<FileCase> file_cases() {
             for (const net::FileIo io :
                  {net::FileIo::Ring, net::FileIo::RingStatx, net::FileIo::Calls})
                 cases.push_back({e, io});
+            cases.push_back({e, net::FileIo::Ring, net::BodyPath::Splice});
         } else if (e == net::EngineKind::Epoll) {
             cases.push_back({e, net::FileIo::Calls, net::BodyPath::Sendfile});
             cases.push_back({e, net::FileIo::Calls, net::BodyPath::Read});
@@ -74,6 +75,7 @@ std::string file_case_name(const testing::TestParamInfo<FileCase>& info) {
         n += info.param.file_io == net::FileIo::Ring        ? "_ring"
              : info.param.file_io == net::FileIo::RingStatx ? "_ring_statx"
                                                             : "_calls";
+    if (info.param.body_path == net::BodyPath::Splice) n += "_splice";
     if (info.param.engine == net::EngineKind::Epoll)
         n += info.param.body_path == net::BodyPath::Read ? "_read" : "_sendfile";
     for (char& c : n)
@@ -255,6 +257,23 @@ TEST_P(ServeFiles, LargeBodyUnderTheCapThenPipelined) {
     EXPECT_TRUE(r.body == big) << "body differs (" << r.body.size() << " bytes)";
     EXPECT_EQ(read_response(s, carry).body, "hello, file\n");
     EXPECT_TRUE(s.closed_by_peer());
+}
+
+// The body takes the path the engine was given: sendfile and splice move
+// it from the page cache to the socket, so it never passes through the
+// connection's output (which then holds heads only); read puts it there.
+TEST_P(ServeFiles, TheBodyTakesTheEnginesPath) {
+    const std::string big = random_bytes(4 << 20, 9);
+    write_file(root_ / "big.bin", big);
+    TestServer srv(files_config());
+    const Response r = get(srv, "/big.bin");
+    ASSERT_EQ(r.status, 200);
+    EXPECT_TRUE(r.body == big) << "body differs (" << r.body.size() << " bytes)";
+    const net::BodyPath path = GetParam().body_path;
+    if (path == net::BodyPath::Sendfile || path == net::BodyPath::Splice)
+        EXPECT_LT(srv.server().stats().pending_peak, 4096u) << "the body went through the output";
+    else
+        EXPECT_GT(srv.server().stats().pending_peak, 16u * 1024) << "the body was not read";
 }
 
 // A client that asks for a large file and never reads holds its slot for

@@ -192,7 +192,8 @@ TEST(BenchNetRun, UnknownEngineIsRefused) {
 // the requests the client counted, and CPU and system calls were measured.
 TEST(BenchNetRun, EveryEngineIsMeasuredOnLoopback) {
     netbench::Config c;
-    c.engines = {"uring", "uring-coro", "uring-bundle", "uring-inc", "uring-calls", "epoll"};
+    c.engines = {"uring",       "uring-coro",   "uring-bundle", "uring-inc",
+                 "uring-calls", "uring-splice", "epoll",        "epoll-read"};
     c.workloads = {parse("echo:4:64"), parse("echo:2:20k"), parse("http:4:4"),
                    parse("file:4:100k")};
     c.rounds = 2;
