@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """`uringkit serve --root` against nginx's sendfile: server CPU per request
-for static files of 4 KiB, 64 KiB and 1 MiB.
+for static files of 4 KiB, 64 KiB, 256 KiB and 1 MiB, per body path.
 
     bench/serve_files_bench.py [BUILD_DIR] [ROUNDS] [SECONDS]   (default: build 5 3)
 
@@ -9,16 +9,17 @@ tmpfs: tmpfs reads go to io-wq workers on io_uring), its files read once
 so they are in the page cache.  Servers, each started once, pinned to CPU 1,
 one thread (nginx: one worker, `sendfile on`, `tcp_nopush on`, access_log
 off, keepalive_requests raised so no connection is closed mid-run, and
-open_file_cache off, its default): nginx, `serve --root` with the uring
-engine (its default --file-io ring: OPENAT2, READ and CLOSE on the ring,
-statx a system call), the uring engine with --file-io ring-statx (STATX on
-the ring too) and --file-io calls (every file operation a system call), the
-uring-coro and epoll engines (system calls; epoll sends bodies with
-sendfile, its default, and `epoll read` reads them into its output as the
-other engines do), and a second default uring server (uring#2) for the
-A/A pair.  The client is `uringkit load -t1 -c CONNS` pinned to CPU 0, one
-file per run.  Each round runs every (size, server) cell, the servers'
-order rotated per round, so drift hits every server alike.
+open_file_cache off, its default): nginx; `serve --root` with the uring
+engine as it comes (--file-io ring: OPENAT2, READ and CLOSE on the ring,
+statx a system call; --body-path auto), with --body-path read and splice
+(SPLICE file->pipe->socket on its ring) for every size, with --file-io
+ring-statx (STATX on the ring too) and calls (every file operation a
+system call); the uring-coro engine (system calls, bodies read); the epoll
+engine as it comes (auto), with --body-path read and sendfile; and a
+second default uring server (uring#2) for the A/A pair.  The client is
+`uringkit load -t1 -c CONNS` pinned to CPU 0, one file per run.  Each
+round runs every (size, server) cell, the servers' order rotated per
+round, so drift hits every server alike.
 
 Server CPU: utime+stime of the server process (/proc/PID/stat; nginx: its
 worker) over the run, divided by the requests the client counted.
@@ -50,7 +51,7 @@ tmp = tempfile.mkdtemp(prefix="uringkit-serve-files-", dir="/var/tmp")
 www = os.path.join(tmp, "www")
 os.makedirs(www)
 os.chmod(tmp, 0o755)  # nginx's worker runs as www-data: it must be able to read the files
-sizes = [("4k", 4096), ("64k", 65536), ("1m", 1 << 20)]
+sizes = [("4k", 4096), ("64k", 65536), ("256k", 256 << 10), ("1m", 1 << 20)]
 for name, n in sizes:
     with open(os.path.join(www, "f" + name), "wb") as f:
         f.write(os.urandom(n))
@@ -121,9 +122,12 @@ def syscalls_per_request(server, name):
 
 
 servers = {"nginx": start_nginx(), "uring": start_serve("uring"),
+           "uring read": start_serve("uring", body_path="read"),
+           "uring splice": start_serve("uring", body_path="splice"),
            "uring ring-statx": start_serve("uring", "ring-statx"), "uring calls": start_serve("uring", "calls"),
            "uring-coro": start_serve("uring-coro"), "epoll": start_serve("epoll"),
-           "epoll read": start_serve("epoll", body_path="read"), "uring#2": start_serve("uring")}
+           "epoll read": start_serve("epoll", body_path="read"),
+           "epoll sendfile": start_serve("epoll", body_path="sendfile"), "uring#2": start_serve("uring")}
 names = list(servers)
 time.sleep(0.5)
 load0 = open("/proc/loadavg").read().strip()
@@ -165,8 +169,12 @@ out = ["# `uringkit serve --root` against nginx (sendfile), static files on loop
        f"{seconds} s per run, {rounds} rounds with the servers' order rotated.  Median (min–max) over the rounds; "
        "a ratio is paired by round.\n",
        f"Load average before: `{load0}`, after: `{load1}`.\n",
-       "Body path: `epoll` sends each body with sendfile(2) after its head, as nginx does (one copy, "
-       "from the page cache into the socket); every other uringkit engine, and `epoll read` "
+       "Body path: `uring`, `uring#2` and `epoll` are the default `--body-path auto`: bodies under "
+       "256 KiB read, larger ones spliced (uring) or sent with sendfile (epoll).  `epoll sendfile` "
+       "sends every body with sendfile(2) after its head, as nginx does (one copy, from the page "
+       "cache into the socket); `uring splice` moves every body with SPLICE file->pipe and "
+       "pipe->socket on the ring (no user-space copy; the kernel hands every SPLICE to an io-wq "
+       "worker); `uring read`, `epoll read` and the other engines "
        "(`--body-path read`), reads the file into the connection's output and sends it with its own "
        "send, head and body together (one copy from the page cache into user memory, one into the "
        "socket).  Where the file operations are made: `uring` "

@@ -155,7 +155,8 @@ int serve(const Args& a, bool batch_wait_given) {
                                "files on the ring (--file-io ring or ring-statx)");
         cfg.body_path = a.body_path == "read"       ? net::BodyPath::Read
                         : a.body_path == "sendfile" ? net::BodyPath::Sendfile
-                                                    : net::BodyPath::Splice;
+                        : a.body_path == "splice"   ? net::BodyPath::Splice
+                                                    : net::BodyPath::Auto;
     }
     if (a.recv_bundle) {
         if (cfg.engine != net::EngineKind::Uring) {
@@ -248,11 +249,15 @@ int serve(const Args& a, bool batch_wait_given) {
         return kFailure;
     }
     const net::StatsSnapshot s = server->stats();
+    // Under --root: how much of the output the kernel moved from the page cache.
+    const std::string spliced = cfg.root.empty() ? std::string()
+                                                 : fmt::format(", {} of {} bytes out spliced",
+                                                               s.bytes_spliced, s.bytes_out);
     emit(stderr,
          "uringkit serve: stopped{}: {} requests on {} connections ({} rejected, {} idle-closed, "
-         "{} send-timed-out), {} system calls\n",
+         "{} send-timed-out), {} system calls{}\n",
          signalled ? " on signal" : "", s.requests, s.accepted, s.rejected, s.idle_closed,
-         s.send_timeouts, s.syscalls);
+         s.send_timeouts, s.syscalls, spliced);
     return announced ? kOk : kFailure;
 }
 
@@ -326,12 +331,13 @@ Register serve_command{Command{
             ->check(CLI::IsMember({"ring", "ring-statx", "calls"}))
             ->type_name("WHERE");
         app.add_option("--body-path", a->body_path,
-                       "With --root: how a body reaches the socket: 'read' (read into the "
-                       "output and sent with the head: the uring engines' default), 'sendfile' "
-                       "(sendfile(2) from the page cache: the epoll engine's default, as nginx), "
-                       "'splice' (uring engine: SPLICE file->pipe->socket on the ring, each "
-                       "handed to a kernel worker)")
-            ->check(CLI::IsMember({"read", "sendfile", "splice"}))
+                       "With --root: how a body reaches the socket: 'auto' (by size, as "
+                       "measured: bodies under 256 KiB read, larger ones sendfile with the epoll "
+                       "engine and splice with the uring engine's files on the ring), 'read' "
+                       "(read into the output and sent with the head), 'sendfile' (epoll engine: "
+                       "sendfile(2) from the page cache, as nginx), 'splice' (uring engine: "
+                       "SPLICE file->pipe->socket on the ring, each handed to a kernel worker)")
+            ->check(CLI::IsMember({"auto", "read", "sendfile", "splice"}))
             ->type_name("PATH");
         app.add_option("--body-size", a->body_size, "Bytes of the GET / body")
             ->capture_default_str();

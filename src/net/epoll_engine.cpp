@@ -288,6 +288,7 @@ private:
             if (n < 0 && errno == EPIPE) discard_sigpipe();
             if (n > 0) {
                 stats_.bytes_out.add(static_cast<std::uint64_t>(n));
+                stats_.bytes_spliced.add(static_cast<std::uint64_t>(n));
                 stall_.touch(c, now_ + send_timeout_);
             }
             // An error (the socket's, or EIO from the file) ends the body

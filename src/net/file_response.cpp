@@ -32,7 +32,7 @@ void FileBody::start(int fd, std::uint64_t offset, std::uint64_t length) noexcep
     close();
     fd_ = fd;
     offset_ = offset;
-    left_ = length;
+    left_ = length_ = length;
 }
 
 void FileBody::close() noexcept {

@@ -62,6 +62,7 @@ public:
     // and says whether the body is Done, has More, or Ended.  Done and
     // Ended leave the descriptor to release() (the engine closes it).
     int fd() const noexcept { return fd_; }
+    std::uint64_t length() const noexcept { return length_; }  // the whole range's, from start()
     std::uint64_t offset() const noexcept { return offset_; }
     std::size_t next_read(std::size_t out_size, std::size_t stop) const noexcept;
     Pump consumed(long got) noexcept;
@@ -75,6 +76,7 @@ private:
     int fd_ = -1;
     std::uint64_t offset_ = 0;
     std::uint64_t left_ = 0;
+    std::uint64_t length_ = 0;
 };
 
 // One request for a file answered in steps, so that an engine can open and

@@ -271,8 +271,12 @@ namespace {
 FileServing file_serving(const ServerConfig& c) noexcept {
     FileServing s;
     s.engine_file_io = c.engine == EngineKind::Uring && c.file_io != FileIo::Calls;
-    s.engine_sends_body = (c.engine == EngineKind::Epoll && c.body_path != BodyPath::Read) ||
-                          (s.engine_file_io && c.body_path == BodyPath::Splice);
+    const bool epoll = c.engine == EngineKind::Epoll;
+    s.engine_sends_body = c.body_path == BodyPath::Auto
+                              ? epoll || s.engine_file_io
+                              : (epoll && c.body_path == BodyPath::Sendfile) ||
+                                    (s.engine_file_io && c.body_path == BodyPath::Splice);
+    s.send_from = c.body_path == BodyPath::Auto ? c.body_send_from : 0;
     return s;
 }
 

@@ -43,7 +43,10 @@ enum class FileIo : std::uint8_t {
 
 // serve --body-path: how a file's body reaches the socket.
 enum class BodyPath : std::uint8_t {
-    Auto,      // each engine's measured default: sendfile for epoll, read for the others
+    // Measured per size (bench/results/serve_files.md): bodies under
+    // ServerConfig::body_send_from are read; larger ones sendfile (epoll)
+    // or splice (uring with its files on the ring); the others always read.
+    Auto,
     Read,      // read into the connection's output and sent with its head
     Sendfile,  // epoll engine only: sendfile(2) from the page cache, no user-space copy
     // uring engine with --file-io ring only: SPLICE file -> pipe -> socket
@@ -80,6 +83,7 @@ struct ServerConfig {
     // uring engine only: how it opens, stats, reads and closes the files.
     FileIo file_io = FileIo::Ring;
     BodyPath body_path = BodyPath::Auto;
+    std::uint64_t body_send_from = 256 * 1024;  // BodyPath::Auto's threshold
     HttpLimits limits;
     int backlog = 4096;
     // uring engines

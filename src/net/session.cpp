@@ -255,7 +255,7 @@ bool Session::process(std::string_view& data, std::string& out, std::size_t stop
         // Waiting for the engine's open or read: the rest stays, in order.
         if (waiting_ != FileWant::Kind::None) [[unlikely]]
             return true;
-        if (file_.active() && r_->engine_sends_body()) [[unlikely]] {
+        if (file_.active() && r_->engine_sends(file_.length())) [[unlikely]] {
             // No output room needed: the bytes go from the page cache to the
             // socket, whose buffer is the bound.
             read_length_ = file_.next_send();

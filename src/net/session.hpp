@@ -27,9 +27,11 @@ struct FileServing {
     // The engine opens, stats, reads and closes the files (on its ring);
     // otherwise the session makes those system calls.
     bool engine_file_io = false;
-    // The engine moves each body from the file to the socket itself
-    // (sendfile(2)) instead of the session reading it into the output.
+    // The engine moves each body of at least `send_from` bytes from the
+    // file to the socket itself (sendfile(2), SPLICE) instead of the
+    // session reading it into the output; smaller bodies are read.
     bool engine_sends_body = false;
+    std::uint64_t send_from = 0;
 };
 
 // What every connection of one engine thread shares: the mode, the limits, the
@@ -46,7 +48,10 @@ public:
 
     const StaticRoot* root() const noexcept { return files_; }
     bool engine_file_io() const noexcept { return serving_.engine_file_io; }
-    bool engine_sends_body() const noexcept { return serving_.engine_sends_body; }
+    // The engine moves this body to the socket itself (Session::FileWant::Send).
+    bool engine_sends(std::uint64_t body_length) const noexcept {
+        return serving_.engine_sends_body && body_length >= serving_.send_from;
+    }
     // Counts a response's status class.
     void count_status(int status) const noexcept;
 
@@ -115,7 +120,7 @@ public:
     // A file's body is still being pumped into the output (--root).
     bool sending_file() const noexcept { return file_.active(); }
 
-    // --root with Responder::engine_file_io() or engine_sends_body(): the
+    // --root with Responder::engine_file_io() or engine_sends(): the
     // file operation the session waits for before it answers anything more
     // (its input is held, in order, meanwhile).  Open: openat2(root fd,
     // name, file_open_how()) and statx on the result; Read: `length` bytes

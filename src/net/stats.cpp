@@ -19,6 +19,7 @@ StatsSnapshot StatsSnapshot::sum(std::span<const ServerStats> threads) noexcept 
         s.status_5xx += t.status_5xx.get();
         s.bytes_in += t.bytes_in.get();
         s.bytes_out += t.bytes_out.get();
+        s.bytes_spliced += t.bytes_spliced.get();
         s.syscalls += t.syscalls.get();
         s.recv_rearms += t.recv_rearms.get();
         s.recv_buffers += t.recv_buffers.get();
@@ -49,6 +50,7 @@ std::string StatsSnapshot::to_json(std::string_view engine, std::string_view mod
     j["responses"] = {{"2xx", status_2xx}, {"4xx", status_4xx}, {"5xx", status_5xx}};
     j["bytes_in"] = bytes_in;
     j["bytes_out"] = bytes_out;
+    j["bytes_spliced"] = bytes_spliced;
     j["syscalls"] = syscalls;
     j["recv_rearms"] = recv_rearms;
     j["recv_buffers"] = recv_buffers;

@@ -160,6 +160,7 @@ bool RingFiles::on_splice(RingFile& f, int res, int sock, std::uint64_t ud, bool
     if (res > 0) {
         f.in_pipe -= static_cast<std::uint32_t>(res);
         stats_.bytes_out.add(static_cast<std::uint64_t>(res));
+        stats_.bytes_spliced.add(static_cast<std::uint64_t>(res));
         return true;
     }
     if (res == 0) got = -EPIPE;  // a pipe with bytes in it moved none: the socket is gone

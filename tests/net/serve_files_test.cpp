@@ -45,8 +45,9 @@ std::string header(const Response& r, std::string_view name) {
 }
 
 // Every engine, the uring engine with each place for its file operations
-// (--file-io): system calls, or the ring, and with its bodies spliced; the
-// epoll engine with each body path (--body-path): sendfile, or read.
+// (--file-io): system calls, or the ring, and with each body path
+// (--body-path): by size (auto), read, splice; the epoll engine with each:
+// by size, sendfile, read.
 struct FileCase {
     net::EngineKind engine;
     net::FileIo file_io;
@@ -59,10 +60,12 @@ std::vector<FileCase> file_cases() {
             for (const net::FileIo io :
                  {net::FileIo::Ring, net::FileIo::RingStatx, net::FileIo::Calls})
                 cases.push_back({e, io});
+            cases.push_back({e, net::FileIo::Ring, net::BodyPath::Read});
             cases.push_back({e, net::FileIo::Ring, net::BodyPath::Splice});
         } else if (e == net::EngineKind::Epoll) {
-            cases.push_back({e, net::FileIo::Calls, net::BodyPath::Sendfile});
-            cases.push_back({e, net::FileIo::Calls, net::BodyPath::Read});
+            for (const net::BodyPath b :
+                 {net::BodyPath::Auto, net::BodyPath::Sendfile, net::BodyPath::Read})
+                cases.push_back({e, net::FileIo::Calls, b});
         } else {
             cases.push_back({e, net::FileIo::Calls});
         }
@@ -75,9 +78,10 @@ std::string file_case_name(const testing::TestParamInfo<FileCase>& info) {
         n += info.param.file_io == net::FileIo::Ring        ? "_ring"
              : info.param.file_io == net::FileIo::RingStatx ? "_ring_statx"
                                                             : "_calls";
-    if (info.param.body_path == net::BodyPath::Splice) n += "_splice";
-    if (info.param.engine == net::EngineKind::Epoll)
-        n += info.param.body_path == net::BodyPath::Read ? "_read" : "_sendfile";
+    n += info.param.body_path == net::BodyPath::Splice     ? "_splice"
+         : info.param.body_path == net::BodyPath::Sendfile ? "_sendfile"
+         : info.param.body_path == net::BodyPath::Read     ? "_read"
+                                                           : "";
     for (char& c : n)
         if (c == '-') c = '_';
     return n;
@@ -260,20 +264,35 @@ TEST_P(ServeFiles, LargeBodyUnderTheCapThenPipelined) {
 }
 
 // The body takes the path the engine was given: sendfile and splice move
-// it from the page cache to the socket, so it never passes through the
-// connection's output (which then holds heads only); read puts it there.
+// it from the page cache to the socket (counted in bytes_spliced), so it
+// never passes through the connection's output, which holds heads only.
+// By size (auto), a body under ServerConfig::body_send_from is read, and a
+// larger one sent by the kernel where the engine can.
 TEST_P(ServeFiles, TheBodyTakesTheEnginesPath) {
-    const std::string big = random_bytes(4 << 20, 9);
-    write_file(root_ / "big.bin", big);
-    TestServer srv(files_config());
-    const Response r = get(srv, "/big.bin");
-    ASSERT_EQ(r.status, 200);
-    EXPECT_TRUE(r.body == big) << "body differs (" << r.body.size() << " bytes)";
-    const net::BodyPath path = GetParam().body_path;
-    if (path == net::BodyPath::Sendfile || path == net::BodyPath::Splice)
-        EXPECT_LT(srv.server().stats().pending_peak, 4096u) << "the body went through the output";
-    else
-        EXPECT_GT(srv.server().stats().pending_peak, 16u * 1024) << "the body was not read";
+    const FileCase& p = GetParam();
+    const bool kernel_moves =
+        p.engine == net::EngineKind::Epoll ||
+        (p.engine == net::EngineKind::Uring && p.file_io != net::FileIo::Calls);
+    for (const std::size_t size : {std::size_t{4} << 20, std::size_t{200} << 10}) {
+        SCOPED_TRACE(size);
+        const std::string body = random_bytes(size, 9);
+        write_file(root_ / "body.bin", body);
+        net::ServerConfig c = files_config();
+        ASSERT_GT(c.body_send_from, 200u << 10);
+        ASSERT_LT(c.body_send_from, 4u << 20);
+        TestServer srv(c);
+        const Response r = get(srv, "/body.bin");
+        ASSERT_EQ(r.status, 200);
+        EXPECT_TRUE(r.body == body) << "body differs (" << r.body.size() << " bytes)";
+        const bool sent_by_kernel =
+            p.body_path == net::BodyPath::Sendfile || p.body_path == net::BodyPath::Splice ||
+            (p.body_path == net::BodyPath::Auto && kernel_moves && size >= c.body_send_from);
+        EXPECT_EQ(srv.server().stats().bytes_spliced, sent_by_kernel ? size : 0u);
+        if (sent_by_kernel) {
+            EXPECT_LT(srv.server().stats().pending_peak, 4096u)
+                << "the body went through the output";
+        }
+    }
 }
 
 // A client that asks for a large file and never reads holds its slot for
