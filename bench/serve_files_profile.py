@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Where the server's CPU goes serving one 1 MiB file, per body path:
-`serve --root` with the uring engine reading into its output (the
-default), with `--body-path splice`, the epoll engine with sendfile (its
-default), and nginx (one worker, sendfile on).
+`serve --root` with the uring engine reading into its output
+(`--body-path read`) and splicing (`splice`), the epoll engine with
+`sendfile`, and nginx (one worker, sendfile on).
 
     bench/serve_files_profile.py [BUILD_DIR] [SIZE]   (default: build 1m)
 
@@ -49,21 +49,29 @@ def report(port, label):
     load.wait()
 
     def top(sort, n):
-        r = subprocess.run(["perf", "report", "-i", data, "--no-children", "--sort", sort, "--stdio",
-                            "--percent-limit", "0.8"], capture_output=True, text=True)
-        rows = [l.rstrip() for l in r.stdout.splitlines() if l.strip() and not l.startswith("#")]
-        return rows[:n]
+        r = subprocess.run(["perf", "report", "-i", data, "--no-children", "--sort", sort,
+                            "--fields", f"overhead,{sort}", "--stdio", "--percent-limit", "0.8"],
+                           capture_output=True, text=True)
+        rows = []
+        for line in r.stdout.splitlines():
+            if not line.strip() or line.startswith("#"):
+                continue
+            words = line.split()
+            while words and words[-1] == "-":  # perf's empty columns
+                words.pop()
+            rows.append((float(words[0].rstrip("%")), f"{words[0]:>8}  " + " ".join(words[1:])))
+        return [text for _, text in sorted(rows, reverse=True)[:n]]
     return (f"## {label}\n\nThreads on CPU 1:\n\n```\n" + "\n".join(top("comm", 6)) +
             "\n```\n\nSymbols:\n\n```\n" + "\n".join(top("symbol", 14)) + "\n```\n")
 
 
 cases = [
-    ("uring engine, --body-path read (the default): READ into the output, then SEND",
-     lambda: http_peers.start_serve(binary, "uring", procs, ("--root", www))),
-    ("uring engine, --body-path splice: SPLICE file->pipe->socket on the ring",
+    ("uring engine, --body-path read: READ into the output, then SEND",
+     lambda: http_peers.start_serve(binary, "uring", procs, ("--root", www, "--body-path", "read"))),
+    ("uring engine, --body-path splice (auto's choice at this size): SPLICE file->pipe->socket",
      lambda: http_peers.start_serve(binary, "uring", procs, ("--root", www, "--body-path", "splice"))),
-    ("epoll engine, sendfile (its default)",
-     lambda: http_peers.start_serve(binary, "epoll", procs, ("--root", www))),
+    ("epoll engine, --body-path sendfile (auto's choice at this size)",
+     lambda: http_peers.start_serve(binary, "epoll", procs, ("--root", www, "--body-path", "sendfile"))),
     ("nginx, one worker, sendfile on, tcp_nopush on",
      lambda: http_peers.start_nginx(tmp, procs, f"    root {www};",
                                     "  sendfile on;\n  tcp_nopush on;\n"
