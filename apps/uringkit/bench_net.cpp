@@ -126,8 +126,9 @@ std::function<int()> setup_bench_net(CLI::App& app) {
            "uring engine making file: workloads' opens and reads as system calls, as serve "
            "--file-io calls; the same as uring on the other workloads), uring-splice (file: "
            "bodies spliced file->pipe->socket on the ring, as serve --body-path splice) and "
-           "epoll-read (epoll reading file: bodies into its output instead of sendfile).  One "
-           "listed twice "
+           "epoll-read (epoll reading file: bodies into its output instead of sendfile); nginx "
+           "(the peer, where installed: one process, sendfile on, tcp_nopush on; http: and file: "
+           "workloads only, its system calls not counted).  One listed twice "
            "(epoll,epoll) "
            "is compared with itself: an A/A run that shows what \"the same\" looks like here")
         ->capture_default_str();
@@ -158,7 +159,7 @@ std::function<int()> setup_bench_net(CLI::App& app) {
     name_values(app, {{"--engines", "LIST"}, {"--workloads", "LIST"}, {"--json", "FILE"}});
     complete_with(app.get_option("--engines"),
                   {"uring", "uring-coro", "epoll", "uring-bundle", "uring-inc", "uring-calls",
-                   "uring-splice", "epoll-read"});
+                   "uring-splice", "epoll-read", "nginx"});
     describe(
         app,
         Manual{

@@ -58,10 +58,14 @@ std::optional<Workload> parse_workload(std::string_view text, std::string& why);
 std::vector<Workload> default_workloads();
 
 // The engines bench net can run: serve's three, uring-bundle (the uring
-// engine with recv bundles, Linux 6.10) and uring-inc (with an incremental
-// ring of 64 KiB buffers, Linux 6.12: serve --recv-incremental).
+// engine with recv bundles, Linux 6.10), uring-inc (with an incremental
+// ring of 64 KiB buffers, Linux 6.12: serve --recv-incremental),
+// uring-calls, uring-splice and epoll-read (serve's --file-io and
+// --body-path variants), and nginx, the peer, where it is installed (HTTP
+// and file workloads only).
 inline constexpr std::string_view kEngineNames =
-    "uring, uring-coro, uring-bundle, uring-inc, epoll";
+    "uring, uring-coro, uring-bundle, uring-inc, uring-calls, uring-splice, epoll, epoll-read, "
+    "nginx";
 bool known_engine(std::string_view name) noexcept;
 
 struct Config {
@@ -90,6 +94,7 @@ struct Run {
     double server_offload_cpu_s = 0;        // of it, its io-wq workers' (iou-wrk-*)
     std::uint64_t server_offload_ctx = 0;   // their context switches
     std::uint64_t server_syscalls = 0;      // its engine's system calls meanwhile
+    bool syscalls_counted = true;           // false for nginx: nothing counts them
     double client_cpu_s = 0;                // this process's user + system CPU in the interval
     std::uint64_t errors = 0;               // connect, reset, timeout, bad response
     double lat_p50_ns = 0, lat_p99_ns = 0;  // the client's, from send to response

@@ -148,13 +148,18 @@ std::string format_report(const Result& res, const std::vector<Comparison>& comp
             const measure::Spread sys = summarize(res, w, label, &Run::server_syscalls_per_request);
             const measure::Spread cli = summarize(res, w, label, &Run::client_cpu_share);
             std::vector<double> p99;
+            bool counted = true;  // nginx's system calls are not
             for (const Run& r : res.runs)
-                if (r.workload == w && r.engine == label && r.usable()) p99.push_back(p99_us_of(r));
+                if (r.workload == w && r.engine == label && r.usable()) {
+                    p99.push_back(p99_us_of(r));
+                    counted = counted && r.syscalls_counted;
+                }
             std::sort(p99.begin(), p99.end());
-            out += fmt::format("  {:<12} {:>24} {:>32} {:>13.2f} {:>9.0f} {:>10.0f}%{}\n", label,
+            out += fmt::format("  {:<12} {:>24} {:>32} {:>13} {:>9.0f} {:>10.0f}%{}\n", label,
                                fmt::format("{:.0f} ({:.0f}-{:.0f})", rps.median, rps.min, rps.max),
                                fmt::format("{:.2f} ({:.2f}-{:.2f})", cpu.median, cpu.min, cpu.max),
-                               sys.median, p99[p99.size() / 2], cli.median * 100,
+                               counted ? fmt::format("{:.2f}", sys.median) : std::string("-"),
+                               p99[p99.size() / 2], cli.median * 100,
                                cli.median >= 0.9 ? " client-bound" : "");
         }
     }
@@ -230,7 +235,8 @@ std::string to_json(const Result& res, const std::vector<Comparison>& comparison
             {"server_requests", r.server_requests},
             {"server_cpu_s", r.server_cpu_s},
             {"server_cpu_us_per_request", r.server_cpu_us_per_request()},
-            {"server_syscalls_per_request", r.server_syscalls_per_request()},
+            {"server_syscalls_per_request",
+             r.syscalls_counted ? json(r.server_syscalls_per_request()) : json(nullptr)},
             {"server_offload_cpu_us_per_request", per_request(r, r.server_offload_cpu_s * 1e6)},
             {"server_offload_ctx_per_request",
              per_request(r, static_cast<double>(r.server_offload_ctx))},

@@ -1,6 +1,7 @@
 // bench net's runs: a fresh server in a child process per run, loaded from
 // this process, each on its own CPU, in rounds with the engine order rotated.
 #include "netbench/netbench.hpp"
+#include "netbench/nginx_peer.hpp"
 
 #include "cli/size.hpp"
 #include "measure/interval.hpp"
@@ -64,13 +65,7 @@ public:
 
     std::uint16_t port() const noexcept { return port_; }
 
-    struct Snapshot {
-        std::uint64_t requests = 0, syscalls = 0, bytes_in = 0;
-        double cpu_s = 0;
-        // The server's io-wq workers since the first snapshot (io_workers.hpp).
-        double offload_cpu_s = 0;
-        std::uint64_t offload_ctx = 0;
-    };
+    using Snapshot = detail::ServerSnapshot;
     Snapshot snapshot() {
         if (::write(cmd_.get(), "S", 1) != 1) throw std::runtime_error("the server went away");
         const std::string s = line();
@@ -332,6 +327,10 @@ private:
     std::vector<std::string> names_;
 };
 
+bool is_nginx(const std::string& label) {
+    return base_engine(label) == "nginx";
+}
+
 Run one_run(const Workload& w, const std::string& label, net::ServerConfig sc,
             const std::string& file_root, std::chrono::nanoseconds duration, int server_cpu,
             int client_cpu, const std::atomic<bool>* stop) {
@@ -340,11 +339,21 @@ Run one_run(const Workload& w, const std::string& label, net::ServerConfig sc,
     try {
         sc.mode = w.mode == load::Mode::Echo ? net::Mode::Echo : net::Mode::Http;
         if (w.file_size != 0) sc.root = file_root;
-        ServerChild server(sc, server_cpu);
+        // The peer, or serve's engine in a child process.
+        std::optional<detail::NginxPeer> nginx;
+        std::optional<ServerChild> child;
+        if (is_nginx(label)) {
+            nginx.emplace(w, file_root, server_cpu);
+            run.syscalls_counted = false;
+        } else {
+            child.emplace(sc, server_cpu);
+        }
+        const auto snapshot = [&] { return nginx ? nginx->snapshot() : child->snapshot(); };
+        const std::uint16_t port = nginx ? nginx->port() : child->port();
         load::LoadConfig lc;
         lc.target = load::parse_target(
-            w.file_size != 0 ? fmt::format("http://127.0.0.1:{}/f{}", server.port(), w.file_size)
-                             : fmt::format("127.0.0.1:{}", server.port()));
+            w.file_size != 0 ? fmt::format("http://127.0.0.1:{}/f{}", port, w.file_size)
+                             : fmt::format("127.0.0.1:{}", port));
         lc.mode = w.mode;
         lc.connections = w.connections;
         lc.threads = 1;
@@ -352,9 +361,9 @@ Run one_run(const Workload& w, const std::string& label, net::ServerConfig sc,
         lc.size = w.size;
         lc.duration = duration;
         PinnedScope pinned(client_cpu);
-        const auto before = server.snapshot();
+        const auto before = snapshot();
         const load::LoadResult r = load::run_load(lc, stop);
-        const auto after = server.snapshot();
+        const auto after = snapshot();
         run.seconds = r.seconds;
         run.requests = r.requests;
         run.client_cpu_s = r.cpu_user_s + r.cpu_system_s;
@@ -466,7 +475,7 @@ double Run::server_syscalls_per_request() const noexcept {
 }
 
 bool known_engine(std::string_view name) noexcept {
-    return server_config(name).has_value();
+    return name == "nginx" || server_config(name).has_value();
 }
 
 unsigned rounds_of(const Config& config) {
@@ -484,7 +493,9 @@ Result run(const Config& config, const std::atomic<bool>* stop, const ProgressFn
     // Labels: a second listing of an engine is its A/A twin.
     std::vector<std::pair<std::string, net::ServerConfig>> engines;
     for (const std::string& e : config.engines) {
-        const auto sc = server_config(e);
+        // nginx: the peer; its ServerConfig is unused.
+        const auto sc =
+            e == "nginx" ? std::optional<net::ServerConfig>(net::ServerConfig{}) : server_config(e);
         if (!sc)
             throw std::invalid_argument(fmt::format("unknown engine '{}' ({})", e, kEngineNames));
         const auto listed = std::count_if(engines.begin(), engines.end(),
@@ -494,9 +505,12 @@ Result run(const Config& config, const std::atomic<bool>* stop, const ProgressFn
     const std::string uring_why = net::uring_unavailable_reason();
     const std::string bundle_why = net::recv_bundle_unavailable_reason();
     const std::string inc_why = net::recv_incremental_unavailable_reason();
+    const std::string nginx_why =
+        detail::nginx_binary().empty() ? "nginx is not installed (Debian's package nginx)" : "";
     std::vector<std::pair<std::string, net::ServerConfig>> runnable;
     for (const auto& e : engines) {
-        const std::string& why = e.second.recv_bundle                        ? bundle_why
+        const std::string& why = is_nginx(e.first)                           ? nginx_why
+                                 : e.second.recv_bundle                      ? bundle_why
                                  : e.second.recv_incremental                 ? inc_why
                                  : e.second.engine != net::EngineKind::Epoll ? uring_why
                                                                              : std::string();
@@ -515,8 +529,14 @@ Result run(const Config& config, const std::atomic<bool>* stop, const ProgressFn
                 ? "not pinned: this process may run on one CPU only, so server and client share it"
                 : "not pinned (--no-pin)";
     const FileRoot files(config.workloads);
+    // nginx does not echo: it runs the HTTP and file workloads only.
+    const auto skipped = [&](const std::string& label, const Workload& w) {
+        return is_nginx(label) && w.mode == load::Mode::Echo;
+    };
     Progress p;
-    p.total = res.rounds * static_cast<unsigned>(config.workloads.size() * runnable.size());
+    for (const Workload& w : config.workloads)
+        for (const auto& e : runnable)
+            if (!skipped(e.first, w)) p.total += res.rounds;
     for (unsigned round = 0; round < res.rounds; ++round) {
         for (unsigned w = 0; w < config.workloads.size(); ++w) {
             for (std::size_t i = 0; i < runnable.size(); ++i) {
@@ -526,6 +546,7 @@ Result run(const Config& config, const std::atomic<bool>* stop, const ProgressFn
                 }
                 // Each round (and each workload) starts one engine later.
                 const auto& [label, sc] = runnable[(i + round + w) % runnable.size()];
+                if (skipped(label, config.workloads[w])) continue;
                 p.engine = label;
                 p.workload = config.workloads[w].name();
                 if (progress) progress(p);
