@@ -283,9 +283,10 @@ private:
             auto offset = static_cast<off_t>(w.offset);
             const ssize_t n = ::sendfile(c->fd, w.fd, &offset, w.length);
             stats_.syscalls.add();
-            if (n < 0 && errno == EINTR) continue;
-            if (n < 0 && errno == EAGAIN) return false;
-            if (n < 0 && errno == EPIPE) discard_sigpipe();
+            const int err = n < 0 ? errno : 0;  // before discard_sigpipe() changes errno
+            if (err == EINTR) continue;
+            if (err == EAGAIN) return false;
+            if (err == EPIPE) discard_sigpipe();
             if (n > 0) {
                 stats_.bytes_out.add(static_cast<std::uint64_t>(n));
                 stats_.bytes_spliced.add(static_cast<std::uint64_t>(n));
@@ -294,19 +295,21 @@ private:
             // An error (the socket's, or EIO from the file) ends the body
             // where it is, like a truncation: the connection closes after
             // what is in the output (nothing, or answers to held requests).
-            feed_after(c, c->session.file_sent(n >= 0 ? n : -errno, c->out, cap_.room(pending(c))));
+            feed_after(c, c->session.file_sent(n >= 0 ? n : -err, c->out, cap_.room(pending(c))));
         }
     }
 
     // sendfile(2) has no MSG_NOSIGNAL: a client gone raises SIGPIPE at this
     // thread, which run_epoll_engine() blocks; take it off this thread's
     // pending set so it is never delivered later.
-    static void discard_sigpipe() noexcept {
+    void discard_sigpipe() noexcept {
         sigset_t pipe;
         sigemptyset(&pipe);
         sigaddset(&pipe, SIGPIPE);
         const timespec now{0, 0};
-        while (::sigtimedwait(&pipe, nullptr, &now) == SIGPIPE) {
+        for (;;) {
+            stats_.syscalls.add();
+            if (::sigtimedwait(&pipe, nullptr, &now) != SIGPIPE) return;
         }
     }
 
