@@ -110,7 +110,8 @@ expect_completion "net " uringkit bench ""
 expect_completion "--engines " uringkit bench --eng
 expect_completion "pread,uring pread,uring-async pread,uring-cmd pread,uring-cmd-reg pread,uring-hybrid pread,uring-iopoll pread,uring-reg pread,uring-sqpoll " \
     uringkit bench --engines pread,ur
-expect_completion "epoll " uringkit bench net --engines ep
+expect_completion "epoll epoll-read " uringkit bench net --engines ep
+expect_completion "uring,epoll-read " uringkit bench net --engines uring,epoll-
 expect_completion "always auto never " uringkit cp --reflink ""
 expect_completion "always auto never " uringkit cp --reflink = ""
 expect_completion "randread randrw randwrite " uringkit bench --rw rand
