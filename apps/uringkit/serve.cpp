@@ -250,9 +250,12 @@ int serve(const Args& a, bool batch_wait_given) {
     }
     const net::StatsSnapshot s = server->stats();
     // Under --root: how much of the output the kernel moved from the page cache.
-    const std::string spliced = cfg.root.empty() ? std::string()
-                                                 : fmt::format(", {} of {} bytes out spliced",
-                                                               s.bytes_spliced, s.bytes_out);
+    std::string spliced = cfg.root.empty() ? std::string()
+                                           : fmt::format(", {} of {} bytes out spliced",
+                                                         s.bytes_spliced, s.bytes_out);
+    if (s.body_read_fallbacks != 0)
+        spliced +=
+            fmt::format(" ({} bodies read: no pipe for their splice)", s.body_read_fallbacks);
     emit(stderr,
          "uringkit serve: stopped{}: {} requests on {} connections ({} rejected, {} idle-closed, "
          "{} send-timed-out), {} system calls{}\n",

@@ -170,6 +170,7 @@ void Session::answer(const HttpRequest& req, std::string_view head, std::string&
         }
         return;
     }
+    read_body_ = false;
     r_->respond_file(req, head, out, file_, answer_);
     // Its body goes out before anything else is answered (process()), and
     // a Connection: close waits for the body's end.
@@ -219,6 +220,12 @@ bool Session::file_sent(long got, std::string& out, std::size_t room) {
     return body_step(got, out, room);
 }
 
+bool Session::file_send_unavailable(std::string& out, std::size_t room) {
+    waiting_ = FileWant::Kind::None;
+    read_body_ = true;
+    return feed({}, out, room);
+}
+
 bool Session::body_step(long got, std::string& out, std::size_t room) {
     waiting_ = FileWant::Kind::None;
     const FileBody::Pump pump = file_.consumed(got);
@@ -255,7 +262,7 @@ bool Session::process(std::string_view& data, std::string& out, std::size_t stop
         // Waiting for the engine's open or read: the rest stays, in order.
         if (waiting_ != FileWant::Kind::None) [[unlikely]]
             return true;
-        if (file_.active() && r_->engine_sends(file_.length())) [[unlikely]] {
+        if (file_.active() && !read_body_ && r_->engine_sends(file_.length())) [[unlikely]] {
             // No output room needed: the bytes go from the page cache to the
             // socket, whose buffer is the bound.
             read_length_ = file_.next_send();

@@ -146,6 +146,9 @@ public:
     // file ended early, truncated; < 0: -errno).  Less than `length` is
     // fine: the session asks for the rest.
     bool file_sent(long got, std::string& out, std::size_t room);
+    // The engine cannot move this body itself (no pipe for its splice: the
+    // descriptor limit): the session reads it instead, as a smaller body.
+    bool file_send_unavailable(std::string& out, std::size_t room);
     // Descriptors the session is done with, for the engine to close (with
     // engine_file_io only); the engine clears the list.
     std::vector<int>& done_fds() noexcept { return done_fds_; }
@@ -165,7 +168,7 @@ public:
         for (const int fd : done_fds_) ::close(fd);  // none unless the engine left them
         done_fds_.clear();
         waiting_ = FileWant::Kind::None;
-        close_after_file_ = false;
+        close_after_file_ = read_body_ = false;
         close_ = progress_ = false;
     }
 
@@ -204,6 +207,7 @@ private:
     FileWant::Kind waiting_ = FileWant::Kind::None;  // engine_file_io: what is in flight
     std::size_t read_length_ = 0;                    // the Read's or the Send's
     bool close_after_file_ = false;
+    bool read_body_ = false;  // file_send_unavailable(): this body is read
     bool close_ = false;
     bool progress_ = false;
     bool held_ = false;

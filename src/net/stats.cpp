@@ -20,6 +20,7 @@ StatsSnapshot StatsSnapshot::sum(std::span<const ServerStats> threads) noexcept 
         s.bytes_in += t.bytes_in.get();
         s.bytes_out += t.bytes_out.get();
         s.bytes_spliced += t.bytes_spliced.get();
+        s.body_read_fallbacks += t.body_read_fallbacks.get();
         s.syscalls += t.syscalls.get();
         s.recv_rearms += t.recv_rearms.get();
         s.recv_buffers += t.recv_buffers.get();
@@ -51,6 +52,7 @@ std::string StatsSnapshot::to_json(std::string_view engine, std::string_view mod
     j["bytes_in"] = bytes_in;
     j["bytes_out"] = bytes_out;
     j["bytes_spliced"] = bytes_spliced;
+    j["body_read_fallbacks"] = body_read_fallbacks;
     j["syscalls"] = syscalls;
     j["recv_rearms"] = recv_rearms;
     j["recv_buffers"] = recv_buffers;

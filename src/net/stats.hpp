@@ -43,6 +43,8 @@ struct alignas(64) ServerStats {
     // Of bytes_out: file bodies moved by sendfile(2) or SPLICE from the page
     // cache to the socket, never through the server's memory (--body-path).
     Counter bytes_spliced;
+    // Bodies that were to be spliced but were read: no pipe could be made.
+    Counter body_read_fallbacks;
     Counter syscalls;         // every system call the engine made (io_uring_enter counted)
     Counter recv_rearms;      // multishot recv re-armed (ENOBUFS or the kernel ended it)
     Counter recv_buffers;     // provided buffers filled by recv (above recv completions: bundles)
@@ -59,7 +61,7 @@ struct alignas(64) ServerStats {
 struct StatsSnapshot {
     std::uint64_t accepted = 0, rejected = 0, active = 0, idle_closed = 0, requests = 0;
     std::uint64_t status_2xx = 0, status_4xx = 0, status_5xx = 0, bytes_in = 0, bytes_out = 0,
-                  bytes_spliced = 0;
+                  bytes_spliced = 0, body_read_fallbacks = 0;
     std::uint64_t syscalls = 0, recv_rearms = 0, recv_buffers = 0, enobufs = 0, accept_backoffs = 0,
                   batch_waits = 0;
     std::uint64_t send_timeouts = 0, pending = 0, pending_peak = 0, read_pauses = 0;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -300,6 +301,49 @@ TEST_P(ServeFiles, TheBodyTakesTheEnginesPath) {
                 << "the body went through the output";
         }
     }
+}
+
+// At the descriptor limit the uring engine cannot make the pipe a splice
+// needs: the body is read instead, and the client still gets all of it.
+// The process is filled with descriptors up to one free, which the file's
+// open takes; pipe2 then fails with EMFILE.
+TEST_P(ServeFiles, NoPipeForASpliceMeansTheBodyIsRead) {
+    const FileCase& p = GetParam();
+    if (p.engine != net::EngineKind::Uring || p.file_io == net::FileIo::Calls ||
+        p.body_path == net::BodyPath::Read)
+        GTEST_SKIP() << "only the uring engine splices through a pipe";
+    const std::string body = random_bytes(std::size_t{2} << 20, 21);
+    write_file(root_ / "big.bin", body);
+    TestServer srv(files_config());
+    Socket s(srv.port());
+    std::string carry;
+    // A first answer on the connection: it is accepted before the limit bites.
+    ASSERT_TRUE(s.send("GET /none HTTP/1.1\r\nHost: x\r\n\r\n"));
+    ASSERT_EQ(read_response(s, carry).status, 404);
+
+    rlimit old{};
+    ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &old), 0);
+    rlimit low = old;
+    low.rlim_cur = std::min<rlim_t>(old.rlim_cur, open_fds() + 64);
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+    std::vector<int> fillers;
+    for (int fd; (fd = ::dup(s.fd)) >= 0;) fillers.push_back(fd);
+    ASSERT_EQ(errno, EMFILE);
+    ASSERT_FALSE(fillers.empty());
+    ::close(fillers.back());
+    fillers.pop_back();
+
+    ASSERT_TRUE(s.send("GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n"));
+    const Response r = read_response(s, carry);
+    for (const int fd : fillers) ::close(fd);
+    ::setrlimit(RLIMIT_NOFILE, &old);
+    ASSERT_EQ(r.status, 200);
+    EXPECT_TRUE(r.body == body) << "body differs (" << r.body.size() << " bytes)";
+    EXPECT_EQ(srv.server().stats().bytes_spliced, 0u);
+    EXPECT_EQ(srv.server().stats().body_read_fallbacks, 1u);
+    // With descriptors to spare again the connection goes on.
+    ASSERT_TRUE(s.send("GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n"));
+    EXPECT_TRUE(read_response(s, carry).body == body);
 }
 
 // A client that asks for a large file and never reads holds its slot for
