@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """`uringkit serve --root` against nginx's sendfile: server CPU per request
-for static files of 4 KiB, 64 KiB, 256 KiB and 1 MiB, per body path.
+for static files of 4 KiB, 16 KiB, 64 KiB, 256 KiB and 1 MiB, per body path.
 
     bench/serve_files_bench.py [BUILD_DIR] [ROUNDS] [SECONDS]   (default: build 5 3)
 
@@ -51,7 +51,7 @@ tmp = tempfile.mkdtemp(prefix="uringkit-serve-files-", dir="/var/tmp")
 www = os.path.join(tmp, "www")
 os.makedirs(www)
 os.chmod(tmp, 0o755)  # nginx's worker runs as www-data: it must be able to read the files
-sizes = [("4k", 4096), ("64k", 65536), ("256k", 256 << 10), ("1m", 1 << 20)]
+sizes = [("4k", 4096), ("16k", 16384), ("64k", 65536), ("256k", 256 << 10), ("1m", 1 << 20)]
 for name, n in sizes:
     with open(os.path.join(www, "f" + name), "wb") as f:
         f.write(os.urandom(n))
@@ -170,7 +170,7 @@ out = ["# `uringkit serve --root` against nginx (sendfile), static files on loop
        "a ratio is paired by round.\n",
        f"Load average before: `{load0}`, after: `{load1}`.\n",
        "Body path: `uring`, `uring#2` and `epoll` are the default `--body-path auto`: bodies under "
-       "256 KiB read, larger ones spliced (uring) or sent with sendfile (epoll).  `epoll sendfile` "
+       "64 KiB read, larger ones spliced (uring) or sent with sendfile (epoll).  `epoll sendfile` "
        "sends every body with sendfile(2) after its head, as nginx does (one copy, from the page "
        "cache into the socket); `uring splice` moves every body with SPLICE file->pipe and "
        "pipe->socket on the ring (no user-space copy; the kernel hands every SPLICE to an io-wq "

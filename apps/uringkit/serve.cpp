@@ -335,7 +335,7 @@ Register serve_command{Command{
             ->type_name("WHERE");
         app.add_option("--body-path", a->body_path,
                        "With --root: how a body reaches the socket: 'auto' (by size, as "
-                       "measured: bodies under 256 KiB read, larger ones sendfile with the epoll "
+                       "measured: bodies under 64 KiB read, larger ones sendfile with the epoll "
                        "engine and splice with the uring engine's files on the ring), 'read' "
                        "(read into the output and sent with the head), 'sendfile' (epoll engine: "
                        "sendfile(2) from the page cache, as nginx), 'splice' (uring engine: "
