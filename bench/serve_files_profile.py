@@ -97,8 +97,9 @@ head = (f"# Where the server's CPU goes serving a {size_name} file, per body pat
         "server alone on CPU 1 (one thread), `uringkit load -t1 -c 64` on CPU 0; `perf record -C 1` "
         "for 2 s, so a server's io-wq workers and the softirq work done on its CPU count.\n\n"
         "This VM has no hardware PMU for the guest: perf samples on a timer, and a sample taken "
-        "while interrupts are off is charged to where they are re-enabled (`pvm_irq_enable`), so "
-        "that row stands for work done with interrupts off (softirq network processing, mostly: on "
+        "while interrupts are off is charged to where they are re-enabled (`pvm_irq_enable` or "
+        "`_raw_spin_unlock_irqrestore`, as the kernel's build has it), so that row stands for work "
+        "done with interrupts off (softirq network processing, mostly: on "
         "loopback the receiver's TCP processing runs on the sender's CPU).\n")
 with open(os.path.join(root, "bench", "results", f"serve_files_profile_{size_name}.md"), "w") as f:
     f.write(head + "\n" + "\n".join(sections))
