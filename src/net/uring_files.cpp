@@ -109,8 +109,10 @@ bool RingFiles::make_pipe(RingFile& f, int& error) {
     return true;
 }
 
-// Non-blocking on the socket: a full socket answers -EAGAIN at once
-// instead of holding an io-wq worker until the client reads.
+// SPLICE_F_NONBLOCK makes the pipe side non-blocking; the socket is
+// blocking, so on a full socket the io-wq worker sleeps until the client
+// reads, or until cancel() interrupts it (a kernel that answers -EAGAIN
+// instead gets a POLLOUT wait, on_splice()).
 void RingFiles::splice_out(RingFile& f, int sock, std::uint64_t ud) {
     sqes_
         .prepare(
@@ -123,6 +125,9 @@ void RingFiles::splice_out(RingFile& f, int sock, std::uint64_t ud) {
 
 bool RingFiles::on_splice(RingFile& f, int res, int sock, std::uint64_t ud, bool go_on, long& got) {
     const RingFile::Stage stage = f.stages[0];
+    // The last cancel may not have reached what runs now: a chain's second
+    // splice is issued only when the first completes.
+    f.cancel_sent = false;
     f.stages[0] = f.stages[1];
     --f.splicing;
     got = res;
@@ -154,7 +159,6 @@ bool RingFiles::on_splice(RingFile& f, int res, int sock, std::uint64_t ud, bool
         sqes_.prepare(op::PollAdd(Fd{sock}, POLLOUT)).user_data(ud);
         f.stages[0] = RingFile::Stage::Poll;
         f.splicing = 1;
-        f.poll_cancelled = false;
         return false;
     }
     if (res > 0) {
@@ -167,10 +171,14 @@ bool RingFiles::on_splice(RingFile& f, int res, int sock, std::uint64_t ud, bool
     return true;
 }
 
+// Whatever is in flight: a POLLOUT wait, or a splice, which on a full
+// socket holds its io-wq worker asleep (SPLICE_F_NONBLOCK covers the pipe,
+// not the blocking socket); cancelling running work interrupts the worker,
+// so a client that neither reads nor leaves does not keep it.
 void RingFiles::cancel(RingFile& f, std::uint64_t ud) {
-    if (f.splicing == 0 || f.stages[0] != RingFile::Stage::Poll || f.poll_cancelled) return;
-    sqes_.prepare(op::AsyncCancel(ud)).user_data(0);
-    f.poll_cancelled = true;
+    if (f.splicing == 0 || f.cancel_sent) return;
+    sqes_.prepare(op::AsyncCancel(ud).all()).user_data(0);
+    f.cancel_sent = true;
 }
 
 void RingFiles::recycle(RingFile& f) {

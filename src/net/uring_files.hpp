@@ -47,7 +47,7 @@ struct RingFile {
     Stage stages[2]{};
     std::uint8_t splicing = 0;  // how many of stages[] are still to come
     int in_result = 0;          // the file->pipe CQE's, for the Out that follows
-    bool poll_cancelled = false;
+    bool cancel_sent = false;   // since the last CQE (cancel())
 
     // A CQE of this connection's file operations is still to come: the
     // connection is not closed (nor its session reset) before it.
@@ -90,8 +90,8 @@ public:
     // the pipe re-sent, or a POLLOUT armed on a full socket; only when
     // `go_on`: an aborting connection starts nothing more).
     bool on_splice(RingFile& f, int res, int sock, std::uint64_t splice_ud, bool go_on, long& got);
-    // Aborting: a POLLOUT wait would never end for a client that does not
-    // read.  Splices complete by themselves (the socket's is non-blocking).
+    // Aborting: a POLLOUT wait, or a splice asleep on a full socket, would
+    // never end for a client that does not read: both are cancelled.
     void cancel(RingFile& f, std::uint64_t splice_ud);
     // The connection closed: a pipe that still holds body bytes is closed,
     // an empty one kept for the next connection.
