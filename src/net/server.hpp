@@ -83,8 +83,8 @@ struct ServerConfig {
     // uring engine only: how it opens, stats, reads and closes the files.
     FileIo file_io = FileIo::Ring;
     BodyPath body_path = BodyPath::Auto;
-    // BodyPath::Auto's threshold: read and kernel paths cost the same at
-    // 32 KiB, the kernel's is cheaper from 64 KiB (docs/serve.md).
+    // BodyPath::Auto's threshold: reading is cheaper at 16 KiB, the kernel's
+    // paths from 64 KiB (docs/serve.md).
     std::uint64_t body_send_from = 64 * 1024;
     HttpLimits limits;
     int backlog = 4096;

@@ -262,11 +262,10 @@ private:
         files_.close_done(c->session.done_fds());
         if (c->file.busy() || c->aborting) return;
         if (waits_body(c) && pending(c) != 0) return;  // advance() starts it after the send
-        int err = 0;
         // The only refusal is a pipe the splice cannot have (EMFILE, ENFILE):
         // the body is read instead, so the client still gets all of it.
         if (!files_.start(c->file, c->session, c->out, c->fd,
-                          {ud(c, kOpen), ud(c, kRead), ud(c, kSplice)}, err)) {
+                          {ud(c, kOpen), ud(c, kRead), ud(c, kSplice)})) {
             stats_.body_read_fallbacks.add();
             after_session(c, c->session.file_send_unavailable(c->out, cap_.room(pending(c))));
         }

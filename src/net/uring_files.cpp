@@ -41,8 +41,7 @@ RingFile::~RingFile() {
 
 // OPENAT2 runs inline for a path in the dentry cache, else on an io-wq
 // worker; the READ lands in the output's end, where the body goes.
-bool RingFiles::start(RingFile& f, const Session& s, std::string& out, int sock, const Tags& tags,
-                      int& error) {
+bool RingFiles::start(RingFile& f, const Session& s, std::string& out, int sock, const Tags& tags) {
     const Session::FileWant w = s.file_want();
     if (w.kind == Session::FileWant::Kind::Open) {
         sqes_.prepare(op::OpenAt2(root_fd_, w.name, &how_)).user_data(tags.open);
@@ -59,7 +58,7 @@ bool RingFiles::start(RingFile& f, const Session& s, std::string& out, int sock,
             splice_out(f, sock, tags.splice);
             return true;
         }
-        if (f.pipe_r < 0 && !make_pipe(f, error)) return false;
+        if (f.pipe_r < 0 && !make_pipe(f)) return false;
         // file -> pipe, then pipe -> socket, linked: one submission moves a
         // pipe's worth.  A short first splice (the file ended, or the pipe
         // took less) breaks the chain, and the second completes -ECANCELED
@@ -90,13 +89,10 @@ bool RingFiles::start(RingFile& f, const Session& s, std::string& out, int sock,
 // 256 KiB, the most one READ takes (file_response.cpp): a 1 MiB body moves
 // in 4 chains instead of the default pipe's 16.  A user over its pipe
 // allowance (fs.pipe-user-pages-soft) keeps what the kernel gave.
-bool RingFiles::make_pipe(RingFile& f, int& error) {
+bool RingFiles::make_pipe(RingFile& f) {
     int p[2];
     stats_.syscalls.add();
-    if (::pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) {
-        error = -errno;
-        return false;
-    }
+    if (::pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) return false;  // EMFILE, ENFILE
     f.pipe_r = p[0];
     f.pipe_w = p[1];
     stats_.syscalls.add();

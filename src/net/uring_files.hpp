@@ -73,10 +73,10 @@ public:
     // Prepares the operation the session waits for (Session::file_want()),
     // if any: an open tagged `tags.open`, a read into the end of `out`
     // tagged `tags.read`, or (--body-path splice) the splices that move the
-    // body to socket `sock`, tagged `tags.splice`.  False when a pipe
-    // could not be made (the engine ends the body: -errno in `error`).
-    bool start(RingFile& f, const Session& s, std::string& out, int sock, const Tags& tags,
-               int& error);
+    // body to socket `sock`, tagged `tags.splice`.  False when the pipe
+    // could not be made (the descriptor limit): nothing is prepared, and
+    // the engine has the session read the body instead.
+    bool start(RingFile& f, const Session& s, std::string& out, int sock, const Tags& tags);
     // The OPENAT2 CQE: false while a STATX is still to come (tagged
     // `statx_ud`; only when `statx_on_ring` and the open succeeded), else
     // true with `out` the opened file or its error.
@@ -109,7 +109,7 @@ private:
     const int root_fd_;
     const std::uint64_t close_ud_;
     const open_how how_;  // OPENAT2 reads it at submission; it lives as long as the engine
-    bool make_pipe(RingFile& f, int& error);
+    bool make_pipe(RingFile& f);
     void splice_out(RingFile& f, int sock, std::uint64_t ud);
     unsigned closing_ = 0;
 };
