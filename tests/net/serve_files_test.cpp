@@ -17,6 +17,7 @@
 #include <fstream>
 #include <random>
 #include <thread>
+#include <utility>
 
 using namespace serve_test;
 namespace fs = std::filesystem;
@@ -94,6 +95,49 @@ std::size_t open_fds() {
     for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/self/fd")) ++n;
     return n;
 }
+
+// Polls `done` until it holds or `limit` passes: for the server's counters,
+// which it may update after the client has seen the bytes they count.
+template <class Pred>
+void wait_until(Pred done, std::chrono::milliseconds limit = std::chrono::seconds(5)) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!done() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
+
+// The process's descriptor table full but for one slot, under a lowered
+// RLIMIT_NOFILE (so filling it is quick); both given back at the end of
+// the scope, whatever assertion ends the test.
+class OneDescriptorLeft {
+public:
+    explicit OneDescriptorLeft(int like) {
+        lowered_ = ok_ = ::getrlimit(RLIMIT_NOFILE, &old_) == 0;
+        rlimit low = old_;
+        low.rlim_cur = std::min<rlim_t>(old_.rlim_cur, open_fds() + 64);
+        ok_ = ok_ && ::setrlimit(RLIMIT_NOFILE, &low) == 0;
+        for (int fd; ok_ && (fd = ::dup(like)) >= 0;) fillers_.push_back(fd);
+        ok_ = ok_ && errno == EMFILE && !fillers_.empty();
+        if (ok_) {
+            ::close(fillers_.back());
+            fillers_.pop_back();
+        }
+    }
+    ~OneDescriptorLeft() { release(); }
+    OneDescriptorLeft(const OneDescriptorLeft&) = delete;
+    OneDescriptorLeft& operator=(const OneDescriptorLeft&) = delete;
+    bool ok() const noexcept { return ok_; }
+    void release() noexcept {
+        for (const int fd : fillers_) ::close(fd);
+        fillers_.clear();
+        if (std::exchange(lowered_, false)) ::setrlimit(RLIMIT_NOFILE, &old_);
+    }
+
+private:
+    rlimit old_{};
+    std::vector<int> fillers_;
+    bool lowered_ = false;  // old_ is to be given back
+    bool ok_ = false;
+};
 
 class ServeFiles : public testing::TestWithParam<FileCase> {
 protected:
@@ -291,10 +335,7 @@ TEST_P(ServeFiles, TheBodyTakesTheEnginesPath) {
         // The client can hold the last byte before the server has reaped the
         // completion that counts it: wait for the count, briefly.
         const std::size_t want = sent_by_kernel ? size : 0u;
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-        while (srv.server().stats().bytes_spliced != want &&
-               std::chrono::steady_clock::now() < deadline)
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        wait_until([&] { return srv.server().stats().bytes_spliced == want; });
         EXPECT_EQ(srv.server().stats().bytes_spliced, want);
         if (sent_by_kernel) {
             EXPECT_LT(srv.server().stats().pending_peak, 4096u)
@@ -321,22 +362,11 @@ TEST_P(ServeFiles, NoPipeForASpliceMeansTheBodyIsRead) {
     ASSERT_TRUE(s.send("GET /none HTTP/1.1\r\nHost: x\r\n\r\n"));
     ASSERT_EQ(read_response(s, carry).status, 404);
 
-    rlimit old{};
-    ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &old), 0);
-    rlimit low = old;
-    low.rlim_cur = std::min<rlim_t>(old.rlim_cur, open_fds() + 64);
-    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
-    std::vector<int> fillers;
-    for (int fd; (fd = ::dup(s.fd)) >= 0;) fillers.push_back(fd);
-    ASSERT_EQ(errno, EMFILE);
-    ASSERT_FALSE(fillers.empty());
-    ::close(fillers.back());
-    fillers.pop_back();
-
+    OneDescriptorLeft full(s.fd);
+    ASSERT_TRUE(full.ok()) << "could not fill the descriptor table";
     ASSERT_TRUE(s.send("GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n"));
     const Response r = read_response(s, carry);
-    for (const int fd : fillers) ::close(fd);
-    ::setrlimit(RLIMIT_NOFILE, &old);
+    full.release();
     ASSERT_EQ(r.status, 200);
     EXPECT_TRUE(r.body == body) << "body differs (" << r.body.size() << " bytes)";
     EXPECT_EQ(srv.server().stats().bytes_spliced, 0u);
@@ -355,15 +385,12 @@ TEST_P(ServeFiles, AClientThatNeverReadsIsClosedAtTheSendTimeout) {
     TestServer srv(c);
     Socket s(srv.port(), std::chrono::seconds(10), kSlowWindow);
     ASSERT_TRUE(s.send("GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n"));
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (srv.server().stats().send_timeouts == 0 && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    wait_until([&] { return srv.server().stats().send_timeouts != 0; });
     EXPECT_EQ(srv.server().stats().send_timeouts, 1u);
     EXPECT_LE(srv.server().stats().pending_peak, c.max_pending + 1024);
     // Closed by the server while the client still reads nothing: a splice
     // asleep on the full socket is interrupted, not waited for.
-    while (srv.server().stats().active != 0 && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    wait_until([&] { return srv.server().stats().active == 0; });
     EXPECT_EQ(srv.server().stats().active, 0u) << "the connection outlived its send timeout";
     bool closed = false;
     const std::string got = s.read_all(&closed);
