@@ -71,6 +71,12 @@ def start_serve(binary, engine, procs, extra=(), cpu=1):
     return int(m.group(1)), p.pid
 
 
+def cpu_seconds(pid):
+    """utime + stime of process `pid`, all its threads (io-wq workers too), in seconds."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def stop_all(procs):
     for p in procs:
         p.terminate()

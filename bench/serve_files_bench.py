@@ -73,11 +73,6 @@ def start_serve(engine, file_io=None, body_path=None):
     return http_peers.start_serve(binary, engine, procs, extra)
 
 
-def cpu_seconds(pid):
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def load(port, name, secs):
     cmd = ["taskset", "-c", "0", binary, "load", "-t1", "-c", str(conns), "-d", f"{secs}s",
            "--json", "-", f"http://127.0.0.1:{port}/f{name}"]
@@ -89,9 +84,9 @@ def load(port, name, secs):
 
 def run(server, name):
     port, pid = servers[server]
-    c0 = cpu_seconds(pid)
+    c0 = http_peers.cpu_seconds(pid)
     j = load(port, name, seconds)
-    c1 = cpu_seconds(pid)
+    c1 = http_peers.cpu_seconds(pid)
     if j["non_2xx"] or j["errors"]["total"]:
         sys.exit(f"serve_files_bench: {server} answered {j['non_2xx']} requests for f{name} with an "
                  f"error status and had {j['errors']['total']} errors: its figures would not be for files")

@@ -59,19 +59,14 @@ for pin, (scpu, _) in pinnings.items():
 server_names = ["nginx", "uring", "epoll", "uring#2"]
 
 
-def cpu_seconds(pid):
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def run(pin, server, name):
     port, pid = servers[(pin, server)]
     ccpu = pinnings[pin][1]
-    c0 = cpu_seconds(pid)
+    c0 = http_peers.cpu_seconds(pid)
     r = subprocess.run(["taskset", "-c", str(ccpu), binary, "load", "-t1", "-c", str(conns), "-d",
                         f"{seconds}s", "--json", "-", f"http://127.0.0.1:{port}/f{name}"],
                        capture_output=True, text=True)
-    c1 = cpu_seconds(pid)
+    c1 = http_peers.cpu_seconds(pid)
     if r.returncode != 0:
         sys.exit(f"serve_files_pinning: load failed ({r.returncode}): {r.stderr}")
     j = json.loads(r.stdout)
